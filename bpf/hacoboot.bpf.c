@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Kernel side of hacoboot-sampler: reports each Haconiwa launch's phases and
+ * the execve, first listen and exit of every process of its container.
+ *
+ * Every attach point below works without tracefs: the USDT probe is a uprobe
+ * perf event, the rest are BTF-typed raw tracepoints. Syscalls are seen
+ * through raw_syscalls sys_enter/sys_exit rather than fentry on the syscall
+ * functions: fentry is refused on some kernels and sandboxes (EPERM), raw
+ * tracepoints are not.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+
+#include <asm/unistd.h>
+
+#include "hacoboot/hacoboot.h"
+
+#if defined(__TARGET_ARCH_x86)
+#define SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)
+#elif defined(__TARGET_ARCH_arm64)
+#define SYSCALL_NR(regs) BPF_CORE_READ(regs, syscallno)
+#else
+#error "hacoboot: add how this architecture's pt_regs holds the syscall number"
+#endif
+
+/* Ring buffer fill level (bytes) from which producers wake the reader. */
+const volatile __u64 wakeup_bytes = 0;
+
+struct tracked_process {
+	__u32 hpid;
+	__u32 role;  /* enum hacoboot_role */
+	__u32 armed; /* launcher passed START_FORK: its next process fork is the container */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 21); /* resized by the loader before load */
+} events SEC(".maps");
+
+/* Keyed by tgid: threads share their process's membership. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HACOBOOT_MAX_TRACKED);
+	__type(key, __u32);
+	__type(value, struct tracked_process);
+} tracked SEC(".maps");
+
+/*
+ * execve entry time by tid, consumed by sched_process_exec. LRU: an execve
+ * that fails never reaches sched_process_exec, and its entry must not pile up.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, HACOBOOT_MAX_EXECING);
+	__type(key, __u32);
+	__type(value, __u64);
+} execing SEC(".maps");
+
+struct hacoboot_counters counters = {};
+
+static __always_inline struct hacoboot_event *reserve(__u32 kind, __u64 size)
+{
+	struct hacoboot_event *e = bpf_ringbuf_reserve(&events, size, 0);
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!e) {
+		__sync_fetch_and_add(&counters.lost_events, 1);
+		return NULL;
+	}
+	e->ts_ns = bpf_ktime_get_ns();
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	e->kind = kind;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->pad = 0;
+	return e;
+}
+
+/*
+ * Waking the reader costs more than the rest of the program, so producers
+ * only wake it once the buffer fills up; the reader otherwise polls on a timer.
+ */
+static __always_inline void submit(struct hacoboot_event *e)
+{
+	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes
+			      ? BPF_RB_FORCE_WAKEUP
+			      : BPF_RB_NO_WAKEUP;
+
+	bpf_ringbuf_submit(e, flags);
+}
+
+static __always_inline void track(__u32 pid, const struct tracked_process *value)
+{
+	if (bpf_map_update_elem(&tracked, &pid, value, BPF_ANY))
+		__sync_fetch_and_add(&counters.tracked_full, 1);
+}
+
+static __always_inline struct tracked_process *member_of_container(__u32 pid)
+{
+	struct tracked_process *t = bpf_map_lookup_elem(&tracked, &pid);
+
+	return t && t->role != HACOBOOT_ROLE_LAUNCHER ? t : NULL;
+}
+
+SEC("usdt")
+int BPF_USDT(on_phase, long phase, long hpid)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct hacoboot_event *e;
+
+	/* CLI (phase 0) and supervisor (1, 2) pass phases with their own pid. */
+	if (phase <= HACOBOOT_PHASE_START_FORK && pid == hpid) {
+		struct tracked_process launcher = {
+			.hpid = pid,
+			.role = HACOBOOT_ROLE_LAUNCHER,
+			.armed = phase == HACOBOOT_PHASE_START_FORK,
+		};
+		track(pid, &launcher);
+	}
+
+	e = reserve(HACOBOOT_EV_PHASE, HACOBOOT_EVENT_BASE_SIZE);
+	if (!e)
+		return 0;
+	e->arg = phase;
+	e->hpid = hpid;
+	e->role = 0;
+	submit(e);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 child_pid = BPF_CORE_READ(child, pid);
+	__u32 parent_pid = BPF_CORE_READ(parent, tgid);
+	struct tracked_process *t;
+	struct tracked_process member = {};
+	struct hacoboot_event *e;
+
+	/* A new thread belongs to its process already. */
+	if (child_pid != BPF_CORE_READ(child, tgid))
+		return 0;
+	t = bpf_map_lookup_elem(&tracked, &parent_pid);
+	if (!t)
+		return 0;
+
+	member.hpid = t->hpid;
+	if (t->role != HACOBOOT_ROLE_LAUNCHER) {
+		member.role = HACOBOOT_ROLE_MEMBER;
+	} else if (t->armed) {
+		member.role = HACOBOOT_ROLE_CONTAINER;
+		t->armed = 0;
+	}
+	/* Other launcher forks are reported untracked: they link a CLI to its supervisor. */
+	if (member.role)
+		track(child_pid, &member);
+
+	e = reserve(HACOBOOT_EV_FORK, HACOBOOT_EVENT_BASE_SIZE);
+	if (!e)
+		return 0;
+	e->arg = child_pid;
+	e->hpid = member.hpid;
+	e->role = member.role;
+	submit(e);
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
+{
+	__u64 pid_tgid;
+	__u32 tid;
+	__u64 now;
+
+	if (id != __NR_execve && id != __NR_execveat)
+		return 0;
+	pid_tgid = bpf_get_current_pid_tgid();
+	if (!member_of_container(pid_tgid >> 32))
+		return 0;
+	tid = (__u32)pid_tgid;
+	now = bpf_ktime_get_ns();
+	bpf_map_update_elem(&execing, &tid, &now, BPF_ANY);
+	return 0;
+}
+
+/*
+ * The filename comes from the kernel's copy (bprm->filename): reading the
+ * user pointer at syscall entry fails when its page is not resident.
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 old_tid = old_pid;
+	struct tracked_process *t = member_of_container(bpf_get_current_pid_tgid() >> 32);
+	struct hacoboot_event *e;
+	__u64 *entry_ns;
+
+	if (!t)
+		return 0;
+	e = reserve(HACOBOOT_EV_EXEC, sizeof(*e));
+	if (!e)
+		return 0;
+	entry_ns = bpf_map_lookup_elem(&execing, &old_tid);
+	if (entry_ns) {
+		e->ts_ns = *entry_ns;
+		bpf_map_delete_elem(&execing, &old_tid);
+	}
+	e->arg = 0;
+	e->hpid = t->hpid;
+	e->role = t->role;
+	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), BPF_CORE_READ(bprm, filename));
+	submit(e);
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	struct tracked_process *t;
+	struct hacoboot_event *e;
+
+	if (ret != 0 || SYSCALL_NR(regs) != __NR_listen)
+		return 0;
+	t = member_of_container(bpf_get_current_pid_tgid() >> 32);
+	if (!t)
+		return 0;
+	e = reserve(HACOBOOT_EV_LISTEN, HACOBOOT_EVENT_BASE_SIZE);
+	if (!e)
+		return 0;
+	e->arg = ret;
+	e->hpid = t->hpid;
+	e->role = t->role;
+	submit(e);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *task)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct tracked_process *t;
+	struct hacoboot_event *e;
+
+	/* Only the last thread to leave ends the process. */
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+		return 0;
+	t = bpf_map_lookup_elem(&tracked, &pid);
+	if (!t)
+		return 0;
+	e = reserve(HACOBOOT_EV_EXIT, HACOBOOT_EVENT_BASE_SIZE);
+	if (e) {
+		e->arg = BPF_CORE_READ(task, exit_code);
+		e->hpid = t->hpid;
+		e->role = t->role;
+		submit(e);
+	}
+	bpf_map_delete_elem(&tracked, &pid);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";

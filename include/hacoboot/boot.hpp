@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace hacoboot {
+
+struct PhaseMark {
+  std::int64_t phase = 0;
+  std::uint64_t ts_ns = 0;
+
+  bool operator==(const PhaseMark&) const = default;
+};
+
+// Why a boot stopped being tracked.
+enum class BootEnd : std::uint8_t {
+  Exited,          // supervisor and container child both exited
+  TracingStopped,  // still running when tracing stopped
+  Replaced,        // its hpid started a new launch (its exit was never seen)
+  Evicted,         // too many boots in flight at once
+};
+
+// Everything one Haconiwa launch did, in absolute CLOCK_MONOTONIC ns.
+struct BootRecord {
+  std::uint64_t sequence = 0;  // 1-based, in order of the boots' first events
+  std::uint32_t hpid = 0;
+  std::uint32_t container_pid = 0;  // 0: no container child was seen
+  std::uint64_t cgroup_id = 0;      // the container's cgroup v2 id, when seen
+  std::int64_t start_phase = 1;           // the phase that starts the clock
+  std::optional<std::uint64_t> start_ns;  // unset: tracing began mid-launch
+  std::vector<PhaseMark> phases;          // first pass of each phase, by time
+  std::optional<std::uint64_t> execve_ns;
+  std::optional<std::uint64_t> listen_ns;
+  std::optional<std::uint64_t> container_exit_ns;
+  BootEnd end = BootEnd::Exited;
+
+  [[nodiscard]] bool started() const { return start_ns.has_value(); }
+  [[nodiscard]] bool complete() const { return started() && execve_ns && listen_ns; }
+  // Time from the start to ts; nullopt before the start or when not started.
+  [[nodiscard]] std::optional<std::uint64_t> since_start(std::uint64_t ts_ns) const;
+  [[nodiscard]] std::optional<std::int64_t> last_phase() const;
+};
+
+}  // namespace hacoboot

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace hacoboot {
+
+// Exit statuses, documented in the README.
+enum ExitStatus : int {
+  kExitOk = 0,
+  kExitRuntimeError = 1,
+  kExitUsage = 2,
+  kExitRunCommandFailed = 4,
+};
+
+// The user asked for something impossible (bad option, missing file): exit 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Tracing could not start or go on (privileges, kernel, I/O): exit 1.
+class RuntimeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace hacoboot

@@ -1,0 +1,21 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace hacoboot {
+
+// Haconiwa's bootstrap_phase_pass numbers (arg0 of the USDT probe).
+inline constexpr std::int64_t kPhaseCliStart = 0;
+inline constexpr std::int64_t kPhaseStartSupervisor = 1;
+
+// Name of a phase from Haconiwa's table; unknown phases by number ("PHASE_42").
+std::string phase_name(std::int64_t phase);
+
+// A phase given by number or by name (case-insensitive); nullopt when it is
+// neither a known name nor a number Haconiwa can fire (0..127).
+std::optional<std::int64_t> parse_phase(std::string_view text);
+
+}  // namespace hacoboot

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+
+#include "hacoboot/stats.hpp"
+
+namespace hacoboot {
+
+enum class ReportFormat : std::uint8_t { Table, Bpftrace, Json };
+
+// What the summary reports besides the statistics.
+struct RunFacts {
+  std::int64_t start_phase = 1;
+  std::string command;  // empty: any first execve
+  std::uint64_t lost_events = 0;
+};
+
+// Turns a finished run's summary into one output format. The tracing core
+// never formats; the CLI picks a writer once.
+class ReportWriter {
+ public:
+  virtual ~ReportWriter() = default;
+  virtual void write(const Summary& summary, const RunFacts& facts, std::ostream& out) const = 0;
+};
+
+std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format);
+
+// "812 ns", "12.3 us", "7.21 ms", "2.24 s": three significant digits.
+std::string format_duration(std::uint64_t ns);
+
+}  // namespace hacoboot

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+struct hacoboot_bpf;
+struct ring_buffer;
+
+namespace hacoboot {
+
+struct TracerCounters {
+  std::uint64_t lost_events = 0;   // ring buffer was full
+  std::uint64_t tracked_full = 0;  // a process could not be tracked
+};
+
+// Owns the BPF skeleton, its links and the ring buffer: the only code that
+// touches libbpf. Probes are live once the constructor returns and detached
+// when the Tracer is destroyed, on every path.
+class Tracer {
+ public:
+  using RecordSink = std::function<void(std::span<const std::byte>)>;
+
+  struct Config {
+    std::string haconiwa_path;
+    std::size_t ring_buffer_bytes = std::size_t{4} << 20;
+    bool verbose = false;
+  };
+
+  // Throws RuntimeError naming what failed.
+  Tracer(const Config& config, RecordSink sink);
+  ~Tracer();
+  Tracer(const Tracer&) = delete;
+  Tracer& operator=(const Tracer&) = delete;
+  Tracer(Tracer&&) = delete;
+  Tracer& operator=(Tracer&&) = delete;
+
+  // Waits up to `timeout` (less when the buffer fills up), then hands every
+  // record available to the sink. An exception from the sink propagates.
+  void poll(std::chrono::milliseconds timeout);
+
+  [[nodiscard]] TracerCounters counters() const;
+
+ private:
+  struct SkeletonDeleter {
+    void operator()(hacoboot_bpf* skeleton) const;
+  };
+  struct RingBufferDeleter {
+    void operator()(ring_buffer* rb) const;
+  };
+  static int on_record(void* self, void* data, std::size_t size);
+
+  RecordSink sink_;
+  std::exception_ptr sink_error_;
+  std::unique_ptr<hacoboot_bpf, SkeletonDeleter> skeleton_;
+  std::unique_ptr<ring_buffer, RingBufferDeleter> ring_buffer_;
+};
+
+}  // namespace hacoboot

@@ -1,0 +1,156 @@
+#include "hacoboot/boot_tracker.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace hacoboot {
+namespace {
+
+// Helpers that forked from a CLI but never became supervisors must not pile up.
+constexpr std::size_t kMaxPendingClis = 4096;
+
+void record_phase(BootRecord& boot, std::int64_t phase, std::uint64_t ts_ns) {
+  auto& marks = boot.phases;
+  const bool seen = std::any_of(marks.begin(), marks.end(),
+                                [phase](const PhaseMark& m) { return m.phase == phase; });
+  if (seen) return;
+  // Keep time order: marks arrive nearly sorted, so this walks a step or two.
+  auto pos = marks.end();
+  while (pos != marks.begin() && std::prev(pos)->ts_ns > ts_ns) --pos;
+  marks.insert(pos, PhaseMark{phase, ts_ns});
+}
+
+template <typename Map>
+void bounded_insert(Map& map, std::uint32_t key, std::uint64_t value) {
+  if (map.size() >= kMaxPendingClis) map.erase(map.begin());
+  map[key] = value;
+}
+
+}  // namespace
+
+BootTracker::BootTracker(Config config, Sink on_boot_done)
+    : config_(std::move(config)), sink_(std::move(on_boot_done)) {}
+
+void BootTracker::on_event(const Event& event) {
+  switch (event.kind) {
+    case EventKind::Phase: on_phase(event); break;
+    case EventKind::Fork: on_fork(event); break;
+    case EventKind::Exec: on_exec(event); break;
+    case EventKind::Listen: on_listen(event); break;
+    case EventKind::Exit: on_exit(event); break;
+  }
+}
+
+BootTracker::LiveBoot& BootTracker::boot_of(std::uint32_t hpid) {
+  auto it = live_.find(hpid);
+  if (it != live_.end()) return it->second;
+  if (live_.size() >= config_.max_live_boots) evict_oldest();
+
+  LiveBoot boot;
+  boot.record.sequence = next_sequence_++;
+  boot.record.hpid = hpid;
+  boot.record.start_phase = config_.start_phase;
+  if (auto cli = supervisor_cli_started_.find(hpid); cli != supervisor_cli_started_.end()) {
+    record_phase(boot.record, kPhaseCliStart, cli->second);
+    if (config_.start_phase == kPhaseCliStart) boot.record.start_ns = cli->second;
+    supervisor_cli_started_.erase(cli);
+  }
+  return live_.emplace(hpid, std::move(boot)).first->second;
+}
+
+void BootTracker::on_phase(const Event& event) {
+  if (event.phase == kPhaseCliStart && event.pid == event.hpid) {
+    bounded_insert(cli_started_, event.pid, event.ts_ns);
+    return;
+  }
+  if (event.phase == config_.start_phase) {
+    // A second start under one hpid: the pid was reused and the first
+    // launch's exit was lost, so that launch is over.
+    if (auto it = live_.find(event.hpid); it != live_.end() && it->second.record.started()) {
+      finish(event.hpid, BootEnd::Replaced);
+    }
+  }
+  auto& boot = boot_of(event.hpid).record;
+  record_phase(boot, event.phase, event.ts_ns);
+  if (event.phase == config_.start_phase) boot.start_ns = event.ts_ns;
+}
+
+void BootTracker::on_fork(const Event& event) {
+  if (event.role == Role::Container) {
+    boot_of(event.hpid).record.container_pid = event.child_pid;
+    return;
+  }
+  if (event.role != Role::Untracked) return;
+  if (auto cli = cli_started_.find(event.pid); cli != cli_started_.end()) {
+    bounded_insert(supervisor_cli_started_, event.child_pid, cli->second);
+    cli_started_.erase(cli);
+  }
+}
+
+void BootTracker::on_exec(const Event& event) {
+  auto& boot = boot_of(event.hpid).record;
+  if (boot.execve_ns) return;
+  if (!config_.command.empty() && event.filename != config_.command) return;
+  boot.execve_ns = event.ts_ns;
+  boot.cgroup_id = event.cgroup_id;
+}
+
+void BootTracker::on_listen(const Event& event) {
+  auto& boot = boot_of(event.hpid).record;
+  if (boot.listen_ns) return;
+  boot.listen_ns = event.ts_ns;
+  if (boot.started()) ++settled_;
+}
+
+void BootTracker::on_exit(const Event& event) {
+  if (event.role == Role::Launcher) {
+    cli_started_.erase(event.pid);
+    supervisor_cli_started_.erase(event.pid);
+    if (event.pid != event.hpid) return;
+  }
+  const auto it = live_.find(event.hpid);
+  if (it == live_.end()) return;
+  auto& boot = it->second;
+  if (event.role == Role::Launcher) {
+    boot.supervisor_exited = true;
+  } else if (event.role == Role::Container) {
+    boot.record.container_exit_ns = event.ts_ns;
+  } else {
+    return;
+  }
+  finish_if_over(event.hpid, boot);
+}
+
+void BootTracker::finish_if_over(std::uint32_t hpid, const LiveBoot& boot) {
+  const bool container_gone = boot.record.container_pid == 0 || boot.record.container_exit_ns;
+  if (boot.supervisor_exited && container_gone) finish(hpid, BootEnd::Exited);
+}
+
+void BootTracker::finish(std::uint32_t hpid, BootEnd end) {
+  auto node = live_.extract(hpid);
+  if (node.empty()) return;
+  auto& boot = node.mapped().record;
+  boot.end = end;
+  if (boot.started() && !boot.listen_ns) ++settled_;
+  sink_(boot);
+}
+
+void BootTracker::evict_oldest() {
+  const auto oldest = std::min_element(live_.begin(), live_.end(), [](const auto& a, const auto& b) {
+    return a.second.record.sequence < b.second.record.sequence;
+  });
+  if (oldest != live_.end()) finish(oldest->first, BootEnd::Evicted);
+}
+
+void BootTracker::finish_all() {
+  std::vector<std::uint32_t> in_flight;
+  in_flight.reserve(live_.size());
+  for (const auto& [hpid, boot] : live_) in_flight.push_back(hpid);
+  // Hand boots over in the order they began, as they would have ended.
+  std::sort(in_flight.begin(), in_flight.end(), [this](std::uint32_t a, std::uint32_t b) {
+    return live_.at(a).record.sequence < live_.at(b).record.sequence;
+  });
+  for (const auto hpid : in_flight) finish(hpid, BootEnd::TracingStopped);
+}
+
+}  // namespace hacoboot

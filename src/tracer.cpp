@@ -1,0 +1,119 @@
+#include "hacoboot/tracer.hpp"
+
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "hacoboot/errors.hpp"
+#include "hacoboot/hacoboot.h"  // the skeleton's .bss holds a struct hacoboot_counters
+
+// clang++ has no _Bool; the skeleton's kconfig struct (from usdt.bpf.h) uses it.
+#if defined(__clang__)
+#define _Bool bool  // NOLINT
+#endif
+#include "hacoboot.skel.h"
+#if defined(__clang__)
+#undef _Bool
+#endif
+
+namespace hacoboot {
+namespace {
+
+bool g_verbose = false;
+
+// Quiet unless -v, warnings included: our own error message says what failed.
+int print_libbpf(enum libbpf_print_level /*level*/, const char* format, va_list args) {
+  if (!g_verbose) return 0;
+  return std::vfprintf(stderr, format, args);
+}
+
+std::string errno_text(int error) {
+  return std::strerror(error < 0 ? -error : error);
+}
+
+[[noreturn]] void fail(const std::string& what, int error) {
+  const int code = error < 0 ? -error : error;
+  std::string message = what + ": " + errno_text(code);
+  if (code == EPERM || code == EACCES) message += " (needs root or CAP_BPF+CAP_PERFMON: run it with sudo)";
+  message += " (-v shows libbpf's log)";
+  throw RuntimeError(message);
+}
+
+// The ring buffer's size must be a power of two multiple of the page size.
+std::size_t ring_buffer_size(std::size_t wanted) {
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  std::size_t size = page;
+  while (size < wanted) size <<= 1U;
+  return size;
+}
+
+}  // namespace
+
+void Tracer::SkeletonDeleter::operator()(hacoboot_bpf* skeleton) const { hacoboot_bpf__destroy(skeleton); }
+
+void Tracer::RingBufferDeleter::operator()(ring_buffer* rb) const { ring_buffer__free(rb); }
+
+Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
+  g_verbose = config.verbose;
+  libbpf_set_print(print_libbpf);
+
+  skeleton_.reset(hacoboot_bpf__open());
+  if (!skeleton_) fail("opening the BPF object", errno);
+
+  const std::size_t rb_size = ring_buffer_size(config.ring_buffer_bytes);
+  if (int err = bpf_map__set_max_entries(skeleton_->maps.events, static_cast<__u32>(rb_size)); err != 0) {
+    fail("sizing the ring buffer", err);
+  }
+  // Wake the reader early once a quarter is used; it reads on a timer before that.
+  skeleton_->rodata->wakeup_bytes = rb_size / 4;
+
+  if (int err = hacoboot_bpf__load(skeleton_.get()); err != 0) fail("loading the BPF programs", err);
+  if (int err = hacoboot_bpf__attach(skeleton_.get()); err != 0) {
+    fail("attaching to the kernel's fork/exec/exit tracepoints and execve/listen syscalls", err);
+  }
+
+  // pid -1: a per-process uprobe would miss the phases of forked children.
+  skeleton_->links.on_phase = bpf_program__attach_usdt(skeleton_->progs.on_phase, -1, config.haconiwa_path.c_str(),
+                                                      "haconiwa", "bootstrap_phase_pass", nullptr);
+  if (skeleton_->links.on_phase == nullptr) {
+    fail("attaching USDT haconiwa:bootstrap_phase_pass in " + config.haconiwa_path, errno);
+  }
+
+  ring_buffer_.reset(ring_buffer__new(bpf_map__fd(skeleton_->maps.events), on_record, this, nullptr));
+  if (!ring_buffer_) fail("opening the ring buffer", errno);
+}
+
+Tracer::~Tracer() = default;
+
+int Tracer::on_record(void* self, void* data, std::size_t size) {
+  auto* tracer = static_cast<Tracer*>(self);
+  // Exceptions must not unwind through libbpf's C frames.
+  try {
+    tracer->sink_(std::span<const std::byte>(static_cast<const std::byte*>(data), size));
+    return 0;
+  } catch (...) {
+    tracer->sink_error_ = std::current_exception();
+    return -1;
+  }
+}
+
+void Tracer::poll(std::chrono::milliseconds timeout) {
+  int err = ring_buffer__poll(ring_buffer_.get(), static_cast<int>(timeout.count()));
+  // Producers skip the wakeup until the buffer fills: read what they left.
+  if (err >= 0 || err == -EINTR) err = ring_buffer__consume(ring_buffer_.get());
+  if (sink_error_) std::rethrow_exception(std::exchange(sink_error_, nullptr));
+  if (err < 0 && err != -EINTR) fail("reading the ring buffer", err);
+}
+
+TracerCounters Tracer::counters() const {
+  const auto& counters = skeleton_->bss->counters;
+  return TracerCounters{__atomic_load_n(&counters.lost_events, __ATOMIC_RELAXED),
+                        __atomic_load_n(&counters.tracked_full, __ATOMIC_RELAXED)};
+}
+
+}  // namespace hacoboot

@@ -87,8 +87,8 @@ static __always_inline struct hacoboot_event *reserve(__u32 kind, __u64 size)
 static __always_inline void submit(struct hacoboot_event *e)
 {
 	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes
-			      ? BPF_RB_FORCE_WAKEUP
-			      : BPF_RB_NO_WAKEUP;
+			  ? BPF_RB_FORCE_WAKEUP
+			  : BPF_RB_NO_WAKEUP;
 
 	bpf_ringbuf_submit(e, flags);
 }
@@ -115,9 +115,9 @@ int BPF_USDT(on_phase, long phase, long hpid)
 	/* CLI (phase 0) and supervisor (1, 2) pass phases with their own pid. */
 	if (phase <= HACOBOOT_PHASE_START_FORK && pid == hpid) {
 		struct tracked_process launcher = {
-			.hpid = pid,
-			.role = HACOBOOT_ROLE_LAUNCHER,
-			.armed = phase == HACOBOOT_PHASE_START_FORK,
+		    .hpid = pid,
+		    .role = HACOBOOT_ROLE_LAUNCHER,
+		    .armed = phase == HACOBOOT_PHASE_START_FORK,
 		};
 		track(pid, &launcher);
 	}

@@ -35,25 +35,25 @@ using hacoboot::TruthFile;
 
 // Haconiwa's phase numbers (its PHASE_* constants) for the phases we pass.
 enum Phase : long {
-    kCliStart = 0,
-    kSupervisorStart = 1,
-    kStartFork = 2,
-    kEndSetup = 3,
-    kStartWait = 4,
-    kEndWait = 5,
-    kCleanup = 6,
-    kContainerStart = 11,
-    kNamespaceGenerated = 12,
-    kFilesystemSetup = 13,
-    kRlimitSetup = 14,
-    kCgroupSetup = 15,
-    kRemounted = 16,
-    kUidMappingSetup = 17,
-    kChrooted = 18,
-    kCapabilitySetup = 19,
-    kSeccompSetup = 20,
-    kContainerExecing = 21,
-    kMaxPhase = 21,
+  kCliStart = 0,
+  kSupervisorStart = 1,
+  kStartFork = 2,
+  kEndSetup = 3,
+  kStartWait = 4,
+  kEndWait = 5,
+  kCleanup = 6,
+  kContainerStart = 11,
+  kNamespaceGenerated = 12,
+  kFilesystemSetup = 13,
+  kRlimitSetup = 14,
+  kCgroupSetup = 15,
+  kRemounted = 16,
+  kUidMappingSetup = 17,
+  kChrooted = 18,
+  kCapabilitySetup = 19,
+  kSeccompSetup = 20,
+  kContainerExecing = 21,
+  kMaxPhase = 21,
 };
 
 constexpr int kExitUsage = 2;
@@ -64,18 +64,18 @@ constexpr int kExitSetupFailed = 3;
 constexpr int kExitContainerFailed = 127;
 
 struct Options {
-    long boots = 1;
-    long parallel = 1;
-    std::string truth_path;
-    bool die_before_exec = false;
-    bool namespaces = true;
-    std::array<long, kMaxPhase + 1> delay_ms{};
-    std::vector<char*> command;  // nullptr-terminated, for execve
+  long boots = 1;
+  long parallel = 1;
+  std::string truth_path;
+  bool die_before_exec = false;
+  bool namespaces = true;
+  std::array<long, kMaxPhase + 1> delay_ms{};
+  std::vector<char*> command;  // nullptr-terminated, for execve
 };
 
 struct Context {
-    const Options& opt;
-    const TruthFile& truth;
+  const Options& opt;
+  const TruthFile& truth;
 };
 
 // A single probe site, as in Haconiwa's mruby extension: noinline keeps it to
@@ -86,160 +86,158 @@ struct Context {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpedantic"
 __attribute__((noinline)) void fire_probe(long phase, long hpid) {
-    DTRACE_PROBE2(haconiwa, bootstrap_phase_pass, (long)phase, (long)hpid);
+  DTRACE_PROBE2(haconiwa, bootstrap_phase_pass, (long)phase, (long)hpid);
 }
 #pragma GCC diagnostic pop
 
 void sleep_ms(long ms) {
-    timespec left{ms / 1000, (ms % 1000) * 1'000'000};
-    while (nanosleep(&left, &left) != 0 && errno == EINTR) {
-    }
+  timespec left{ms / 1000, (ms % 1000) * 1'000'000};
+  while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+  }
 }
 
 void pass(const Context& ctx, long phase, long hpid) {
-    fire_probe(phase, hpid);
-    if (const long ms = ctx.opt.delay_ms[static_cast<std::size_t>(phase)]; ms > 0) sleep_ms(ms);
+  fire_probe(phase, hpid);
+  if (const long ms = ctx.opt.delay_ms[static_cast<std::size_t>(phase)]; ms > 0) sleep_ms(ms);
 }
 
 int wait_status(pid_t pid) {
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) return -1;
-    }
-    return status;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return status;
 }
 
 [[noreturn]] void run_container(const Context& ctx, long hpid, char* const* envp) {
-    const bool ns = ctx.opt.namespaces;
-    pass(ctx, kContainerStart, hpid);
-    // Without our own UTS/mount namespaces these would change the host.
-    if (ns && sethostname("hacoboot-demo", std::strlen("hacoboot-demo")) != 0) {
-        std::fprintf(stderr, "hacoboot-launcher: sethostname: %s\n", std::strerror(errno));
-        _exit(kExitContainerFailed);
-    }
-    pass(ctx, kNamespaceGenerated, hpid);
-    pass(ctx, kFilesystemSetup, hpid);
-    pass(ctx, kRlimitSetup, hpid);
-    pass(ctx, kCgroupSetup, hpid);
-    if (ns && mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
-        std::fprintf(stderr, "hacoboot-launcher: making / private: %s\n", std::strerror(errno));
-        _exit(kExitContainerFailed);
-    }
-    pass(ctx, kRemounted, hpid);
-    pass(ctx, kUidMappingSetup, hpid);
-    pass(ctx, kChrooted, hpid);
-    pass(ctx, kCapabilitySetup, hpid);
-    pass(ctx, kSeccompSetup, hpid);
-    if (ctx.opt.die_before_exec) {
-        ctx.truth.record(hpid, "died", 1);
-        _exit(1);
-    }
-    pass(ctx, kContainerExecing, hpid);
-    ctx.truth.record(hpid, "exec_lo", monotonic_ns());
-    // execve, not execvp: the tracer matches the exec filename against COMMAND.
-    execve(ctx.opt.command[0], ctx.opt.command.data(), envp);
-    std::fprintf(stderr, "hacoboot-launcher: cannot execute %s: %s\n", ctx.opt.command[0],
-                 std::strerror(errno));
+  const bool ns = ctx.opt.namespaces;
+  pass(ctx, kContainerStart, hpid);
+  // Without our own UTS/mount namespaces these would change the host.
+  if (ns && sethostname("hacoboot-demo", std::strlen("hacoboot-demo")) != 0) {
+    std::fprintf(stderr, "hacoboot-launcher: sethostname: %s\n", std::strerror(errno));
     _exit(kExitContainerFailed);
+  }
+  pass(ctx, kNamespaceGenerated, hpid);
+  pass(ctx, kFilesystemSetup, hpid);
+  pass(ctx, kRlimitSetup, hpid);
+  pass(ctx, kCgroupSetup, hpid);
+  if (ns && mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    std::fprintf(stderr, "hacoboot-launcher: making / private: %s\n", std::strerror(errno));
+    _exit(kExitContainerFailed);
+  }
+  pass(ctx, kRemounted, hpid);
+  pass(ctx, kUidMappingSetup, hpid);
+  pass(ctx, kChrooted, hpid);
+  pass(ctx, kCapabilitySetup, hpid);
+  pass(ctx, kSeccompSetup, hpid);
+  if (ctx.opt.die_before_exec) {
+    ctx.truth.record(hpid, "died", 1);
+    _exit(1);
+  }
+  pass(ctx, kContainerExecing, hpid);
+  ctx.truth.record(hpid, "exec_lo", monotonic_ns());
+  // execve, not execvp: the tracer matches the exec filename against COMMAND.
+  execve(ctx.opt.command[0], ctx.opt.command.data(), envp);
+  std::fprintf(stderr, "hacoboot-launcher: cannot execute %s: %s\n", ctx.opt.command[0], std::strerror(errno));
+  _exit(kExitContainerFailed);
 }
 
 std::vector<std::string> container_environment(const Options& opt, long hpid) {
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-        const std::string entry = *e;
-        if (entry.rfind("HACOBOOT_HPID=", 0) == 0 || entry.rfind("HACOBOOT_TRUTH=", 0) == 0) continue;
-        env.push_back(entry);
-    }
-    env.push_back("HACOBOOT_HPID=" + std::to_string(hpid));
-    if (!opt.truth_path.empty()) env.push_back("HACOBOOT_TRUTH=" + opt.truth_path);
-    return env;
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    if (entry.rfind("HACOBOOT_HPID=", 0) == 0 || entry.rfind("HACOBOOT_TRUTH=", 0) == 0) continue;
+    env.push_back(entry);
+  }
+  env.push_back("HACOBOOT_HPID=" + std::to_string(hpid));
+  if (!opt.truth_path.empty()) env.push_back("HACOBOOT_TRUTH=" + opt.truth_path);
+  return env;
 }
 
 int run_supervisor(const Context& ctx) {
-    const long hpid = getpid();
-    const auto start_lo = monotonic_ns();
-    fire_probe(kSupervisorStart, hpid);
-    const auto start_hi = monotonic_ns();
-    ctx.truth.record(hpid, "start_lo", start_lo);
-    ctx.truth.record(hpid, "start_hi", start_hi);
-    if (const long ms = ctx.opt.delay_ms[kSupervisorStart]; ms > 0) sleep_ms(ms);
-    pass(ctx, kStartFork, hpid);
+  const long hpid = getpid();
+  const auto start_lo = monotonic_ns();
+  fire_probe(kSupervisorStart, hpid);
+  const auto start_hi = monotonic_ns();
+  ctx.truth.record(hpid, "start_lo", start_lo);
+  ctx.truth.record(hpid, "start_hi", start_hi);
+  if (const long ms = ctx.opt.delay_ms[kSupervisorStart]; ms > 0) sleep_ms(ms);
+  pass(ctx, kStartFork, hpid);
 
-    // Built before clone so the child only has to exec.
-    const std::vector<std::string> env = container_environment(ctx.opt, hpid);
-    std::vector<char*> envp;
-    for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-    envp.push_back(nullptr);
+  // Built before clone so the child only has to exec.
+  const std::vector<std::string> env = container_environment(ctx.opt, hpid);
+  std::vector<char*> envp;
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
 
-    // Raw clone with a null stack behaves like fork, but can create the new
-    // pid namespace in the same step, making the child its pid 1.
-    const unsigned long ns_flags =
-        ctx.opt.namespaces ? CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNS | CLONE_NEWPID : 0;
-    const long child = syscall(SYS_clone, ns_flags | SIGCHLD, 0, 0, 0, 0);
-    if (child < 0) {
-        if (errno == EPERM && ctx.opt.namespaces) {
-            std::fprintf(stderr,
-                         "hacoboot-launcher: creating namespaces is not permitted; "
-                         "run as root or pass --no-namespaces\n");
-        } else {
-            std::fprintf(stderr, "hacoboot-launcher: clone: %s\n", std::strerror(errno));
-        }
-        return kExitSetupFailed;
+  // Raw clone with a null stack behaves like fork, but can create the new
+  // pid namespace in the same step, making the child its pid 1.
+  const unsigned long ns_flags = ctx.opt.namespaces ? CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNS | CLONE_NEWPID : 0;
+  const long child = syscall(SYS_clone, ns_flags | SIGCHLD, 0, 0, 0, 0);
+  if (child < 0) {
+    if (errno == EPERM && ctx.opt.namespaces) {
+      std::fprintf(stderr,
+                   "hacoboot-launcher: creating namespaces is not permitted; "
+                   "run as root or pass --no-namespaces\n");
+    } else {
+      std::fprintf(stderr, "hacoboot-launcher: clone: %s\n", std::strerror(errno));
     }
-    if (child == 0) run_container(ctx, hpid, envp.data());
+    return kExitSetupFailed;
+  }
+  if (child == 0) run_container(ctx, hpid, envp.data());
 
-    ctx.truth.record(hpid, "container_pid", child);
-    pass(ctx, kEndSetup, hpid);
-    pass(ctx, kStartWait, hpid);
-    const int status = wait_status(static_cast<pid_t>(child));
-    pass(ctx, kEndWait, hpid);
-    pass(ctx, kCleanup, hpid);
+  ctx.truth.record(hpid, "container_pid", child);
+  pass(ctx, kEndSetup, hpid);
+  pass(ctx, kStartWait, hpid);
+  const int status = wait_status(static_cast<pid_t>(child));
+  pass(ctx, kEndWait, hpid);
+  pass(ctx, kCleanup, hpid);
 
-    const bool exited = status >= 0 && WIFEXITED(status);
-    const int code = exited ? WEXITSTATUS(status) : -1;
-    return code == 0 || (ctx.opt.die_before_exec && code == 1) ? 0 : 1;
+  const bool exited = status >= 0 && WIFEXITED(status);
+  const int code = exited ? WEXITSTATUS(status) : -1;
+  return code == 0 || (ctx.opt.die_before_exec && code == 1) ? 0 : 1;
 }
 
 int run_cli(const Context& ctx) {
-    pass(ctx, kCliStart, getpid());
-    const pid_t supervisor = fork();
-    if (supervisor < 0) {
-        std::fprintf(stderr, "hacoboot-launcher: fork: %s\n", std::strerror(errno));
-        return 1;
-    }
-    if (supervisor == 0) _exit(run_supervisor(ctx));
-    const int status = wait_status(supervisor);
-    return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  pass(ctx, kCliStart, getpid());
+  const pid_t supervisor = fork();
+  if (supervisor < 0) {
+    std::fprintf(stderr, "hacoboot-launcher: fork: %s\n", std::strerror(errno));
+    return 1;
+  }
+  if (supervisor == 0) _exit(run_supervisor(ctx));
+  const int status = wait_status(supervisor);
+  return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 int run_driver(const Context& ctx) {
-    long launched = 0;
-    long running = 0;
-    bool failed = false;
-    bool stop = false;
-    const auto reap_one = [&] {
-        const int status = wait_status(-1);
-        --running;
-        if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = true;
-        if (status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == kExitSetupFailed) stop = true;
-    };
-    while (launched < ctx.opt.boots && !stop) {
-        if (running >= ctx.opt.parallel) {
-            reap_one();
-            continue;
-        }
-        const pid_t cli = fork();
-        if (cli < 0) {
-            std::fprintf(stderr, "hacoboot-launcher: fork: %s\n", std::strerror(errno));
-            failed = true;
-            break;
-        }
-        if (cli == 0) _exit(run_cli(ctx));
-        ++launched;
-        ++running;
+  long launched = 0;
+  long running = 0;
+  bool failed = false;
+  bool stop = false;
+  const auto reap_one = [&] {
+    const int status = wait_status(-1);
+    --running;
+    if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = true;
+    if (status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == kExitSetupFailed) stop = true;
+  };
+  while (launched < ctx.opt.boots && !stop) {
+    if (running >= ctx.opt.parallel) {
+      reap_one();
+      continue;
     }
-    while (running > 0) reap_one();
-    return failed ? 1 : 0;
+    const pid_t cli = fork();
+    if (cli < 0) {
+      std::fprintf(stderr, "hacoboot-launcher: fork: %s\n", std::strerror(errno));
+      failed = true;
+      break;
+    }
+    if (cli == 0) _exit(run_cli(ctx));
+    ++launched;
+    ++running;
+  }
+  while (running > 0) reap_one();
+  return failed ? 1 : 0;
 }
 
 // ---- command line -------------------------------------------------------
@@ -260,103 +258,92 @@ constexpr const char* kUsage =
     "--truth, HACOBOOT_TRUTH added to the environment.\n";
 
 [[noreturn]] void usage_error(const std::string& message) {
-    std::fprintf(stderr, "hacoboot-launcher: %s (see --help)\n", message.c_str());
-    std::exit(kExitUsage);
+  std::fprintf(stderr, "hacoboot-launcher: %s (see --help)\n", message.c_str());
+  std::exit(kExitUsage);
 }
 
 bool parse_long(const char* text, long min, long max, long& out) {
-    if (text == nullptr || *text == '\0') return false;
-    char* end = nullptr;
-    errno = 0;
-    const long value = std::strtol(text, &end, 10);
-    if (errno != 0 || *end != '\0' || value < min || value > max) return false;
-    out = value;
-    return true;
+  if (text == nullptr || *text == '\0') return false;
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(text, &end, 10);
+  if (errno != 0 || *end != '\0' || value < min || value > max) return false;
+  out = value;
+  return true;
 }
 
 void parse_phase_delay(const char* text, Options& opt) {
-    const std::string spec = text;
-    const auto colon = spec.find(':');
-    long phase = 0;
-    long ms = 0;
-    if (colon == std::string::npos || !parse_long(spec.substr(0, colon).c_str(), 0, kMaxPhase, phase) ||
-        !parse_long(spec.substr(colon + 1).c_str(), 0, 3'600'000, ms)) {
-        usage_error("bad --phase-delay '" + spec + "', expected PHASE:MS with PHASE 0-21");
-    }
-    opt.delay_ms[static_cast<std::size_t>(phase)] = ms;
+  const std::string spec = text;
+  const auto colon = spec.find(':');
+  long phase = 0;
+  long ms = 0;
+  if (colon == std::string::npos || !parse_long(spec.substr(0, colon).c_str(), 0, kMaxPhase, phase) ||
+      !parse_long(spec.substr(colon + 1).c_str(), 0, 3'600'000, ms)) {
+    usage_error("bad --phase-delay '" + spec + "', expected PHASE:MS with PHASE 0-21");
+  }
+  opt.delay_ms[static_cast<std::size_t>(phase)] = ms;
 }
 
 Options parse_options(int argc, char** argv) {
-    enum : int { kTruth = 256, kDie, kDelay, kNoNs };
-    static const option long_options[] = {
-        {"boots", required_argument, nullptr, 'n'},
-        {"parallel", required_argument, nullptr, 'j'},
-        {"truth", required_argument, nullptr, kTruth},
-        {"die-before-exec", no_argument, nullptr, kDie},
-        {"phase-delay", required_argument, nullptr, kDelay},
-        {"no-namespaces", no_argument, nullptr, kNoNs},
-        {"help", no_argument, nullptr, 'h'},
-        {nullptr, 0, nullptr, 0},
-    };
-    Options opt;
-    // '+': stop at COMMAND so its own options are left alone;
-    // ':': report errors ourselves, in one line.
-    int c = 0;
-    while ((c = getopt_long(argc, argv, "+:n:j:h", long_options, nullptr)) != -1) {
-        switch (c) {
-        case 'n':
-            if (!parse_long(optarg, 1, LONG_MAX, opt.boots)) usage_error("bad --boots value");
-            break;
-        case 'j':
-            if (!parse_long(optarg, 1, LONG_MAX, opt.parallel)) usage_error("bad --parallel value");
-            break;
-        case kTruth:
-            if (*optarg == '\0') usage_error("empty --truth path");
-            opt.truth_path = optarg;
-            break;
-        case kDie:
-            opt.die_before_exec = true;
-            break;
-        case kDelay:
-            parse_phase_delay(optarg, opt);
-            break;
-        case kNoNs:
-            opt.namespaces = false;
-            break;
-        case 'h':
-            std::fputs(kUsage, stdout);
-            std::exit(0);
-        case ':':
-            usage_error(std::string("option ") + argv[optind - 1] + " needs an argument");
-        default:  // optopt is 0 for an unknown long option
-            usage_error("unknown option " + (optopt != 0 ? std::string("-") + static_cast<char>(optopt)
-                                                         : std::string(argv[optind - 1])));
-        }
+  enum : int { kTruth = 256, kDie, kDelay, kNoNs };
+  static const option long_options[] = {
+      {"boots", required_argument, nullptr, 'n'},
+      {"parallel", required_argument, nullptr, 'j'},
+      {"truth", required_argument, nullptr, kTruth},
+      {"die-before-exec", no_argument, nullptr, kDie},
+      {"phase-delay", required_argument, nullptr, kDelay},
+      {"no-namespaces", no_argument, nullptr, kNoNs},
+      {"help", no_argument, nullptr, 'h'},
+      {nullptr, 0, nullptr, 0},
+  };
+  Options opt;
+  // '+': stop at COMMAND so its own options are left alone;
+  // ':': report errors ourselves, in one line.
+  int c = 0;
+  while ((c = getopt_long(argc, argv, "+:n:j:h", long_options, nullptr)) != -1) {
+    switch (c) {
+      case 'n':
+        if (!parse_long(optarg, 1, LONG_MAX, opt.boots)) usage_error("bad --boots value");
+        break;
+      case 'j':
+        if (!parse_long(optarg, 1, LONG_MAX, opt.parallel)) usage_error("bad --parallel value");
+        break;
+      case kTruth:
+        if (*optarg == '\0') usage_error("empty --truth path");
+        opt.truth_path = optarg;
+        break;
+      case kDie: opt.die_before_exec = true; break;
+      case kDelay: parse_phase_delay(optarg, opt); break;
+      case kNoNs: opt.namespaces = false; break;
+      case 'h': std::fputs(kUsage, stdout); std::exit(0);
+      case ':': usage_error(std::string("option ") + argv[optind - 1] + " needs an argument");
+      default:  // optopt is 0 for an unknown long option
+        usage_error("unknown option " +
+                    (optopt != 0 ? std::string("-") + static_cast<char>(optopt) : std::string(argv[optind - 1])));
     }
-    if (optind >= argc) usage_error("missing COMMAND");
-    opt.command.assign(argv + optind, argv + argc);
-    opt.command.push_back(nullptr);
-    return opt;
+  }
+  if (optind >= argc) usage_error("missing COMMAND");
+  opt.command.assign(argv + optind, argv + argc);
+  opt.command.push_back(nullptr);
+  return opt;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    Options opt = parse_options(argc, argv);
-    TruthFile truth;
-    if (!opt.truth_path.empty()) {
-        truth = TruthFile(opt.truth_path.c_str());
-        if (!truth.is_open()) {
-            std::fprintf(stderr, "hacoboot-launcher: cannot open %s: %s\n", opt.truth_path.c_str(),
-                         std::strerror(errno));
-            return 1;
-        }
-        // Absolute, so HACOBOOT_TRUTH stays valid if COMMAND changes directory.
-        if (const std::unique_ptr<char, decltype(&std::free)> abs(realpath(opt.truth_path.c_str(), nullptr),
-                                                                  &std::free);
-            abs) {
-            opt.truth_path = abs.get();
-        }
+  Options opt = parse_options(argc, argv);
+  TruthFile truth;
+  if (!opt.truth_path.empty()) {
+    truth = TruthFile(opt.truth_path.c_str());
+    if (!truth.is_open()) {
+      std::fprintf(stderr, "hacoboot-launcher: cannot open %s: %s\n", opt.truth_path.c_str(), std::strerror(errno));
+      return 1;
     }
-    return run_driver(Context{opt, truth});
+    // Absolute, so HACOBOOT_TRUTH stays valid if COMMAND changes directory.
+    if (const std::unique_ptr<char, decltype(&std::free)> abs(realpath(opt.truth_path.c_str(), nullptr), &std::free);
+        abs) {
+      opt.truth_path = abs.get();
+    }
+  }
+  return run_driver(Context{opt, truth});
 }

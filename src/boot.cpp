@@ -1,6 +1,37 @@
 #include "hacoboot/boot.hpp"
 
+#include <algorithm>
+
+#include "hacoboot/phases.hpp"
+
 namespace hacoboot {
+namespace {
+
+enum class Lane : std::uint8_t { Supervisor, Container, Either };
+
+// Haconiwa groups its phases by the process that passes them: 0-10 the
+// supervisor (and CLI), 11-30 the container child, 31+ network set-up by the
+// supervisor; user markers 123+ may come from either.
+Lane lane_of(const Step& step) {
+  constexpr std::int64_t kFirstContainerPhase = 11;
+  constexpr std::int64_t kFirstNetworkPhase = 31;
+  constexpr std::int64_t kFirstUserPhase = 123;
+  if (step.kind != Step::Kind::Phase) return Lane::Container;
+  if (step.phase >= kFirstUserPhase) return Lane::Either;
+  if (step.phase >= kFirstContainerPhase && step.phase < kFirstNetworkPhase) return Lane::Container;
+  return Lane::Supervisor;
+}
+
+}  // namespace
+
+std::string step_name(const Step& step) {
+  switch (step.kind) {
+    case Step::Kind::Execve: return "execve";
+    case Step::Kind::Listen: return "listen";
+    case Step::Kind::Phase: break;
+  }
+  return phase_name(step.phase);
+}
 
 std::optional<std::uint64_t> BootRecord::since_start(std::uint64_t ts_ns) const {
   if (!start_ns || ts_ns < *start_ns) return std::nullopt;
@@ -10,6 +41,36 @@ std::optional<std::uint64_t> BootRecord::since_start(std::uint64_t ts_ns) const 
 std::optional<std::int64_t> BootRecord::last_phase() const {
   if (phases.empty()) return std::nullopt;
   return phases.back().phase;
+}
+
+std::vector<StepTiming> BootRecord::timeline() const {
+  std::vector<StepTiming> steps;
+  steps.reserve(phases.size() + 2);
+  const auto add = [&steps](Step step, std::uint64_t ts_ns) {
+    steps.push_back(StepTiming{.step = step, .ts_ns = ts_ns, .since_start = {}, .delta = {}});
+  };
+  for (const auto& mark : phases) add({Step::Kind::Phase, mark.phase}, mark.ts_ns);
+  if (execve_ns) add({Step::Kind::Execve}, *execve_ns);
+  if (listen_ns) add({Step::Kind::Listen}, *listen_ns);
+  std::stable_sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.ts_ns < b.ts_ns; });
+
+  for (auto it = steps.begin(); it != steps.end(); ++it) {
+    it->since_start = since_start(it->ts_ns);
+    if (it == steps.begin()) continue;
+    const Lane lane = lane_of(it->step);
+    const auto earlier = [&](auto predicate) {
+      const auto found = std::find_if(std::make_reverse_iterator(it), steps.rend(), predicate);
+      return found == steps.rend() ? std::optional<std::uint64_t>() : found->ts_ns;
+    };
+    auto previous = earlier([lane](const StepTiming& s) { return lane != Lane::Either && lane_of(s.step) == lane; });
+    // The container's first step counts from the fork that created it.
+    if (!previous && lane == Lane::Container) {
+      previous = earlier([](const StepTiming& s) { return s.step == Step{Step::Kind::Phase, kPhaseStartFork}; });
+    }
+    if (!previous) previous = std::prev(it)->ts_ns;
+    it->delta = it->ts_ns - *previous;
+  }
+  return steps;
 }
 
 }  // namespace hacoboot

@@ -11,8 +11,7 @@ constexpr std::size_t kMaxPendingClis = 4096;
 
 void record_phase(BootRecord& boot, std::int64_t phase, std::uint64_t ts_ns) {
   auto& marks = boot.phases;
-  const bool seen = std::any_of(marks.begin(), marks.end(),
-                                [phase](const PhaseMark& m) { return m.phase == phase; });
+  const bool seen = std::any_of(marks.begin(), marks.end(), [phase](const PhaseMark& m) { return m.phase == phase; });
   if (seen) return;
   // Keep time order: marks arrive nearly sorted, so this walks a step or two.
   auto pos = marks.end();

@@ -52,9 +52,7 @@ std::optional<Event> decode_event(std::span<const std::byte> record) {
     case EventKind::Phase: e.phase = raw.arg; break;
     case EventKind::Fork: e.child_pid = static_cast<std::uint32_t>(raw.arg); break;
     case EventKind::Exit: e.exit_status = static_cast<std::int32_t>(raw.arg); break;
-    case EventKind::Exec:
-      e.filename.assign(raw.filename, strnlen(raw.filename, sizeof raw.filename));
-      break;
+    case EventKind::Exec: e.filename.assign(raw.filename, strnlen(raw.filename, sizeof raw.filename)); break;
     case EventKind::Listen: break;
   }
   return e;

@@ -2,10 +2,14 @@
 
 #include <CLI/CLI.hpp>
 
-#include <map>
+#include <algorithm>
+#include <array>
+#include <string_view>
+#include <utility>
 
 #include "hacoboot/duration.hpp"
 #include "hacoboot/errors.hpp"
+#include "hacoboot/text.hpp"
 
 #ifndef HACOBOOT_VERSION
 #error "HACOBOOT_VERSION must be defined by the build"
@@ -34,6 +38,13 @@ EXIT STATUS:
   4 the --run command failed.
 )";
 
+constexpr std::array<std::pair<std::string_view, ReportFormat>, 4> kFormats{{
+    {"table", ReportFormat::Table},
+    {"bpftrace", ReportFormat::Bpftrace},
+    {"json", ReportFormat::Json},
+    {"tsv", ReportFormat::Tsv},
+}};
+
 }  // namespace
 
 CommandLine parse_command_line(int argc, const char* const* argv) {
@@ -50,11 +61,8 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
                  "reference script) marks \"execve\". Default: the container's first execve.");
   app.add_option("--haconiwa", opt.haconiwa, "Haconiwa binary holding the USDT probe (default: haconiwa in PATH)")
       ->type_name("PATH");
-  const std::map<std::string, ReportFormat> formats{
-      {"table", ReportFormat::Table}, {"bpftrace", ReportFormat::Bpftrace}, {"json", ReportFormat::Json}};
-  app.add_option("-f,--format", opt.format, "Summary format: table (default), bpftrace, json")
-      ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case))
-      ->type_name("FORMAT");
+  std::string format;
+  app.add_option("-f,--format", format, "Summary format: table (default), bpftrace, json, tsv")->type_name("FORMAT");
   app.add_option("-o,--output", opt.output, "Write the summary to FILE instead of stdout")->type_name("FILE");
   app.add_option("--events", opt.events, "Stream one TSV row per boot milestone to FILE")->type_name("FILE");
 
@@ -62,14 +70,12 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   app.add_option("--from", from, "Phase that starts the clock, by number or name (default 1, START_SV)")
       ->type_name("PHASE");
   std::string run;
-  app.add_option("-c,--run", run, "Run CMD with /bin/sh -c once probes are live; stop when it exits")
-      ->type_name("CMD");
-  std::uint64_t count = 0;
-  app.add_option("-n,--count", count, "Stop after N boots reached listen (or ended)")
-      ->type_name("N")
-      ->check(CLI::Range(std::uint64_t{1}, std::numeric_limits<std::uint64_t>::max()));
+  app.add_option("-c,--run", run, "Run CMD with /bin/sh -c once probes are live; stop when it exits")->type_name("CMD");
+  std::int64_t count = 0;
+  app.add_option("-n,--count", count, "Stop after N boots reached listen (or ended)")->type_name("N");
   std::string duration;
   app.add_option("-d,--duration", duration, "Stop after DUR (500ms, 30s, 5m)")->type_name("DUR");
+  app.add_flag("--hist", opt.histograms, "Table: also log2 histograms of execve and listen times");
   app.add_flag("-v,--verbose", opt.verbose, "libbpf and debug messages on stderr");
 
   try {
@@ -84,13 +90,23 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     throw UsageError(e.what());
   }
 
+  if (!format.empty()) {
+    const auto chosen =
+        std::find_if(kFormats.begin(), kFormats.end(), [&](const auto& named) { return iequals(named.first, format); });
+    if (chosen == kFormats.end())
+      throw UsageError("--format: unknown format '" + format + "' (table, bpftrace, json or tsv)");
+    opt.format = chosen->second;
+  }
   if (!from.empty()) {
     const auto phase = parse_phase(from);
     if (!phase) throw UsageError("--from: unknown phase '" + from + "' (a number 0-127 or a name such as START_SV)");
     opt.start_phase = *phase;
   }
   if (!run.empty()) opt.run = run;
-  if (app.count("--count") > 0) opt.count = count;
+  if (app.count("--count") > 0) {
+    if (count < 1) throw UsageError("--count: must be at least 1, got " + std::to_string(count));
+    opt.count = static_cast<std::uint64_t>(count);
+  }
   if (!duration.empty()) {
     opt.duration = parse_duration(duration);
     if (!opt.duration) throw UsageError("--duration: '" + duration + "' is not a duration such as 500ms, 30s or 5m");

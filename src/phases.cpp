@@ -1,10 +1,10 @@
 #include "hacoboot/phases.hpp"
 
-#include <algorithm>
 #include <array>
-#include <cctype>
 #include <charconv>
 #include <utility>
+
+#include "hacoboot/text.hpp"
 
 namespace hacoboot {
 namespace {
@@ -38,12 +38,6 @@ constexpr std::array<std::pair<std::int64_t, std::string_view>, 25> kPhaseNames{
     {126, "USR4"},
     {127, "USR5"},
 }};
-
-bool iequals(std::string_view a, std::string_view b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-    return std::toupper(static_cast<unsigned char>(x)) == std::toupper(static_cast<unsigned char>(y));
-  });
-}
 
 }  // namespace
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -28,7 +28,9 @@ constexpr auto kPollInterval = std::chrono::milliseconds(20);
 
 volatile std::sig_atomic_t g_stop_signal = 0;
 
-extern "C" void on_stop_signal(int signal) { g_stop_signal = signal; }
+extern "C" void on_stop_signal(int signal) {
+  g_stop_signal = signal;
+}
 
 // SIGINT/SIGTERM/SIGHUP end the run with a summary while installed.
 class StopSignals {
@@ -38,10 +40,10 @@ class StopSignals {
     struct sigaction action {};
     action.sa_handler = on_stop_signal;
     sigemptyset(&action.sa_mask);
-    for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &action, &previous_[i]);
+    for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals.at(i), &action, &previous_.at(i));
   }
   ~StopSignals() {
-    for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &previous_[i], nullptr);
+    for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals.at(i), &previous_.at(i), nullptr);
   }
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
@@ -96,11 +98,10 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   require_phase_probe(haconiwa);
 
   Summary summary;
-  BootTracker tracker({.start_phase = options.start_phase, .command = options.command},
-                      [&](const BootRecord& boot) {
-                        summary.add(boot);
-                        if (boot_rows) boot_rows->write(boot);
-                      });
+  BootTracker tracker({.start_phase = options.start_phase, .command = options.command}, [&](const BootRecord& boot) {
+    summary.add(boot);
+    if (boot_rows) boot_rows->write(boot);
+  });
   std::uint64_t undecodable = 0;
   Tracer tracer({.haconiwa_path = haconiwa, .verbose = options.verbose}, [&](std::span<const std::byte> record) {
     if (auto event = decode_event(record)) {
@@ -140,7 +141,7 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   const RunFacts facts{.start_phase = options.start_phase,
                        .command = options.command,
                        .lost_events = counters.lost_events + undecodable};
-  make_report_writer(options.format)->write(summary, facts, summary_out.stream());
+  make_report_writer(options.format, options.histograms)->write(summary, facts, summary_out.stream());
   summary_out.finish();
   if (events_out) events_out->finish();
 

@@ -1,6 +1,8 @@
 #include "hacoboot/stats.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 
 namespace hacoboot {
 
@@ -9,10 +11,54 @@ void SampleStats::add(std::uint64_t value_ns) {
   sum_ += value_ns;
   min_ = std::min(min_, value_ns);
   max_ = std::max(max_, value_ns);
+  const auto value = static_cast<long double>(value_ns);
+  const long double delta = value - mean_;
+  mean_ += delta / static_cast<long double>(count_);
+  squares_ += delta * (value - mean_);
+
+  if (histogram_) {
+    histogram_->add(value_ns);
+    return;
+  }
+  if (samples_.size() < kExactSamples) {
+    sorted_ = sorted_ && (samples_.empty() || samples_.back() <= value_ns);
+    samples_.push_back(value_ns);
+    return;
+  }
+  histogram_ = std::make_unique<LogLinearHistogram>();
+  for (const auto sample : samples_) histogram_->add(sample);
+  histogram_->add(value_ns);
+  samples_ = {};
 }
 
 std::uint64_t SampleStats::avg() const {
   return empty() ? 0 : static_cast<std::uint64_t>(sum_ / count_);
+}
+
+std::uint64_t SampleStats::stddev() const {
+  if (empty()) return 0;
+  return static_cast<std::uint64_t>(std::llround(std::sqrt(squares_ / static_cast<long double>(count_))));
+}
+
+std::uint64_t SampleStats::percentile(double q) const {
+  if (empty()) return 0;
+  const auto n = static_cast<double>(count_);
+  const auto rank = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(q / 100.0 * n)), 1, count_);
+  if (histogram_) return std::clamp(histogram_->value_at_rank(rank), min(), max());
+  if (!sorted_) {
+    std::sort(samples_.begin(), samples_.end());
+    sorted_ = true;
+  }
+  return samples_[rank - 1];
+}
+
+std::array<std::uint64_t, 65> SampleStats::log2_counts() const {
+  if (histogram_) return histogram_->log2_counts();
+  std::array<std::uint64_t, 65> slots{};
+  for (const auto sample : samples_) {
+    slots.at(sample == 0 ? 0 : 64 - static_cast<std::size_t>(std::countl_zero(sample)))++;
+  }
+  return slots;
 }
 
 void Summary::add(const BootRecord& boot) {
@@ -21,21 +67,36 @@ void Summary::add(const BootRecord& boot) {
     return;
   }
   ++boots_.started;
-  const auto execve = boot.execve_ns ? boot.since_start(*boot.execve_ns) : std::nullopt;
-  const auto listen = boot.listen_ns ? boot.since_start(*boot.listen_ns) : std::nullopt;
-  if (execve) {
-    ++boots_.execve;
-    execve_.add(*execve);
+  bool reached_execve = false;
+  bool reached_listen = false;
+  for (const auto& timing : boot.timeline()) {
+    if (!timing.since_start) continue;
+    if (timing.step == Step{Step::Kind::Phase, boot.start_phase}) continue;  // always 0
+    auto& stats = steps_[timing.step];
+    stats.since_start.add(*timing.since_start);
+    if (timing.delta) stats.delta.add(*timing.delta);
+    reached_execve = reached_execve || timing.step.kind == Step::Kind::Execve;
+    reached_listen = reached_listen || timing.step.kind == Step::Kind::Listen;
   }
-  if (listen) {
-    ++boots_.listen;
-    listen_.add(*listen);
-  }
-  if (!execve || !listen) ++boots_.incomplete;
-  for (const auto& mark : boot.phases) {
-    if (mark.phase == boot.start_phase) continue;  // always 0
-    if (const auto since = boot.since_start(mark.ts_ns)) phases_[mark.phase].add(*since);
-  }
+  boots_.execve += reached_execve ? 1 : 0;
+  boots_.listen += reached_listen ? 1 : 0;
+  boots_.incomplete += reached_execve && reached_listen ? 0 : 1;
+}
+
+const SampleStats& Summary::since_start_of(const Step& step) const {
+  static const SampleStats kNone;
+  const auto it = steps_.find(step);
+  return it == steps_.end() ? kNone : it->second.since_start;
+}
+
+std::vector<std::pair<Step, const StepStats*>> Summary::steps_in_boot_order() const {
+  std::vector<std::pair<Step, const StepStats*>> rows;
+  rows.reserve(steps_.size());
+  for (const auto& [step, stats] : steps_) rows.emplace_back(step, &stats);
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return a.second->since_start.avg() < b.second->since_start.avg();
+  });
+  return rows;
 }
 
 }  // namespace hacoboot

@@ -37,7 +37,7 @@ std::string resolve_haconiwa(const std::string& name) {
   std::istringstream dirs(path != nullptr ? path : "");
   std::string dir;
   while (std::getline(dirs, dir, ':')) {
-    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   throw UsageError("'" + name + "' not found in PATH: pass the haconiwa binary with --haconiwa PATH");

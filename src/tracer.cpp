@@ -54,9 +54,13 @@ std::size_t ring_buffer_size(std::size_t wanted) {
 
 }  // namespace
 
-void Tracer::SkeletonDeleter::operator()(hacoboot_bpf* skeleton) const { hacoboot_bpf__destroy(skeleton); }
+void Tracer::SkeletonDeleter::operator()(hacoboot_bpf* skeleton) const {
+  hacoboot_bpf__destroy(skeleton);
+}
 
-void Tracer::RingBufferDeleter::operator()(ring_buffer* rb) const { ring_buffer__free(rb); }
+void Tracer::RingBufferDeleter::operator()(ring_buffer* rb) const {
+  ring_buffer__free(rb);
+}
 
 Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   g_verbose = config.verbose;
@@ -79,7 +83,7 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
 
   // pid -1: a per-process uprobe would miss the phases of forked children.
   skeleton_->links.on_phase = bpf_program__attach_usdt(skeleton_->progs.on_phase, -1, config.haconiwa_path.c_str(),
-                                                      "haconiwa", "bootstrap_phase_pass", nullptr);
+                                                       "haconiwa", "bootstrap_phase_pass", nullptr);
   if (skeleton_->links.on_phase == nullptr) {
     fail("attaching USDT haconiwa:bootstrap_phase_pass in " + config.haconiwa_path, errno);
   }

@@ -88,8 +88,7 @@ std::vector<UsdtProbe> read_usdt_probes(const std::string& path) {
     GElf_Nhdr note{};
     std::size_t name_offset = 0;
     std::size_t desc_offset = 0;
-    for (std::size_t offset = 0;
-         (offset = gelf_getnote(data, offset, &note, &name_offset, &desc_offset)) != 0;) {
+    for (std::size_t offset = 0; (offset = gelf_getnote(data, offset, &note, &name_offset, &desc_offset)) != 0;) {
       if (note.n_type != kStapsdtNoteType) continue;
       const auto* bytes = static_cast<const char*>(data->d_buf);
       if (auto probe = parse_note(bytes + desc_offset, note.n_descsz); !probe.name.empty()) {

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace hacoboot {
@@ -11,6 +13,30 @@ struct PhaseMark {
   std::uint64_t ts_ns = 0;
 
   bool operator==(const PhaseMark&) const = default;
+};
+
+// A step of a boot: a phase passed, or a milestone of the container.
+struct Step {
+  enum class Kind : std::uint8_t { Phase, Execve, Listen };
+  Kind kind = Kind::Phase;
+  std::int64_t phase = 0;  // Kind::Phase only
+
+  auto operator<=>(const Step&) const = default;
+};
+
+// "CONTAINER_CHROOTED", "execve", "listen".
+std::string step_name(const Step& step);
+
+// When a boot passed a step: the time since its start, and the step's own
+// cost, the time since the previous step of the same process (supervisor or
+// container; the container's first step counts from START_FORK).
+struct StepTiming {
+  Step step;
+  std::uint64_t ts_ns = 0;
+  std::optional<std::uint64_t> since_start;  // unset before the start
+  std::optional<std::uint64_t> delta;        // unset for the first step
+
+  bool operator==(const StepTiming&) const = default;
 };
 
 // Why a boot stopped being tracked.
@@ -25,8 +51,8 @@ enum class BootEnd : std::uint8_t {
 struct BootRecord {
   std::uint64_t sequence = 0;  // 1-based, in order of the boots' first events
   std::uint32_t hpid = 0;
-  std::uint32_t container_pid = 0;  // 0: no container child was seen
-  std::uint64_t cgroup_id = 0;      // the container's cgroup v2 id, when seen
+  std::uint32_t container_pid = 0;        // 0: no container child was seen
+  std::uint64_t cgroup_id = 0;            // the container's cgroup v2 id, when seen
   std::int64_t start_phase = 1;           // the phase that starts the clock
   std::optional<std::uint64_t> start_ns;  // unset: tracing began mid-launch
   std::vector<PhaseMark> phases;          // first pass of each phase, by time
@@ -40,6 +66,8 @@ struct BootRecord {
   // Time from the start to ts; nullopt before the start or when not started.
   [[nodiscard]] std::optional<std::uint64_t> since_start(std::uint64_t ts_ns) const;
   [[nodiscard]] std::optional<std::int64_t> last_phase() const;
+  // Every phase and milestone, in time order.
+  [[nodiscard]] std::vector<StepTiming> timeline() const;
 };
 
 }  // namespace hacoboot

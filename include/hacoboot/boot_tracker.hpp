@@ -20,7 +20,7 @@ class BootTracker {
  public:
   struct Config {
     std::int64_t start_phase = kPhaseStartSupervisor;  // starts the clock
-    std::string command;  // execve filename that marks "execve"; empty: the first one
+    std::string command;                               // execve filename that marks "execve"; empty: the first one
     std::size_t max_live_boots = 65536;
   };
   using Sink = std::function<void(const BootRecord&)>;

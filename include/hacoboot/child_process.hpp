@@ -12,8 +12,8 @@ class ChildProcess {
  public:
   // Runs COMMAND through /bin/sh -c. Throws RuntimeError when it cannot start.
   explicit ChildProcess(const std::string& command);
-  // Terminates (SIGTERM, then SIGKILL after a grace period) and reaps a child
-  // still running.
+  // A child still running is terminated with its whole process group
+  // (SIGTERM, then SIGKILL after a grace period) and reaped.
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;

@@ -19,18 +19,18 @@
 #define HACOBOOT_MAX_EXECING 8192
 
 enum hacoboot_event_kind {
-	HACOBOOT_EV_PHASE = 1,  /* USDT bootstrap_phase_pass: arg = phase */
-	HACOBOOT_EV_FORK = 2,   /* process fork by a tracked process: arg = child pid */
-	HACOBOOT_EV_EXEC = 3,   /* successful execve by a member: filename, ts at entry */
-	HACOBOOT_EV_LISTEN = 4, /* successful listen(2) by a member, ts at return */
-	HACOBOOT_EV_EXIT = 5,   /* last thread of a tracked process exited: arg = exit code */
+  HACOBOOT_EV_PHASE = 1,  /* USDT bootstrap_phase_pass: arg = phase */
+  HACOBOOT_EV_FORK = 2,   /* process fork by a tracked process: arg = child pid */
+  HACOBOOT_EV_EXEC = 3,   /* successful execve by a member: filename, ts at entry */
+  HACOBOOT_EV_LISTEN = 4, /* successful listen(2) by a member, ts at return */
+  HACOBOOT_EV_EXIT = 5,   /* last thread of a tracked process exited: arg = exit code */
 };
 
 /* Roles of a tracked process, carried in hacoboot_event.role. */
 enum hacoboot_role {
-	HACOBOOT_ROLE_LAUNCHER = 1,  /* passed phases itself (Haconiwa CLI or supervisor) */
-	HACOBOOT_ROLE_CONTAINER = 2, /* the container child forked after START_FORK */
-	HACOBOOT_ROLE_MEMBER = 3,    /* any descendant of the container child */
+  HACOBOOT_ROLE_LAUNCHER = 1,  /* passed phases itself (Haconiwa CLI or supervisor) */
+  HACOBOOT_ROLE_CONTAINER = 2, /* the container child forked after START_FORK */
+  HACOBOOT_ROLE_MEMBER = 3,    /* any descendant of the container child */
 };
 
 /*
@@ -38,24 +38,24 @@ enum hacoboot_role {
  * with HACOBOOT_EVENT_BASE_SIZE bytes to keep the ring buffer dense.
  */
 struct hacoboot_event {
-	unsigned long long ts_ns;     /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
-	unsigned long long cgroup_id; /* cgroup v2 id of the emitting task */
-	long long arg;                /* see enum hacoboot_event_kind */
-	unsigned int kind;            /* enum hacoboot_event_kind */
-	unsigned int pid;             /* tgid of the emitting process (init pid ns) */
-	unsigned int tid;
-	unsigned int hpid;            /* boot key: the supervisor's pid */
-	unsigned int role;            /* enum hacoboot_role of pid (of the child for forks) */
-	unsigned int pad;
-	char filename[HACOBOOT_FILENAME_LEN];
+  unsigned long long ts_ns;     /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+  unsigned long long cgroup_id; /* cgroup v2 id of the emitting task */
+  long long arg;                /* see enum hacoboot_event_kind */
+  unsigned int kind;            /* enum hacoboot_event_kind */
+  unsigned int pid;             /* tgid of the emitting process (init pid ns) */
+  unsigned int tid;
+  unsigned int hpid; /* boot key: the supervisor's pid */
+  unsigned int role; /* enum hacoboot_role of pid (of the child for forks) */
+  unsigned int pad;
+  char filename[HACOBOOT_FILENAME_LEN];
 };
 
 #define HACOBOOT_EVENT_BASE_SIZE (sizeof(struct hacoboot_event) - HACOBOOT_FILENAME_LEN)
 
 /* Counters the BPF side keeps so that nothing is lost silently. */
 struct hacoboot_counters {
-	unsigned long long lost_events;  /* ring buffer reservation failed */
-	unsigned long long tracked_full; /* a process could not be tracked: map full */
+  unsigned long long lost_events;  /* ring buffer reservation failed */
+  unsigned long long tracked_full; /* a process could not be tracked: map full */
 };
 
 #endif /* HACOBOOT_HACOBOOT_H */

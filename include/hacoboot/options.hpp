@@ -12,9 +12,10 @@
 namespace hacoboot {
 
 struct Options {
-  std::string command;              // container init command; empty: first execve
+  std::string command;                // container init command; empty: first execve
   std::string haconiwa = "haconiwa";  // binary holding the probe (PATH lookup without '/')
   ReportFormat format = ReportFormat::Table;
+  bool histograms = false;
   std::string output;  // empty: stdout
   std::string events;  // per-boot TSV rows; empty: none
   std::int64_t start_phase = kPhaseStartSupervisor;

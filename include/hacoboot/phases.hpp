@@ -10,6 +10,7 @@ namespace hacoboot {
 // Haconiwa's bootstrap_phase_pass numbers (arg0 of the USDT probe).
 inline constexpr std::int64_t kPhaseCliStart = 0;
 inline constexpr std::int64_t kPhaseStartSupervisor = 1;
+inline constexpr std::int64_t kPhaseStartFork = 2;  // the container child is forked next
 
 // Name of a phase from Haconiwa's table; unknown phases by number ("PHASE_42").
 std::string phase_name(std::int64_t phase);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
@@ -9,7 +10,7 @@
 
 namespace hacoboot {
 
-enum class ReportFormat : std::uint8_t { Table, Bpftrace, Json };
+enum class ReportFormat : std::uint8_t { Table, Bpftrace, Json, Tsv };
 
 // What the summary reports besides the statistics.
 struct RunFacts {
@@ -22,11 +23,20 @@ struct RunFacts {
 // never formats; the CLI picks a writer once.
 class ReportWriter {
  public:
+  ReportWriter() = default;
+  ReportWriter(const ReportWriter&) = delete;
+  ReportWriter& operator=(const ReportWriter&) = delete;
+  ReportWriter(ReportWriter&&) = delete;
+  ReportWriter& operator=(ReportWriter&&) = delete;
   virtual ~ReportWriter() = default;
   virtual void write(const Summary& summary, const RunFacts& facts, std::ostream& out) const = 0;
 };
 
-std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format);
+// `histograms`: the table also draws log2 histograms of execve and listen.
+std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, bool histograms = false);
+
+// The percentiles every format reports.
+inline constexpr std::array<double, 3> kReportedPercentiles{50, 90, 99};
 
 // "812 ns", "12.3 us", "7.21 ms", "2.24 s": three significant digits.
 std::string format_duration(std::uint64_t ns);

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package hacoboot-sampler needs to build, test and
+# demo. The single list used by the README, scripts/*.sh and CI.
+set -euo pipefail
+
+packages=(
+  # build
+  cmake g++ make pkg-config
+  clang          # BPF target compiler
+  bpftool        # vmlinux.h and skeleton generation
+  libbpf-dev libelf-dev zlib1g-dev
+  libcli11-dev libfmt-dev nlohmann-json3-dev
+  systemtap-sdt-dev   # <sys/sdt.h> for the demo launcher's USDT probe
+  # tests and checks
+  googletest libgtest-dev
+  clang-format clang-tidy
+  bpftrace       # the reference tracer, compared against in the integration tests
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "scripts/setup.sh installs packages with apt-get: run it as root (sudo $0)" >&2
+  exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+echo "setup: ${#packages[@]} packages present"

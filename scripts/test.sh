@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what is needed, builds, and runs every test: unit tests always,
+# BPF integration tests when root (they skip otherwise, or fail when
+# HACOBOOT_REQUIRE_BPF=1, as in CI).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "${HACOBOOT_SKIP_SETUP:-0}" != 1 ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    scripts/setup.sh
+  else
+    echo "test: not root, skipping package installation (sudo $0 installs them)" >&2
+  fi
+fi
+scripts/build.sh
+ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j 1

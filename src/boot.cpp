@@ -24,13 +24,13 @@ Lane lane_of(const Step& step) {
 
 }  // namespace
 
-std::string step_name(const Step& step) {
+std::string step_name(const Step& step, const PhaseNames& names) {
   switch (step.kind) {
     case Step::Kind::Execve: return "execve";
     case Step::Kind::Listen: return "listen";
     case Step::Kind::Phase: break;
   }
-  return phase_name(step.phase);
+  return names.name(step.phase);
 }
 
 std::optional<std::uint64_t> BootRecord::since_start(std::uint64_t ts_ns) const {

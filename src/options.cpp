@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <fstream>
+#include <sstream>
 #include <string_view>
 #include <utility>
 
@@ -30,13 +32,27 @@ EXAMPLES:
                                             # the reference script's figures
   hacoboot-sampler --run ./boot-10-containers.sh --format json -o boot.json
                                             # trace while a script runs (CI)
-  hacoboot-sampler -n 20 --events boots.tsv # 20 boots, one TSV row per milestone
-  hacoboot-sampler --haconiwa /opt/haconiwa/bin/haconiwa -d 30s
+  hacoboot-sampler --run ./boot-10.sh --baseline boot.json --max-regression 15
+                                            # exit 3 when boot time regressed
+  hacoboot-sampler -n 20 --events boots.tsv --timeline boots.svg
+                                            # 20 boots: raw rows and a waterfall
+  hacoboot-sampler --haconiwa /opt/haconiwa/bin/haconiwa -d 30s --hist
 
 EXIT STATUS:
-  0 success, 1 runtime error (privileges, kernel), 2 bad usage or input,
-  4 the --run command failed.
+  0 success, 1 runtime error (privileges, kernel, I/O), 2 bad usage or input,
+  3 boot time regressed against --baseline, 4 the --run command failed.
 )";
+
+template <typename Value, std::size_t N>
+Value pick(const std::array<std::pair<std::string_view, Value>, N>& choices, const std::string& text,
+           const char* option) {
+  for (const auto& [name, value] : choices) {
+    if (iequals(name, text)) return value;
+  }
+  std::string names;
+  for (const auto& [name, value] : choices) names += (names.empty() ? "" : ", ") + std::string(name);
+  throw UsageError(std::string(option) + ": unknown value '" + text + "' (" + names + ")");
+}
 
 constexpr std::array<std::pair<std::string_view, ReportFormat>, 4> kFormats{{
     {"table", ReportFormat::Table},
@@ -44,6 +60,42 @@ constexpr std::array<std::pair<std::string_view, ReportFormat>, 4> kFormats{{
     {"json", ReportFormat::Json},
     {"tsv", ReportFormat::Tsv},
 }};
+
+constexpr std::array<std::pair<std::string_view, EventsFormat>, 2> kEventsFormats{{
+    {"tsv", EventsFormat::Tsv},
+    {"jsonl", EventsFormat::Jsonl},
+}};
+
+std::string read_file(const std::string& path, const char* option) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(std::string(option) + ": cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// "execve,listen,CONTAINER_CHROOTED,16" -> baseline metric keys; "all" -> every metric.
+std::set<std::string> gated_metrics(const std::string& list, const PhaseNames& names) {
+  std::set<std::string> keys;
+  std::istringstream items(list);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    if (iequals(item, "all")) return {};
+    if (iequals(item, "execve") || iequals(item, "listen")) {
+      std::transform(item.begin(), item.end(), item.begin(), [](unsigned char c) { return std::tolower(c); });
+      keys.insert(item);
+      continue;
+    }
+    const auto phase = names.find(item);
+    if (!phase) throw UsageError("--gate: '" + item + "' is neither execve, listen, all nor a phase");
+    keys.insert("phase:" + std::to_string(*phase));
+  }
+  return keys;
+}
+
+void require_positive(std::int64_t value, const char* option) {
+  if (value < 1) throw UsageError(std::string(option) + ": must be at least 1, got " + std::to_string(value));
+}
 
 }  // namespace
 
@@ -54,29 +106,73 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   CLI::App app(kDescription, "hacoboot-sampler");
   app.footer(kExamples);
   app.set_version_flag("--version", "hacoboot-sampler " HACOBOOT_VERSION);
-  app.get_formatter()->column_width(34);
+  app.get_formatter()->column_width(36);
 
   app.add_option("COMMAND", opt.command,
                  "Container init command: its execve (filename compared as given, like the "
                  "reference script) marks \"execve\". Default: the container's first execve.");
   app.add_option("--haconiwa", opt.haconiwa, "Haconiwa binary holding the USDT probe (default: haconiwa in PATH)")
       ->type_name("PATH");
-  std::string format;
-  app.add_option("-f,--format", format, "Summary format: table (default), bpftrace, json, tsv")->type_name("FORMAT");
-  app.add_option("-o,--output", opt.output, "Write the summary to FILE instead of stdout")->type_name("FILE");
-  app.add_option("--events", opt.events, "Stream one TSV row per boot milestone to FILE")->type_name("FILE");
-
   std::string from;
   app.add_option("--from", from, "Phase that starts the clock, by number or name (default 1, START_SV)")
       ->type_name("PHASE");
+  std::string phase_names_file;
+  app.add_option("--phase-names", phase_names_file, "Name phases: lines of 'NUMBER NAME' (e.g. 123 APP_READY)")
+      ->type_name("FILE");
+
   std::string run;
-  app.add_option("-c,--run", run, "Run CMD with /bin/sh -c once probes are live; stop when it exits")->type_name("CMD");
   std::int64_t count = 0;
-  app.add_option("-n,--count", count, "Stop after N boots reached listen (or ended)")->type_name("N");
   std::string duration;
-  app.add_option("-d,--duration", duration, "Stop after DUR (500ms, 30s, 5m)")->type_name("DUR");
-  app.add_flag("--hist", opt.histograms, "Table: also log2 histograms of execve and listen times");
-  app.add_flag("-v,--verbose", opt.verbose, "libbpf and debug messages on stderr");
+  std::int64_t warmup = 0;
+  app.add_option("-c,--run", run, "Run CMD with /bin/sh -c once probes are live; stop when it exits")
+      ->type_name("CMD")
+      ->group("When to stop");
+  app.add_option("-n,--count", count, "Stop after N boots reached listen (or ended)")
+      ->type_name("N")
+      ->group("When to stop");
+  app.add_option("-d,--duration", duration, "Stop after DUR (500ms, 30s, 5m)")->type_name("DUR")->group("When to stop");
+  app.add_option("--warmup", warmup, "Leave the first N boots out of every figure (cold caches)")
+      ->type_name("N")
+      ->group("When to stop");
+
+  std::string format;
+  std::string events_format;
+  app.add_option("-f,--format", format, "Summary: table (default), bpftrace, json, tsv")
+      ->type_name("FORMAT")
+      ->group("Outputs");
+  app.add_flag("--hist", opt.histograms, "Table: also log2 histograms of execve and listen")->group("Outputs");
+  app.add_option("-o,--output", opt.output, "Summary to FILE instead of stdout")->type_name("FILE")->group("Outputs");
+  app.add_option("--events", opt.events, "Stream one row per boot milestone to FILE, as boots end")
+      ->type_name("FILE")
+      ->group("Outputs");
+  app.add_option("--events-format", events_format, "Rows as tsv (default) or jsonl")
+      ->type_name("FORMAT")
+      ->group("Outputs");
+  app.add_option("--timeline", opt.timeline, "Draw a waterfall of the boots to FILE.svg")
+      ->type_name("FILE")
+      ->group("Outputs");
+  app.add_option("--trace-out", opt.trace_out, "Chrome Trace Event JSON (Perfetto UI) to FILE")
+      ->type_name("FILE")
+      ->group("Outputs");
+
+  std::string gate_statistic;
+  std::string gate_list;
+  app.add_option("--baseline", opt.baseline, "Compare with a saved --format json summary; exit 3 on regression")
+      ->type_name("FILE")
+      ->group("Regression gate");
+  app.add_option("--max-regression", opt.gate.max_regression_pct, "Largest tolerated slowdown in % (default 10)")
+      ->type_name("PCT")
+      ->check(CLI::NonNegativeNumber)
+      ->group("Regression gate");
+  app.add_option("--gate-stat", gate_statistic, "Statistic compared: p50 (default), p90, p99, avg, max")
+      ->type_name("STAT")
+      ->group("Regression gate");
+  app.add_option("--gate", gate_list, "Metrics that fail the gate: execve,listen (default), phases, or all")
+      ->type_name("LIST")
+      ->group("Regression gate");
+
+  app.add_flag("-q,--quiet", opt.quiet, "No progress line on a terminal");
+  app.add_flag("-v,--verbose", opt.verbose, "libbpf's log on stderr");
 
   try {
     app.parse(argc, argv);
@@ -90,26 +186,38 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     throw UsageError(e.what());
   }
 
-  if (!format.empty()) {
-    const auto chosen =
-        std::find_if(kFormats.begin(), kFormats.end(), [&](const auto& named) { return iequals(named.first, format); });
-    if (chosen == kFormats.end())
-      throw UsageError("--format: unknown format '" + format + "' (table, bpftrace, json or tsv)");
-    opt.format = chosen->second;
+  if (!phase_names_file.empty()) {
+    opt.phase_names = PhaseNames::parse(read_file(phase_names_file, "--phase-names"), phase_names_file);
   }
   if (!from.empty()) {
-    const auto phase = parse_phase(from);
+    const auto phase = opt.phase_names.find(from);
     if (!phase) throw UsageError("--from: unknown phase '" + from + "' (a number 0-127 or a name such as START_SV)");
     opt.start_phase = *phase;
   }
   if (!run.empty()) opt.run = run;
   if (app.count("--count") > 0) {
-    if (count < 1) throw UsageError("--count: must be at least 1, got " + std::to_string(count));
+    require_positive(count, "--count");
     opt.count = static_cast<std::uint64_t>(count);
   }
   if (!duration.empty()) {
     opt.duration = parse_duration(duration);
     if (!opt.duration) throw UsageError("--duration: '" + duration + "' is not a duration such as 500ms, 30s or 5m");
+  }
+  if (app.count("--warmup") > 0) {
+    if (warmup < 0) throw UsageError("--warmup: must not be negative");
+    opt.warmup = static_cast<std::uint64_t>(warmup);
+  }
+  if (!format.empty()) opt.format = pick(kFormats, format, "--format");
+  if (!events_format.empty()) opt.events_format = pick(kEventsFormats, events_format, "--events-format");
+  if (!gate_statistic.empty()) {
+    const auto statistic = parse_gate_statistic(gate_statistic);
+    if (!statistic)
+      throw UsageError("--gate-stat: unknown statistic '" + gate_statistic + "' (p50, p90, p99, avg, max)");
+    opt.gate.statistic = *statistic;
+  }
+  if (!gate_list.empty()) opt.gate.gated = gated_metrics(gate_list, opt.phase_names);
+  if (opt.baseline.empty() && (app.count("--gate") + app.count("--gate-stat") + app.count("--max-regression")) > 0) {
+    result.warnings.emplace_back("--gate, --gate-stat and --max-regression only matter with --baseline");
   }
   if (!opt.command.empty() && opt.command.front() != '/') {
     result.warnings.push_back("COMMAND '" + opt.command +

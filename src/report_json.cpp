@@ -33,7 +33,7 @@ class JsonWriter final : public ReportWriter {
     const auto& boots = summary.boots();
     Json doc;
     doc["schema"] = kSchema;
-    doc["start_phase"] = {{"phase", facts.start_phase}, {"name", phase_name(facts.start_phase)}};
+    doc["start_phase"] = {{"phase", facts.start_phase}, {"name", facts.names.name(facts.start_phase)}};
     doc["command"] = facts.command.empty() ? Json() : Json(facts.command);
     doc["boots"] = {{"started", boots.started},
                     {"execve", boots.execve},
@@ -45,10 +45,10 @@ class JsonWriter final : public ReportWriter {
     auto phases = Json::array();
     for (const auto& [step, stats] : summary.steps_in_boot_order()) {
       if (step.kind != Step::Kind::Phase) {
-        doc["metrics"][step_name(step)] = step_of(*stats);
+        doc["metrics"][step_name(step, facts.names)] = step_of(*stats);
         continue;
       }
-      Json row{{"phase", step.phase}, {"name", step_name(step)}};
+      Json row{{"phase", step.phase}, {"name", step_name(step, facts.names)}};
       row.update(step_of(*stats));
       phases.push_back(std::move(row));
     }

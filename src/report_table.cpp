@@ -14,9 +14,9 @@ constexpr int kLabelWidth = 34;
 constexpr int kBarWidth = 20;
 constexpr int kHistogramBarWidth = 52;  // as bpftrace's hist()
 
-std::string step_label(const Step& step) {
-  if (step.kind != Step::Kind::Phase) return fmt::format("    {}", step_name(step));
-  return fmt::format("{:>3} {}", step.phase, step_name(step));
+std::string step_label(const Step& step, const PhaseNames& names) {
+  if (step.kind != Step::Kind::Phase) return fmt::format("    {}", step_name(step, names));
+  return fmt::format("{:>3} {}", step.phase, step_name(step, names));
 }
 
 std::string bar(double fraction, int width) {
@@ -31,7 +31,7 @@ class TableWriter final : public ReportWriter {
   void write(const Summary& summary, const RunFacts& facts, std::ostream& out) const override {
     header(summary, facts, out);
     milestones(summary, facts, out);
-    breakdown(summary, out);
+    breakdown(summary, facts, out);
     if (histograms_) {
       histogram(out, "execve", summary.execve());
       histogram(out, "listen", summary.listen());
@@ -53,8 +53,8 @@ class TableWriter final : public ReportWriter {
   // The reference script's two metrics, with the distribution.
   static void milestones(const Summary& summary, const RunFacts& facts, std::ostream& out) {
     out << fmt::format("\n{:<{}} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
-                       "TIME SINCE " + phase_name(facts.start_phase), kLabelWidth, "COUNT", "AVG", "P50", "P90", "P99",
-                       "MIN", "MAX");
+                       "TIME SINCE " + facts.names.name(facts.start_phase), kLabelWidth, "COUNT", "AVG", "P50", "P90",
+                       "P99", "MIN", "MAX");
     for (const auto& [name, stats] : {std::pair{"execve", &summary.execve()}, std::pair{"listen", &summary.listen()}}) {
       out << fmt::format("{:<{}} {:>6}", name, kLabelWidth, stats->count());
       for (const auto value : {stats->avg(), stats->percentile(50), stats->percentile(90), stats->percentile(99),
@@ -68,7 +68,7 @@ class TableWriter final : public ReportWriter {
   // Every step in boot order, with its own cost and its share of the time to
   // listen (to execve when nothing listened): where boot time goes, like
   // systemd-analyze blame. Steps after that (the container's lifetime) get no share.
-  static void breakdown(const Summary& summary, std::ostream& out) {
+  static void breakdown(const Summary& summary, const RunFacts& facts, std::ostream& out) {
     const auto steps = summary.steps_in_boot_order();
     if (steps.empty()) return;
     const auto& useful = summary.listen().empty() ? summary.execve() : summary.listen();
@@ -83,9 +83,9 @@ class TableWriter final : public ReportWriter {
         const double fraction = static_cast<double>(own) / total;
         share = fmt::format("{:5.1f}% {}", fraction * 100.0, bar(fraction, kBarWidth));
       }
-      out << fmt::format("{:<{}} {:>6} {:>11} {:>9} {:>9} {:>9} {}\n", step_label(step), kLabelWidth, since.count(),
-                         format_duration(since.avg()), format_duration(since.min()), format_duration(since.max()),
-                         stats->delta.empty() ? "-" : format_duration(own), share);
+      out << fmt::format("{:<{}} {:>6} {:>11} {:>9} {:>9} {:>9} {}\n", step_label(step, facts.names), kLabelWidth,
+                         since.count(), format_duration(since.avg()), format_duration(since.min()),
+                         format_duration(since.max()), stats->delta.empty() ? "-" : format_duration(own), share);
     }
   }
 

@@ -3,21 +3,27 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <cerrno>
 #include <csignal>
-#include <cstring>
 #include <fstream>
-#include <iostream>
+#include <memory>
 #include <optional>
+#include <sstream>
+#include <vector>
 
+#include "hacoboot/baseline.hpp"
 #include "hacoboot/boot_rows.hpp"
 #include "hacoboot/boot_tracker.hpp"
+#include "hacoboot/cgroup_paths.hpp"
 #include "hacoboot/child_process.hpp"
 #include "hacoboot/errors.hpp"
 #include "hacoboot/event.hpp"
+#include "hacoboot/output_file.hpp"
+#include "hacoboot/progress.hpp"
 #include "hacoboot/report.hpp"
 #include "hacoboot/stats.hpp"
 #include "hacoboot/system_checks.hpp"
+#include "hacoboot/timeline.hpp"
+#include "hacoboot/trace_event.hpp"
 #include "hacoboot/tracer.hpp"
 
 namespace hacoboot {
@@ -25,6 +31,9 @@ namespace {
 
 // Bounds both how stale a reading can be and how long Ctrl-C takes to act.
 constexpr auto kPollInterval = std::chrono::milliseconds(20);
+// Boots kept for --timeline / --trace-out: the pictures are for looking at,
+// and memory must not grow with the length of the run.
+constexpr std::size_t kMaxPictured = 10'000;
 
 volatile std::sig_atomic_t g_stop_signal = 0;
 
@@ -57,58 +66,82 @@ class StopSignals {
   std::array<struct sigaction, 3> previous_{};
 };
 
-// An output file, opened before tracing starts so a bad path fails fast.
-class OutputFile {
+std::optional<MetricTable> load_baseline(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  std::ifstream in(path);
+  if (!in) throw UsageError("--baseline: cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_baseline(text.str(), path);
+}
+
+std::unique_ptr<OutputFile> open_if_named(const std::string& path) {
+  return path.empty() ? nullptr : std::make_unique<OutputFile>(path);
+}
+
+// Where each finished boot goes: the summary, the rows, the pictures.
+class BootSinks {
  public:
-  explicit OutputFile(const std::string& path) : path_(path) {
-    if (path.empty()) return;
-    file_.open(path, std::ios::out | std::ios::trunc);
-    if (!file_) throw UsageError("cannot write " + path + ": " + std::strerror(errno));
-  }
-
-  std::ostream& stream() { return path_.empty() ? std::cout : file_; }
-
-  // Throws RuntimeError if anything written was lost (full disk, closed pipe).
-  void finish() {
-    stream().flush();
-    if (path_.empty() ? !std::cout : (file_.close(), !file_)) {
-      throw RuntimeError("writing " + (path_.empty() ? std::string("standard output") : path_) + " failed");
+  BootSinks(const Options& options, OutputFile* events) : options_(options) {
+    if (events) {
+      const auto format =
+          options.events_format == EventsFormat::Jsonl ? BootRowWriter::Format::Jsonl : BootRowWriter::Format::Tsv;
+      rows_.emplace(events->stream(), format, options.phase_names);
     }
+    keep_for_pictures_ = !options.timeline.empty() || !options.trace_out.empty();
   }
+
+  void on_boot(const BootRecord& finished, CgroupPaths& cgroups, ProgressLine& progress) {
+    if (finished.sequence <= options_.warmup) return;
+    BootRecord boot = finished;
+    boot.cgroup_path = cgroups.path_of(boot.cgroup_id);
+    summary_.add(boot);
+    if (rows_) rows_->write(boot);
+    if (keep_for_pictures_ && pictured_.size() < kMaxPictured) pictured_.push_back(boot);
+    progress.boot_done(boot.listen_ns ? boot.since_start(*boot.listen_ns) : std::nullopt);
+  }
+
+  [[nodiscard]] const Summary& summary() const { return summary_; }
+  [[nodiscard]] const std::vector<BootRecord>& pictured() const { return pictured_; }
 
  private:
-  std::string path_;
-  std::ofstream file_;
+  const Options& options_;
+  Summary summary_;
+  std::optional<BootRowWriter> rows_;
+  bool keep_for_pictures_ = false;
+  std::vector<BootRecord> pictured_;
 };
 
 }  // namespace
 
 int run_session(const Options& options, std::ostream& diagnostics) {
+  // Every input and output first: a typo fails before anything is loaded.
+  const auto baseline = load_baseline(options.baseline);
   OutputFile summary_out(options.output);
-  std::optional<OutputFile> events_out;
-  std::optional<BootRowWriter> boot_rows;
-  if (!options.events.empty()) {
-    events_out.emplace(options.events);
-    boot_rows.emplace(events_out->stream());
-  }
+  auto events_out = open_if_named(options.events);
+  auto timeline_out = open_if_named(options.timeline);
+  auto trace_out = open_if_named(options.trace_out);
 
   require_kernel_btf();
   require_bpf_privileges();
   const std::string haconiwa = resolve_haconiwa(options.haconiwa);
   require_phase_probe(haconiwa);
 
-  Summary summary;
-  BootTracker tracker({.start_phase = options.start_phase, .command = options.command}, [&](const BootRecord& boot) {
-    summary.add(boot);
-    if (boot_rows) boot_rows->write(boot);
-  });
+  ProgressLine progress(!options.quiet);
+  CgroupPaths cgroups;
+  BootSinks sinks(options, events_out.get());
+  BootTracker tracker({.start_phase = options.start_phase, .command = options.command},
+                      [&](const BootRecord& boot) { sinks.on_boot(boot, cgroups, progress); });
   std::uint64_t undecodable = 0;
   Tracer tracer({.haconiwa_path = haconiwa, .verbose = options.verbose}, [&](std::span<const std::byte> record) {
-    if (auto event = decode_event(record)) {
-      tracker.on_event(*event);
-    } else {
+    const auto event = decode_event(record);
+    if (!event) {
       ++undecodable;
+      return;
     }
+    // Resolve while the container is alive: its cgroup may be gone when the boot ends.
+    if (event->kind == EventKind::Exec) cgroups.path_of(event->cgroup_id);
+    tracker.on_event(*event);
   });
 
   const StopSignals stop_signals;
@@ -116,13 +149,14 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   if (options.run) {
     child.emplace(*options.run);
   } else {
-    diagnostics << "Tracing Haconiwa boots in " << haconiwa << "... Hit Ctrl-C to end.\n";
+    diagnostics << "Tracing Haconiwa boots in " << haconiwa << "... Hit Ctrl-C to end." << std::endl;
   }
   const auto started = std::chrono::steady_clock::now();
 
   std::optional<int> child_status;
   while (true) {
     tracer.poll(kPollInterval);
+    progress.update(tracker.live_boots(), tracer.counters().lost_events);
     if (StopSignals::received()) break;
     if (child && (child_status = child->poll_exit())) break;
     if (options.count && tracker.settled_boots() >= *options.count) break;
@@ -130,6 +164,7 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   }
   tracer.poll(std::chrono::milliseconds(0));
   tracker.finish_all();
+  progress.clear();
 
   const auto counters = tracer.counters();
   if (counters.lost_events > 0 || counters.tracked_full > 0 || undecodable > 0) {
@@ -140,14 +175,28 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   }
   const RunFacts facts{.start_phase = options.start_phase,
                        .command = options.command,
-                       .lost_events = counters.lost_events + undecodable};
-  make_report_writer(options.format, options.histograms)->write(summary, facts, summary_out.stream());
+                       .lost_events = counters.lost_events + undecodable,
+                       .names = options.phase_names};
+  make_report_writer(options.format, options.histograms)->write(sinks.summary(), facts, summary_out.stream());
   summary_out.finish();
   if (events_out) events_out->finish();
+  if (timeline_out) {
+    write_timeline_svg(sinks.pictured(), timeline_out->stream());
+    timeline_out->finish();
+  }
+  if (trace_out) {
+    write_chrome_trace(sinks.pictured(), trace_out->stream());
+    trace_out->finish();
+  }
 
   if (child_status && *child_status != 0) {
     diagnostics << "--run command " << describe_wait_status(*child_status) << '\n';
     return kExitRunCommandFailed;
+  }
+  if (baseline) {
+    const auto gate = compare_to_baseline(*baseline, metrics_of(sinks.summary()), options.gate);
+    write_gate_report(gate, options.gate, diagnostics);
+    if (gate.regressed()) return kExitRegressed;
   }
   return kExitOk;
 }

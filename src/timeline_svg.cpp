@@ -52,19 +52,20 @@ struct PhaseGroup {
   std::string_view fill;
 };
 
-// Descending, so that the first group a phase reaches is its own.
 constexpr std::array<PhaseGroup, 4> kGroups{{
-    {123, "user", "123-127", "#b48ad6"},
-    {31, "network", "31-122", "#7cc47a"},
-    {11, "container", "11-30", "#f0a35e"},
     {0, "supervisor", "0-10", "#6c9bd2"},
+    {11, "container", "11-30", "#f0a35e"},
+    {31, "network", "31-122", "#7cc47a"},
+    {123, "user", "123-127", "#b48ad6"},
 }};
 
+// The last group whose first phase the phase reaches.
 const PhaseGroup& group_of(std::int64_t phase) {
-  for (const auto& group : kGroups) {
-    if (phase >= group.first_phase) return group;
+  const auto* group = kGroups.data();
+  for (const auto& candidate : kGroups) {
+    if (phase >= candidate.first_phase) group = &candidate;
   }
-  return kGroups.back();
+  return *group;
 }
 
 struct TimeUnit {
@@ -236,11 +237,11 @@ void write_circle(std::ostream& out, double x, double y) {
 void write_legend(std::ostream& out) {
   out << "<g class=\"legend\">\n";
   double x = kMargin;
-  for (auto group = kGroups.rbegin(); group != kGroups.rend(); ++group) {
+  for (const auto& group : kGroups) {
     out << fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="14" height="{}" fill="{}"/>)"
                        "\n",
-                       x, kLegendY - kBarHeight / 2, kBarHeight, group->fill);
-    x = write_legend_label(out, x + 20, fmt::format("{} phases ({})", group->name, group->range));
+                       x, kLegendY - kBarHeight / 2, kBarHeight, group.fill);
+    x = write_legend_label(out, x + 20, fmt::format("{} phases ({})", group.name, group.range));
   }
   write_diamond(out, x + kMarkerSize, kLegendY);
   x = write_legend_label(out, x + 2 * kMarkerSize + 6, "execve");
@@ -299,10 +300,12 @@ void write_span(std::ostream& out, const PhaseSpan& span, const Axis& axis, doub
                      x, bar_y, width, kBarHeight, span.end_ns ? group_of(span.phase).fill : kLastPhaseFill,
                      xml_escape(title));
   if (!span.end_ns || width < static_cast<double>(name.size()) * kBarCharWidth + 2 * kBarTextPad) return;
+  // Centred, clear of a marker at the phase's start (often execve or listen).
   // The bar's title already explains it: the label must not hide it from the pointer.
-  out << fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="10" pointer-events="none">{}</text>)"
-                     "\n",
-                     x + kBarTextPad, bar_y + kBarHeight - 4, xml_escape(name));
+  out << fmt::format(
+      R"(<text x="{:.1f}" y="{:.1f}" font-size="10" text-anchor="middle" pointer-events="none">{}</text>)"
+      "\n",
+      x + width / 2, bar_y + kBarHeight - 4, xml_escape(name));
 }
 
 enum class Marker { Execve, Listen };

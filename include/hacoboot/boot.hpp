@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "hacoboot/phases.hpp"
+
 namespace hacoboot {
 
 struct PhaseMark {
@@ -25,7 +27,7 @@ struct Step {
 };
 
 // "CONTAINER_CHROOTED", "execve", "listen".
-std::string step_name(const Step& step);
+std::string step_name(const Step& step, const PhaseNames& names = {});
 
 // When a boot passed a step: the time since its start, and the step's own
 // cost, the time since the previous step of the same process (supervisor or
@@ -53,6 +55,7 @@ struct BootRecord {
   std::uint32_t hpid = 0;
   std::uint32_t container_pid = 0;        // 0: no container child was seen
   std::uint64_t cgroup_id = 0;            // the container's cgroup v2 id, when seen
+  std::string cgroup_path;                // that cgroup's path, when resolvable
   std::int64_t start_phase = 1;           // the phase that starts the clock
   std::optional<std::uint64_t> start_ns;  // unset: tracing began mid-launch
   std::vector<PhaseMark> phases;          // first pass of each phase, by time

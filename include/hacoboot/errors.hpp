@@ -10,6 +10,7 @@ enum ExitStatus : int {
   kExitOk = 0,
   kExitRuntimeError = 1,
   kExitUsage = 2,
+  kExitRegressed = 3,
   kExitRunCommandFailed = 4,
 };
 

@@ -6,22 +6,38 @@
 #include <string>
 #include <vector>
 
+#include "hacoboot/baseline.hpp"
 #include "hacoboot/phases.hpp"
 #include "hacoboot/report.hpp"
 
 namespace hacoboot {
 
+enum class EventsFormat : std::uint8_t { Tsv, Jsonl };
+
 struct Options {
+  // What to trace
   std::string command;                // container init command; empty: first execve
   std::string haconiwa = "haconiwa";  // binary holding the probe (PATH lookup without '/')
-  ReportFormat format = ReportFormat::Table;
-  bool histograms = false;
-  std::string output;  // empty: stdout
-  std::string events;  // per-boot TSV rows; empty: none
   std::int64_t start_phase = kPhaseStartSupervisor;
+  PhaseNames phase_names;
+  // When to stop
   std::optional<std::string> run;  // shell command traced from start to exit
   std::optional<std::uint64_t> count;
   std::optional<std::chrono::nanoseconds> duration;
+  std::uint64_t warmup = 0;  // boots left out of every figure
+  // Outputs
+  ReportFormat format = ReportFormat::Table;
+  bool histograms = false;
+  std::string output;  // empty: stdout
+  std::string events;  // per-boot rows; empty: none
+  EventsFormat events_format = EventsFormat::Tsv;
+  std::string timeline;   // SVG waterfall
+  std::string trace_out;  // Chrome Trace Event JSON
+  // Regression gate
+  std::string baseline;  // a saved --format json summary
+  GateConfig gate;
+  // Diagnostics
+  bool quiet = false;
   bool verbose = false;
 };
 
@@ -32,7 +48,8 @@ struct CommandLine {
   std::vector<std::string> warnings;  // worth telling, not worth refusing
 };
 
-// The only place that reads argv. Throws UsageError on bad usage.
+// The only place that reads argv (and the files it names for --phase-names).
+// Throws UsageError on bad usage.
 CommandLine parse_command_line(int argc, const char* const* argv);
 
 }  // namespace hacoboot

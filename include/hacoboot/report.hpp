@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "hacoboot/phases.hpp"
 #include "hacoboot/stats.hpp"
 
 namespace hacoboot {
@@ -17,6 +18,7 @@ struct RunFacts {
   std::int64_t start_phase = 1;
   std::string command;  // empty: any first execve
   std::uint64_t lost_events = 0;
+  PhaseNames names;
 };
 
 // Turns a finished run's summary into one output format. The tracing core

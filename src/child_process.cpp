@@ -1,6 +1,7 @@
 #include "hacoboot/child_process.hpp"
 
-#include <spawn.h>
+#include <grp.h>
+#include <pwd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,32 +11,54 @@
 #include <csignal>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "hacoboot/errors.hpp"
-
-extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX leaves it undeclared
 
 namespace hacoboot {
 namespace {
 
 constexpr auto kTerminateGrace = std::chrono::seconds(2);
 constexpr auto kReapStep = std::chrono::milliseconds(10);
+constexpr int kExecFailed = 127;
+
+struct Identity {
+  uid_t uid;
+  gid_t gid;
+  std::string name;
+};
+
+Identity identity_of(const std::string& user) {
+  errno = 0;
+  const passwd* entry = ::getpwnam(user.c_str());
+  if (entry == nullptr) throw UsageError("--run-as: no user '" + user + "'");
+  return {entry->pw_uid, entry->pw_gid, entry->pw_name};
+}
+
+// In the forked child: only what may run between fork and exec.
+[[noreturn]] void become_and_exec(const std::optional<Identity>& identity, const char* command) {
+  ::setpgid(0, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (identity && (::initgroups(identity->name.c_str(), identity->gid) != 0 || ::setgid(identity->gid) != 0 ||
+                   ::setuid(identity->uid) != 0)) {
+    ::_exit(kExecFailed);
+  }
+  ::execl("/bin/sh", "sh", "-c", command, static_cast<char*>(nullptr));
+  ::_exit(kExecFailed);
+}
 
 }  // namespace
 
-ChildProcess::ChildProcess(const std::string& command) {
-  // posix_spawn takes char* const[] for historical reasons; it does not write.
-  std::array<char*, 4> argv{const_cast<char*>("/bin/sh"), const_cast<char*>("-c"),  // NOLINT(*-const-cast)
-                            const_cast<char*>(command.c_str()), nullptr};           // NOLINT(*-const-cast)
-  // A process group of its own: the shell may fork the real workload, and
-  // ending the run must end all of it, not just the shell.
-  posix_spawnattr_t attributes{};
-  posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  const int err = ::posix_spawn(&pid_, "/bin/sh", nullptr, &attributes, argv.data(), environ);
-  posix_spawnattr_destroy(&attributes);
-  if (err != 0) throw RuntimeError("--run: cannot start /bin/sh: " + std::string(std::strerror(err)));
+ChildProcess::ChildProcess(const std::string& command, const std::optional<std::string>& run_as) {
+  std::optional<Identity> identity;
+  if (run_as) identity = identity_of(*run_as);
+  pid_ = ::fork();
+  if (pid_ < 0) throw RuntimeError("--run: cannot fork: " + std::string(std::strerror(errno)));
+  if (pid_ == 0) become_and_exec(identity, command.c_str());
+  // Also from the parent: the group must exist before anyone signals it.
+  ::setpgid(pid_, pid_);
 }
 
 ChildProcess::~ChildProcess() {

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <array>
-#include <csignal>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -21,6 +19,7 @@
 #include "hacoboot/progress.hpp"
 #include "hacoboot/report.hpp"
 #include "hacoboot/stats.hpp"
+#include "hacoboot/stop_signals.hpp"
 #include "hacoboot/system_checks.hpp"
 #include "hacoboot/timeline.hpp"
 #include "hacoboot/trace_event.hpp"
@@ -34,37 +33,6 @@ constexpr auto kPollInterval = std::chrono::milliseconds(20);
 // Boots kept for --timeline / --trace-out: the pictures are for looking at,
 // and memory must not grow with the length of the run.
 constexpr std::size_t kMaxPictured = 10'000;
-
-volatile std::sig_atomic_t g_stop_signal = 0;
-
-extern "C" void on_stop_signal(int signal) {
-  g_stop_signal = signal;
-}
-
-// SIGINT/SIGTERM/SIGHUP end the run with a summary while installed.
-class StopSignals {
- public:
-  StopSignals() {
-    g_stop_signal = 0;
-    struct sigaction action {};
-    action.sa_handler = on_stop_signal;
-    sigemptyset(&action.sa_mask);
-    for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals.at(i), &action, &previous_.at(i));
-  }
-  ~StopSignals() {
-    for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals.at(i), &previous_.at(i), nullptr);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-  StopSignals(StopSignals&&) = delete;
-  StopSignals& operator=(StopSignals&&) = delete;
-
-  [[nodiscard]] static bool received() { return g_stop_signal != 0; }
-
- private:
-  static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
-  std::array<struct sigaction, 3> previous_{};
-};
 
 std::optional<MetricTable> load_baseline(const std::string& path) {
   if (path.empty()) return std::nullopt;
@@ -127,6 +95,8 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   const std::string haconiwa = resolve_haconiwa(options.haconiwa);
   require_phase_probe(haconiwa);
 
+  // Before loading: a Ctrl-C while attaching still ends with a summary.
+  const StopSignals stop_signals;
   ProgressLine progress(!options.quiet);
   CgroupPaths cgroups;
   BootSinks sinks(options, events_out.get());
@@ -144,20 +114,22 @@ int run_session(const Options& options, std::ostream& diagnostics) {
     tracker.on_event(*event);
   });
 
-  const StopSignals stop_signals;
   std::optional<ChildProcess> child;
   if (options.run) {
-    child.emplace(*options.run);
+    // Not when interrupted while attaching: the run is already over.
+    if (!StopSignals::received()) {
+      child.emplace(*options.run, options.run_as);
+      StopSignals::set_child_group(child->pid());
+    }
   } else {
     diagnostics << "Tracing Haconiwa boots in " << haconiwa << "... Hit Ctrl-C to end." << std::endl;
   }
   const auto started = std::chrono::steady_clock::now();
 
   std::optional<int> child_status;
-  while (true) {
+  while (!StopSignals::received()) {
     tracer.poll(kPollInterval);
     progress.update(tracker.live_boots(), tracer.counters().lost_events);
-    if (StopSignals::received()) break;
     if (child && (child_status = child->poll_exit())) break;
     if (options.count && tracker.settled_boots() >= *options.count) break;
     if (options.duration && std::chrono::steady_clock::now() - started >= *options.duration) break;
@@ -181,11 +153,11 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   summary_out.finish();
   if (events_out) events_out->finish();
   if (timeline_out) {
-    write_timeline_svg(sinks.pictured(), timeline_out->stream());
+    write_timeline_svg(sinks.pictured(), timeline_out->stream(), options.phase_names);
     timeline_out->finish();
   }
   if (trace_out) {
-    write_chrome_trace(sinks.pictured(), trace_out->stream());
+    write_chrome_trace(sinks.pictured(), trace_out->stream(), options.phase_names);
     trace_out->finish();
   }
 

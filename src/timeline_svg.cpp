@@ -283,8 +283,8 @@ void write_grid(std::ostream& out, const Axis& axis, const std::vector<std::int6
   }
 }
 
-void write_span(std::ostream& out, const PhaseSpan& span, const Axis& axis, double row_y) {
-  const auto name = phase_name(span.phase);
+void write_span(std::ostream& out, const PhaseSpan& span, const Axis& axis, double row_y, const PhaseNames& names) {
+  const auto name = names.name(span.phase);
   const double x = axis.x(span.begin_ns);
   const double width = span.end_ns ? std::max(kMinBarWidth, axis.x(*span.end_ns) - x) : kLastPhaseWidth;
   const auto title =
@@ -328,7 +328,8 @@ void write_marker(std::ostream& out, Marker marker, std::int64_t at_ns, const Ax
   out << "</g>\n";
 }
 
-void write_row(std::ostream& out, const BootRecord& boot, std::size_t index, const Axis& axis) {
+void write_row(std::ostream& out, const BootRecord& boot, std::size_t index, const Axis& axis,
+               const PhaseNames& names) {
   const double row_y = kRowsTop + static_cast<double>(index) * kRowHeight;
   out << fmt::format(R"(<g class="boot" data-sequence="{}">)"
                      "\n",
@@ -336,7 +337,7 @@ void write_row(std::ostream& out, const BootRecord& boot, std::size_t index, con
   out << fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="end">{}</text>)"
                      "\n",
                      axis.left_px - kLabelGap, row_y + kRowHeight / 2 + 4, xml_escape(boot_label(boot)));
-  for (const auto& span : spans_of(boot)) write_span(out, span, axis, row_y);
+  for (const auto& span : spans_of(boot)) write_span(out, span, axis, row_y, names);
   if (boot.execve_ns) write_marker(out, Marker::Execve, offset_ns(boot, *boot.execve_ns), axis, row_y);
   if (boot.listen_ns) write_marker(out, Marker::Listen, offset_ns(boot, *boot.listen_ns), axis, row_y);
   out << "</g>\n";
@@ -387,7 +388,7 @@ std::string xml_escape(std::string_view text) {
   return escaped;
 }
 
-void write_timeline_svg(std::span<const BootRecord> boots, std::ostream& out) {
+void write_timeline_svg(std::span<const BootRecord> boots, std::ostream& out, const PhaseNames& names) {
   const auto selection = select_rows(boots);
   const auto axis = axis_for(selection.rows, kMargin + label_column_width(selection.rows) + kLabelGap);
   const auto ticks = ticks_of(axis);
@@ -404,7 +405,7 @@ void write_timeline_svg(std::span<const BootRecord> boots, std::ostream& out) {
   write_row_shading(out, selection.rows.size(), axis);
   write_grid(out, axis, ticks, rows_bottom);
   write_tick_labels(out, axis, ticks, kTopAxisY);
-  for (std::size_t i = 0; i < selection.rows.size(); ++i) write_row(out, *selection.rows[i], i, axis);
+  for (std::size_t i = 0; i < selection.rows.size(); ++i) write_row(out, *selection.rows[i], i, axis, names);
   write_tick_labels(out, axis, ticks, rows_bottom + 16);
   write_notes(out, notes, notes_top);
   out << "</svg>\n";

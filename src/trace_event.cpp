@@ -55,12 +55,13 @@ struct TimedEvent {
 
 // Each phase lasts until the next one in time, whichever process passed it;
 // the last one lasts 0, so that it still shows.
-void add_phases(const BootRecord& boot, std::uint64_t origin_ns, std::vector<TimedEvent>& events) {
+void add_phases(const BootRecord& boot, std::uint64_t origin_ns, const PhaseNames& names,
+                std::vector<TimedEvent>& events) {
   auto marks = boot.phases;
   std::stable_sort(marks.begin(), marks.end(), [](const auto& a, const auto& b) { return a.ts_ns < b.ts_ns; });
   for (std::size_t i = 0; i < marks.size(); ++i) {
     const auto end_ns = i + 1 < marks.size() ? marks[i + 1].ts_ns : marks[i].ts_ns;
-    events.push_back({marks[i].ts_ns, Json{{"name", phase_name(marks[i].phase)},
+    events.push_back({marks[i].ts_ns, Json{{"name", names.name(marks[i].phase)},
                                            {"cat", "phase"},
                                            {"ph", "X"},
                                            {"pid", kPid},
@@ -87,12 +88,12 @@ void add_instant(const BootRecord& boot, std::string_view name, std::optional<st
 }
 
 // The boot's track: its name, then its events in time order.
-void add_boot(const BootRecord& boot, std::uint64_t origin_ns, Json& trace_events) {
+void add_boot(const BootRecord& boot, std::uint64_t origin_ns, const PhaseNames& names, Json& trace_events) {
   trace_events.push_back(
       metadata("thread_name", boot.sequence, {{"name", fmt::format("boot {} hpid {}", boot.sequence, boot.hpid)}}));
   trace_events.push_back(metadata("thread_sort_index", boot.sequence, {{"sort_index", boot.sequence}}));
   std::vector<TimedEvent> events;
-  add_phases(boot, origin_ns, events);
+  add_phases(boot, origin_ns, names, events);
   add_instant(boot, "execve", boot.execve_ns, origin_ns, events);
   add_instant(boot, "listen", boot.listen_ns, origin_ns, events);
   std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.ts_ns < b.ts_ns; });
@@ -101,11 +102,11 @@ void add_boot(const BootRecord& boot, std::uint64_t origin_ns, Json& trace_event
 
 }  // namespace
 
-void write_chrome_trace(std::span<const BootRecord> boots, std::ostream& out) {
+void write_chrome_trace(std::span<const BootRecord> boots, std::ostream& out, const PhaseNames& names) {
   const auto origin_ns = origin_of(boots);
   auto trace_events = Json::array();
   trace_events.push_back(metadata("process_name", 0, {{"name", "hacoboot-sampler boots"}}));
-  for (const auto& boot : boots) add_boot(boot, origin_ns, trace_events);
+  for (const auto& boot : boots) add_boot(boot, origin_ns, names, trace_events);
   const Json doc{{"traceEvents", std::move(trace_events)},
                  {"displayTimeUnit", "ms"},
                  {"otherData", {{"clock", "CLOCK_MONOTONIC"}, {"clock_origin_ns", origin_ns}}}};

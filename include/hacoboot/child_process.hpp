@@ -10,8 +10,10 @@ namespace hacoboot {
 // The --run command: started once probes are live, never left running.
 class ChildProcess {
  public:
-  // Runs COMMAND through /bin/sh -c. Throws RuntimeError when it cannot start.
-  explicit ChildProcess(const std::string& command);
+  // Runs COMMAND through /bin/sh -c in a process group of its own, as
+  // `run_as` (a user name, with that user's groups) when given. Throws
+  // UsageError for an unknown user, RuntimeError when it cannot start.
+  ChildProcess(const std::string& command, const std::optional<std::string>& run_as);
   // A child still running is terminated with its whole process group
   // (SIGTERM, then SIGKILL after a grace period) and reaped.
   ~ChildProcess();

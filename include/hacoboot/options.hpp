@@ -21,7 +21,8 @@ struct Options {
   std::int64_t start_phase = kPhaseStartSupervisor;
   PhaseNames phase_names;
   // When to stop
-  std::optional<std::string> run;  // shell command traced from start to exit
+  std::optional<std::string> run;     // shell command traced from start to exit
+  std::optional<std::string> run_as;  // user the --run command runs as
   std::optional<std::uint64_t> count;
   std::optional<std::chrono::nanoseconds> duration;
   std::uint64_t warmup = 0;  // boots left out of every figure

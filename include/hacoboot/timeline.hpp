@@ -19,7 +19,7 @@ inline constexpr std::size_t kTimelineMaxRows = 500;
 // time axis from its own start, with a bar per phase (until the next phase),
 // markers for execve and listen, and a legend. Boots without a start (tracing
 // began mid-launch) have no zero to draw from: they are counted in a note.
-void write_timeline_svg(std::span<const BootRecord> boots, std::ostream& out);
+void write_timeline_svg(std::span<const BootRecord> boots, std::ostream& out, const PhaseNames& names = {});
 
 // The text with & < > " ' replaced by entities, for XML text and attributes.
 std::string xml_escape(std::string_view text);

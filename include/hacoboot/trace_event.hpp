@@ -13,6 +13,6 @@ namespace hacoboot {
 // execve and listen instant events. Times are in microseconds from the
 // earliest timestamp of all boots ("otherData.clock_origin_ns", monotonic),
 // so concurrent boots overlap as they did and every timestamp keeps its ns.
-void write_chrome_trace(std::span<const BootRecord> boots, std::ostream& out);
+void write_chrome_trace(std::span<const BootRecord> boots, std::ostream& out, const PhaseNames& names = {});
 
 }  // namespace hacoboot

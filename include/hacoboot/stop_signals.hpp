@@ -1,0 +1,33 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <csignal>
+
+namespace hacoboot {
+
+// While alive: SIGINT, SIGTERM and SIGHUP ask the run to stop and print its
+// summary; a second one ends the process at once (status 128+signal, after
+// sending SIGTERM to the --run child's process group: the kernel detaches
+// the probes when our fds close). SIGPIPE is ignored, so that a closed
+// output pipe is a write error we report rather than a silent death.
+class StopSignals {
+ public:
+  StopSignals();
+  ~StopSignals();
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  StopSignals(StopSignals&&) = delete;
+  StopSignals& operator=(StopSignals&&) = delete;
+
+  [[nodiscard]] static bool received();
+  // The process group to terminate on a second signal; 0 for none.
+  static void set_child_group(pid_t group);
+
+ private:
+  static constexpr std::array<int, 4> kSignals{SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+  std::array<struct sigaction, 4> previous_{};
+};
+
+}  // namespace hacoboot

@@ -1,0 +1,46 @@
+#include "hacoboot/stop_signals.hpp"
+
+#include <unistd.h>
+
+namespace hacoboot {
+namespace {
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+volatile std::sig_atomic_t g_child_group = 0;
+
+extern "C" void on_stop_signal(int signal) {
+  if (g_stop_signal == 0) {
+    g_stop_signal = signal;
+    return;
+  }
+  // Only async-signal-safe calls from here on.
+  if (g_child_group > 0) ::kill(-static_cast<pid_t>(g_child_group), SIGTERM);
+  ::_exit(128 + signal);
+}
+
+}  // namespace
+
+StopSignals::StopSignals() {
+  g_stop_signal = 0;
+  for (std::size_t i = 0; i < kSignals.size(); ++i) {
+    struct sigaction action {};
+    action.sa_handler = kSignals.at(i) == SIGPIPE ? SIG_IGN : on_stop_signal;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(kSignals.at(i), &action, &previous_.at(i));
+  }
+}
+
+StopSignals::~StopSignals() {
+  for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals.at(i), &previous_.at(i), nullptr);
+  g_child_group = 0;
+}
+
+bool StopSignals::received() {
+  return g_stop_signal != 0;
+}
+
+void StopSignals::set_child_group(pid_t group) {
+  g_child_group = group;
+}
+
+}  // namespace hacoboot

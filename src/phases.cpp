@@ -12,6 +12,7 @@ namespace hacoboot {
 namespace {
 
 constexpr std::int64_t kMaxPhase = 127;
+constexpr std::string_view kUnnamedPrefix = "PHASE_";
 
 constexpr std::array<std::pair<std::int64_t, std::string_view>, 25> kPhaseNames{{
     {0, "CLI_START"},
@@ -63,13 +64,18 @@ std::string phase_name(std::int64_t phase) {
   for (const auto& [number, name] : kPhaseNames) {
     if (number == phase) return std::string(name);
   }
-  return "PHASE_" + std::to_string(phase);
+  return std::string(kUnnamedPrefix) + std::to_string(phase);
 }
 
 std::optional<std::int64_t> parse_phase(std::string_view text) {
   if (is_number(text)) return phase_number(text);
   for (const auto& [number_of_name, name] : kPhaseNames) {
     if (iequals(name, text)) return number_of_name;
+  }
+  // What phase_name prints for a phase without a name reads back.
+  if (text.size() > kUnnamedPrefix.size() && iequals(text.substr(0, kUnnamedPrefix.size()), kUnnamedPrefix)) {
+    const auto number = text.substr(kUnnamedPrefix.size());
+    if (is_number(number)) return phase_number(number);
   }
   return std::nullopt;
 }

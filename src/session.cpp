@@ -148,6 +148,7 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   const RunFacts facts{.start_phase = options.start_phase,
                        .command = options.command,
                        .lost_events = counters.lost_events + undecodable,
+                       .tracked_at_exit = tracer.tracked_processes(),
                        .names = options.phase_names};
   make_report_writer(options.format, options.histograms)->write(sinks.summary(), facts, summary_out.stream());
   summary_out.finish();

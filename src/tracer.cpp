@@ -1,5 +1,6 @@
 #include "hacoboot/tracer.hpp"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include <cerrno>
@@ -112,6 +113,18 @@ void Tracer::poll(std::chrono::milliseconds timeout) {
   if (err >= 0 || err == -EINTR) err = ring_buffer__consume(ring_buffer_.get());
   if (sink_error_) std::rethrow_exception(std::exchange(sink_error_, nullptr));
   if (err < 0 && err != -EINTR) fail("reading the ring buffer", err);
+}
+
+std::uint64_t Tracer::tracked_processes() const {
+  const int fd = bpf_map__fd(skeleton_->maps.tracked);
+  std::uint64_t count = 0;
+  __u32 key = 0;
+  const void* previous = nullptr;
+  while (bpf_map_get_next_key(fd, previous, &key) == 0) {
+    ++count;
+    previous = &key;
+  }
+  return count;
 }
 
 TracerCounters Tracer::counters() const {

@@ -16,8 +16,8 @@ inline constexpr std::int64_t kPhaseStartFork = 2;  // the container child is fo
 // Name of a phase from Haconiwa's table; unknown phases by number ("PHASE_42").
 std::string phase_name(std::int64_t phase);
 
-// A phase given by number or by name (case-insensitive); nullopt when it is
-// neither a known name nor a number Haconiwa can fire (0..127).
+// A phase given by number or by name (case-insensitive; "PHASE_42" too);
+// nullopt when it is neither a known name nor a number Haconiwa can fire (0..127).
 std::optional<std::int64_t> parse_phase(std::string_view text);
 
 // Haconiwa's phase names with the user's own layered over them

@@ -45,6 +45,9 @@ class Tracer {
   void poll(std::chrono::milliseconds timeout);
 
   [[nodiscard]] TracerCounters counters() const;
+  // Processes the kernel side still tracks (live launchers and container
+  // members): what a run leaves in its maps, 0 once every boot is over.
+  [[nodiscard]] std::uint64_t tracked_processes() const;
 
  private:
   struct SkeletonDeleter {

@@ -19,10 +19,11 @@
 
 #include "hacoboot/hacoboot.h"
 
+/* Plain loads: tp_btf arguments are trusted pointers, and vmlinux.h makes them CO-RE. */
 #if defined(__TARGET_ARCH_x86)
-#define SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)
+#define SYSCALL_NR(regs) ((regs)->orig_ax)
 #elif defined(__TARGET_ARCH_arm64)
-#define SYSCALL_NR(regs) BPF_CORE_READ(regs, syscallno)
+#define SYSCALL_NR(regs) ((regs)->syscallno)
 #else
 #error "hacoboot: add how this architecture's pt_regs holds the syscall number"
 #endif
@@ -62,6 +63,12 @@ struct {
 
 struct hacoboot_counters counters = {};
 
+/*
+ * Container processes alive now. The syscall hooks run on every syscall of
+ * the host; with no container booting they return on this one load.
+ */
+__u64 members_alive = 0;
+
 static __always_inline struct hacoboot_event *reserve(__u32 kind, __u64 size)
 {
 	struct hacoboot_event *e = bpf_ringbuf_reserve(&events, size, 0);
@@ -72,7 +79,7 @@ static __always_inline struct hacoboot_event *reserve(__u32 kind, __u64 size)
 		return NULL;
 	}
 	e->ts_ns = bpf_ktime_get_ns();
-	e->cgroup_id = bpf_get_current_cgroup_id();
+	e->cgroup_id = 0; /* only exec events need it: see on_exec */
 	e->kind = kind;
 	e->pid = id >> 32;
 	e->tid = (__u32)id;
@@ -95,8 +102,12 @@ static __always_inline void submit(struct hacoboot_event *e)
 
 static __always_inline void track(__u32 pid, const struct tracked_process *value)
 {
-	if (bpf_map_update_elem(&tracked, &pid, value, BPF_ANY))
+	if (bpf_map_update_elem(&tracked, &pid, value, BPF_ANY)) {
 		__sync_fetch_and_add(&counters.tracked_full, 1);
+		return;
+	}
+	if (value->role != HACOBOOT_ROLE_LAUNCHER)
+		__sync_fetch_and_add(&members_alive, 1);
 }
 
 static __always_inline struct tracked_process *member_of_container(__u32 pid)
@@ -176,7 +187,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	__u32 tid;
 	__u64 now;
 
-	if (id != __NR_execve && id != __NR_execveat)
+	if (!members_alive || (id != __NR_execve && id != __NR_execveat))
 		return 0;
 	pid_tgid = bpf_get_current_pid_tgid();
 	if (!member_of_container(pid_tgid >> 32))
@@ -212,6 +223,7 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 	e->arg = 0;
 	e->hpid = t->hpid;
 	e->role = t->role;
+	e->cgroup_id = bpf_get_current_cgroup_id(); /* after cgroup set-up: the container's own */
 	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), BPF_CORE_READ(bprm, filename));
 	submit(e);
 	return 0;
@@ -223,7 +235,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	struct tracked_process *t;
 	struct hacoboot_event *e;
 
-	if (ret != 0 || SYSCALL_NR(regs) != __NR_listen)
+	if (ret != 0 || !members_alive || SYSCALL_NR(regs) != __NR_listen)
 		return 0;
 	t = member_of_container(bpf_get_current_pid_tgid() >> 32);
 	if (!t)
@@ -258,6 +270,8 @@ int BPF_PROG(on_exit, struct task_struct *task)
 		e->role = t->role;
 		submit(e);
 	}
+	if (t->role != HACOBOOT_ROLE_LAUNCHER)
+		__sync_fetch_and_sub(&members_alive, 1);
 	bpf_map_delete_elem(&tracked, &pid);
 	return 0;
 }

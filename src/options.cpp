@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "hacoboot/byte_size.hpp"
 #include "hacoboot/duration.hpp"
 #include "hacoboot/errors.hpp"
 #include "hacoboot/text.hpp"
@@ -174,6 +175,9 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
       ->type_name("LIST")
       ->group("Regression gate");
 
+  std::string ring_buffer_size;
+  app.add_option("--ringbuf-size", ring_buffer_size, "BPF ring buffer size (default 1M; rounded up to a power of two)")
+      ->type_name("SIZE");
   app.add_flag("-q,--quiet", opt.quiet, "No progress line on a terminal");
   app.add_flag("-v,--verbose", opt.verbose, "libbpf's log on stderr");
 
@@ -209,6 +213,14 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   if (app.count("--warmup") > 0) {
     if (warmup < 0) throw UsageError("--warmup: must not be negative");
     opt.warmup = static_cast<std::uint64_t>(warmup);
+  }
+  if (!ring_buffer_size.empty()) {
+    constexpr std::uint64_t kMaxRingBuffer = std::uint64_t{1} << 30;
+    const auto bytes = parse_byte_size(ring_buffer_size);
+    if (!bytes || *bytes > kMaxRingBuffer) {
+      throw UsageError("--ringbuf-size: '" + ring_buffer_size + "' is not a size up to 1G such as 256K or 4M");
+    }
+    opt.ring_buffer_bytes = *bytes;
   }
   if (!format.empty()) opt.format = pick(kFormats, format, "--format");
   if (!events_format.empty()) opt.events_format = pick(kEventsFormats, events_format, "--events-format");

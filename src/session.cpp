@@ -28,8 +28,9 @@
 namespace hacoboot {
 namespace {
 
-// Bounds both how stale a reading can be and how long Ctrl-C takes to act.
-constexpr auto kPollInterval = std::chrono::milliseconds(20);
+// Signals interrupt the wait at once; producers wake it when the ring buffer
+// fills up. 50 ms keeps an idle tool at 20 wake-ups a second.
+constexpr auto kPollInterval = std::chrono::milliseconds(50);
 // Boots kept for --timeline / --trace-out: the pictures are for looking at,
 // and memory must not grow with the length of the run.
 constexpr std::size_t kMaxPictured = 10'000;
@@ -103,16 +104,17 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   BootTracker tracker({.start_phase = options.start_phase, .command = options.command},
                       [&](const BootRecord& boot) { sinks.on_boot(boot, cgroups, progress); });
   std::uint64_t undecodable = 0;
-  Tracer tracer({.haconiwa_path = haconiwa, .verbose = options.verbose}, [&](std::span<const std::byte> record) {
-    const auto event = decode_event(record);
-    if (!event) {
-      ++undecodable;
-      return;
-    }
-    // Resolve while the container is alive: its cgroup may be gone when the boot ends.
-    if (event->kind == EventKind::Exec) cgroups.path_of(event->cgroup_id);
-    tracker.on_event(*event);
-  });
+  Tracer tracer({.haconiwa_path = haconiwa, .ring_buffer_bytes = options.ring_buffer_bytes, .verbose = options.verbose},
+                [&](std::span<const std::byte> record) {
+                  const auto event = decode_event(record);
+                  if (!event) {
+                    ++undecodable;
+                    return;
+                  }
+                  // Resolve while the container is alive: its cgroup may be gone when the boot ends.
+                  if (event->kind == EventKind::Exec) cgroups.path_of(event->cgroup_id);
+                  tracker.on_event(*event);
+                });
 
   std::optional<ChildProcess> child;
   if (options.run) {

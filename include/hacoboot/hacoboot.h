@@ -39,7 +39,7 @@ enum hacoboot_role {
  */
 struct hacoboot_event {
   unsigned long long ts_ns;     /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
-  unsigned long long cgroup_id; /* cgroup v2 id of the emitting task */
+  unsigned long long cgroup_id; /* cgroup v2 id of the emitting task (exec events only) */
   long long arg;                /* see enum hacoboot_event_kind */
   unsigned int kind;            /* enum hacoboot_event_kind */
   unsigned int pid;             /* tgid of the emitting process (init pid ns) */

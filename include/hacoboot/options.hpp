@@ -37,6 +37,8 @@ struct Options {
   // Regression gate
   std::string baseline;  // a saved --format json summary
   GateConfig gate;
+  // Kernel side
+  std::uint64_t ring_buffer_bytes = std::uint64_t{1} << 20;
   // Diagnostics
   bool quiet = false;
   bool verbose = false;

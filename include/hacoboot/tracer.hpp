@@ -14,6 +14,9 @@ struct ring_buffer;
 
 namespace hacoboot {
 
+// 1 MiB holds ~18,000 events; producers wake the reader at a quarter full.
+inline constexpr std::size_t kDefaultRingBufferBytes = std::size_t{1} << 20;
+
 struct TracerCounters {
   std::uint64_t lost_events = 0;   // ring buffer was full
   std::uint64_t tracked_full = 0;  // a process could not be tracked
@@ -28,7 +31,9 @@ class Tracer {
 
   struct Config {
     std::string haconiwa_path;
-    std::size_t ring_buffer_bytes = std::size_t{4} << 20;
+    // Rounded up to a power of two pages. Its pages are mapped twice in
+    // user space, so this size counts double in the tool's RSS.
+    std::size_t ring_buffer_bytes = kDefaultRingBufferBytes;
     bool verbose = false;
   };
 

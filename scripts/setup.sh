@@ -15,6 +15,8 @@ packages=(
   googletest libgtest-dev
   clang-format clang-tidy
   bpftrace       # the reference tracer, compared against in the integration tests
+  # benchmarks (scripts/bench.sh)
+  libbenchmark-dev
 )
 
 if [ "$(id -u)" -ne 0 ]; then

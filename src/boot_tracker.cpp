@@ -9,10 +9,13 @@ namespace {
 // Helpers that forked from a CLI but never became supervisors must not pile up.
 constexpr std::size_t kMaxPendingClis = 4096;
 
+bool has_phase(const BootRecord& boot, std::int64_t phase) {
+  return std::any_of(boot.phases.begin(), boot.phases.end(), [phase](const PhaseMark& m) { return m.phase == phase; });
+}
+
 void record_phase(BootRecord& boot, std::int64_t phase, std::uint64_t ts_ns) {
   auto& marks = boot.phases;
-  const bool seen = std::any_of(marks.begin(), marks.end(), [phase](const PhaseMark& m) { return m.phase == phase; });
-  if (seen) return;
+  if (has_phase(boot, phase)) return;
   // Keep time order: marks arrive nearly sorted, so this walks a step or two.
   auto pos = marks.end();
   while (pos != marks.begin() && std::prev(pos)->ts_ns > ts_ns) --pos;
@@ -62,16 +65,20 @@ void BootTracker::on_phase(const Event& event) {
     bounded_insert(cli_started_, event.pid, event.ts_ns);
     return;
   }
-  if (event.phase == config_.start_phase) {
-    // A second start under one hpid: the pid was reused and the first
-    // launch's exit was lost, so that launch is over.
-    if (auto it = live_.find(event.hpid); it != live_.end() && it->second.record.started()) {
-      finish(event.hpid, BootEnd::Replaced);
-    }
+  // The supervisor passing START_SV again, or the start phase coming twice:
+  // its pid was reused and the first launch's exits were lost, so that
+  // launch is over.
+  if (const auto it = live_.find(event.hpid); it != live_.end()) {
+    const auto& earlier = it->second.record;
+    const bool restarted = event.phase == kPhaseStartSupervisor && has_phase(earlier, kPhaseStartSupervisor);
+    if (restarted || (event.phase == config_.start_phase && earlier.started())) finish(event.hpid, BootEnd::Replaced);
   }
-  auto& boot = boot_of(event.hpid).record;
-  record_phase(boot, event.phase, event.ts_ns);
-  if (event.phase == config_.start_phase) boot.start_ns = event.ts_ns;
+  auto& boot = boot_of(event.hpid);
+  record_phase(boot.record, event.phase, event.ts_ns);
+  if (event.phase == config_.start_phase) {
+    boot.record.start_ns = event.ts_ns;
+    if (boot.record.listen_ns) settle(boot);  // it listened before the start phase
+  }
 }
 
 void BootTracker::on_fork(const Event& event) {
@@ -95,10 +102,16 @@ void BootTracker::on_exec(const Event& event) {
 }
 
 void BootTracker::on_listen(const Event& event) {
-  auto& boot = boot_of(event.hpid).record;
-  if (boot.listen_ns) return;
-  boot.listen_ns = event.ts_ns;
-  if (boot.started()) ++settled_;
+  auto& boot = boot_of(event.hpid);
+  if (boot.record.listen_ns) return;
+  boot.record.listen_ns = event.ts_ns;
+  if (boot.record.started()) settle(boot);
+}
+
+void BootTracker::settle(LiveBoot& boot) {
+  if (boot.settled) return;
+  boot.settled = true;
+  ++settled_;
 }
 
 void BootTracker::on_exit(const Event& event) {
@@ -128,9 +141,9 @@ void BootTracker::finish_if_over(std::uint32_t hpid, const LiveBoot& boot) {
 void BootTracker::finish(std::uint32_t hpid, BootEnd end) {
   auto node = live_.extract(hpid);
   if (node.empty()) return;
+  if (node.mapped().record.started()) settle(node.mapped());
   auto& boot = node.mapped().record;
   boot.end = end;
-  if (boot.started() && !boot.listen_ns) ++settled_;
   sink_(boot);
 }
 

@@ -193,28 +193,33 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     throw UsageError(e.what());
   }
 
-  if (!phase_names_file.empty()) {
+  // An option given an empty value is an error, not "unset".
+  const auto given = [&app](const char* option) { return app.count(option) > 0; };
+  if (given("--phase-names")) {
     opt.phase_names = PhaseNames::parse(read_file(phase_names_file, "--phase-names"), phase_names_file);
   }
-  if (!from.empty()) {
+  if (given("--from")) {
     const auto phase = opt.phase_names.find(from);
     if (!phase) throw UsageError("--from: unknown phase '" + from + "' (a number 0-127 or a name such as START_SV)");
     opt.start_phase = *phase;
   }
-  if (!run.empty()) opt.run = run;
-  if (app.count("--count") > 0) {
+  if (given("--run")) {
+    if (run.empty()) throw UsageError("--run: the command is empty");
+    opt.run = run;
+  }
+  if (given("--count")) {
     require_positive(count, "--count");
     opt.count = static_cast<std::uint64_t>(count);
   }
-  if (!duration.empty()) {
+  if (given("--duration")) {
     opt.duration = parse_duration(duration);
     if (!opt.duration) throw UsageError("--duration: '" + duration + "' is not a duration such as 500ms, 30s or 5m");
   }
-  if (app.count("--warmup") > 0) {
+  if (given("--warmup")) {
     if (warmup < 0) throw UsageError("--warmup: must not be negative");
     opt.warmup = static_cast<std::uint64_t>(warmup);
   }
-  if (!ring_buffer_size.empty()) {
+  if (given("--ringbuf-size")) {
     constexpr std::uint64_t kMaxRingBuffer = std::uint64_t{1} << 30;
     const auto bytes = parse_byte_size(ring_buffer_size);
     if (!bytes || *bytes > kMaxRingBuffer) {
@@ -222,15 +227,15 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     }
     opt.ring_buffer_bytes = *bytes;
   }
-  if (!format.empty()) opt.format = pick(kFormats, format, "--format");
-  if (!events_format.empty()) opt.events_format = pick(kEventsFormats, events_format, "--events-format");
-  if (!gate_statistic.empty()) {
+  if (given("--format")) opt.format = pick(kFormats, format, "--format");
+  if (given("--events-format")) opt.events_format = pick(kEventsFormats, events_format, "--events-format");
+  if (given("--gate-stat")) {
     const auto statistic = parse_gate_statistic(gate_statistic);
     if (!statistic)
       throw UsageError("--gate-stat: unknown statistic '" + gate_statistic + "' (p50, p90, p99, avg, max)");
     opt.gate.statistic = *statistic;
   }
-  if (!gate_list.empty()) opt.gate.gated = gated_metrics(gate_list, opt.phase_names);
+  if (given("--gate")) opt.gate.gated = gated_metrics(gate_list, opt.phase_names);
   if (opt.baseline.empty() && (app.count("--gate") + app.count("--gate-stat") + app.count("--max-regression")) > 0) {
     result.warnings.emplace_back("--gate, --gate-stat and --max-regression only matter with --baseline");
   }

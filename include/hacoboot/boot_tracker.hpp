@@ -39,6 +39,7 @@ class BootTracker {
   struct LiveBoot {
     BootRecord record;
     bool supervisor_exited = false;
+    bool settled = false;  // counted in settled_
   };
 
   void on_phase(const Event& event);
@@ -48,6 +49,7 @@ class BootTracker {
   void on_exit(const Event& event);
 
   LiveBoot& boot_of(std::uint32_t hpid);
+  void settle(LiveBoot& boot);
   void finish(std::uint32_t hpid, BootEnd end);
   void finish_if_over(std::uint32_t hpid, const LiveBoot& boot);
   void evict_oldest();

@@ -1,0 +1,856 @@
+#!/usr/bin/env python3
+"""Benchmarks of hacoboot-sampler against the reference bpftrace script.
+
+Run through scripts/bench.sh (which installs packages and builds first):
+
+    scripts/bench.sh [--quick]
+
+Each measurement is one function below. Within a repetition the tools run
+one after the other, in alternating order (A B, then B A, ...), so slow drift
+of a noisy host hits both alike; the table shows medians and [min-max] over
+the repetitions. Nothing here asserts on time: goals are reported, and the
+exit status is 0 whether they are met or not.
+
+Standard library only. Needs root for everything that loads BPF; without it
+only the user-side pipeline benchmark runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+OURS = "hacoboot-sampler"
+REF = "bpftrace"
+
+# ---------------------------------------------------------------------------
+# Set-up: paths, sizes, the run-wide context
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class Sizes:
+    reps: int  # repetitions of each A/B measurement
+    session_reps: int  # repetitions of the long ones (accuracy, idle)
+    hits: int  # USDT hits per loop
+    forks: int  # fork+exec+listen iterations of the host load
+    syscalls: int  # getppid() calls of the host load
+    capacity_hits: int  # USDT hits per producer in the capacity run
+    boots: int  # launcher boots per accuracy run
+    idle_s: float  # idle window for CPU use
+    pipeline_min_time: float  # Google Benchmark --benchmark_min_time
+
+
+FULL = Sizes(reps=5, session_reps=3, hits=1_000_000, forks=500, syscalls=1_000_000, capacity_hits=300_000,
+             boots=100, idle_s=10.0, pipeline_min_time=1.0)
+QUICK = Sizes(reps=1, session_reps=1, hits=100_000, forks=200, syscalls=200_000, capacity_hits=100_000,
+              boots=10, idle_s=2.0, pipeline_min_time=0.1)
+
+
+@dataclass
+class Context:
+    source: Path
+    build: Path
+    work: Path
+    sizes: Sizes
+    root: bool
+    bpftrace: str | None
+    log: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.log = self.work / "bench.log"
+
+    @property
+    def sampler(self) -> str:
+        return str(self.build / "hacoboot-sampler")
+
+    @property
+    def launcher(self) -> str:
+        return str(self.build / "demo" / "hacoboot-launcher")
+
+    @property
+    def app(self) -> str:
+        return str(self.build / "demo" / "hacoboot-demo-app")
+
+    @property
+    def marker(self) -> str:
+        return str(self.build / "bench" / "hacoboot-bench-marker")
+
+    @property
+    def hostload(self) -> str:
+        return str(self.build / "bench" / "hacoboot-bench-hostload")
+
+    @property
+    def capacity(self) -> str:
+        return str(self.build / "bench" / "hacoboot-bench-capacity")
+
+    @property
+    def pipeline(self) -> str:
+        return str(self.build / "bench" / "hacoboot-pipeline-bench")
+
+    @property
+    def reference(self) -> Path:
+        return self.source / "bench" / "reference.bt"
+
+    def file(self, name: str) -> Path:
+        return self.work / name
+
+    def note(self, text: str) -> None:
+        with self.log.open("a") as f:
+            f.write(text + "\n")
+
+
+def order(rep: int, tools: list[str]) -> list[str]:
+    """A B C for even repetitions, rotated for odd ones: alternating A/B."""
+    shift = rep % len(tools)
+    return tools[shift:] + tools[:shift]
+
+
+def monotonic_ns() -> int:
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+
+
+# ---------------------------------------------------------------------------
+# Running tracers
+# ---------------------------------------------------------------------------
+
+
+def bpftrace_argv(ctx: Context, args: list[str]) -> list[str]:
+    """bpftrace, in a private mount namespace with its own tracefs when the
+    host has none mounted (the syscalls:* tracepoints need it; the host's
+    mounts are left alone)."""
+    assert ctx.bpftrace
+    base = [ctx.bpftrace, "-B", "none", "--no-warnings", *args]
+    if Path("/sys/kernel/tracing/events").is_dir():
+        return base
+    script = ("mount --make-rprivate / && mount -t tracefs nodev /sys/kernel/tracing && exec \"$@\"")
+    return ["unshare", "-m", "sh", "-c", script, "bpftrace-ns", *base]
+
+
+def reference_with_readiness(ctx: Context) -> Path:
+    """The reference script plus one probe on the marker binary, appended so
+    that bpftrace attaches it last: it prints once when the marker fires, so
+    its first line tells that every probe is live, and when."""
+    path = ctx.file("reference-bench.bt")
+    if not path.exists():
+        path.write_text(ctx.reference.read_text() + f"""
+/* added by bench/bench.py: the first marker hit after every probe is live */
+usdt:{ctx.marker}:haconiwa:bootstrap_phase_pass
+/@bench_live == 0/
+{{
+	@bench_live = 1;
+	printf("BENCH-LIVE %llu\\n", nsecs);
+}}
+""")
+    return path
+
+
+class Process:
+    """A background process whose output goes to a file, stopped by pid."""
+
+    def __init__(self, ctx: Context, argv: list[str], name: str):
+        self.output = ctx.file(f"{name}.out")
+        ctx.note(f"$ {' '.join(argv)}    > {self.output}")
+        with self.output.open("wb") as out:
+            self.started_ns = monotonic_ns()
+            self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                         start_new_session=True)
+        self.pid = self.proc.pid
+        self.rusage = None
+        self.status = None
+
+    def text(self) -> str:
+        return self.output.read_text(errors="replace")
+
+    def wait_for(self, pattern: str, timeout: float = 60.0) -> re.Match:
+        deadline = time.monotonic() + timeout
+        regex = re.compile(pattern)
+        while time.monotonic() < deadline:
+            if m := regex.search(self.text()):
+                return m
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"exited ({self.proc.returncode}) before printing /{pattern}/: "
+                                   f"{self.text()[-300:]!r}")
+            time.sleep(0.001)
+        raise RuntimeError(f"no /{pattern}/ within {timeout:.0f}s")
+
+    def wait(self, timeout: float = 600.0) -> None:
+        """Reap the process, keeping its rusage (peak RSS, CPU time)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status, rusage = os.wait4(self.pid, os.WNOHANG)
+            if pid == self.pid:
+                self.status, self.rusage = status, rusage
+                self.proc.returncode = os.waitstatus_to_exitcode(status)
+                return
+            if time.monotonic() > deadline:
+                self.kill()
+                raise RuntimeError(f"pid {self.pid} did not exit within {timeout:.0f}s")
+            time.sleep(0.0005)
+
+    def interrupt(self) -> tuple[float, float]:
+        """SIGINT, as Ctrl-C. Returns (ms until its output grew: the summary
+        is out, ms until it has exited)."""
+        size = self.output.stat().st_size
+        sent = monotonic_ns()
+        os.kill(self.pid, signal.SIGINT)
+        printed = None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if printed is None and self.output.stat().st_size > size:
+                printed = monotonic_ns()
+            pid, status, rusage = os.wait4(self.pid, os.WNOHANG)
+            if pid == self.pid:
+                exited = monotonic_ns()
+                self.status, self.rusage = status, rusage
+                self.proc.returncode = os.waitstatus_to_exitcode(status)
+                if printed is None and self.output.stat().st_size > size:
+                    printed = exited
+                return ((printed or exited) - sent) / 1e6, (exited - sent) / 1e6
+            time.sleep(0.0002)
+        self.kill()
+        raise RuntimeError(f"pid {self.pid} still running 60 s after SIGINT")
+
+    def kill(self) -> None:
+        if self.proc.returncode is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.wait4(self.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            self.proc.returncode = -9
+
+    @property
+    def peak_rss_mb(self) -> float:
+        return self.rusage.ru_maxrss / 1024 if self.rusage else float("nan")
+
+
+def run(ctx: Context, argv: list[str], timeout: float = 600.0) -> str:
+    """Runs to completion; returns stdout+stderr."""
+    ctx.note(f"$ {' '.join(argv)}")
+    result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout, text=True)
+    ctx.note(result.stdout[-2000:])
+    if result.returncode != 0:
+        raise RuntimeError(f"{argv[0]} exited {result.returncode}: {result.stdout[-300:]!r}")
+    return result.stdout
+
+
+def start_ours(ctx: Context, name: str, extra: list[str]) -> Process:
+    """hacoboot-sampler until SIGINT, returned once every probe is live: it
+    prints 'Tracing ...' after its last attach."""
+    p = Process(ctx, [ctx.sampler, "-q", *extra], name)
+    p.wait_for(r"Tracing Haconiwa boots in")
+    return p
+
+
+def start_reference(ctx: Context, name: str) -> Process:
+    """The reference script on the demo launcher, returned once live: a
+    marker spawner fires the marker probe until bpftrace prints it."""
+    script = reference_with_readiness(ctx)
+    p = Process(ctx, bpftrace_argv(ctx, [str(script), ctx.launcher, ctx.app]), name)
+    marker = Process(ctx, [ctx.marker, "spawn", "1000"], f"{name}-marker")
+    try:
+        p.wait_for(r"BENCH-LIVE (\d+)")
+    finally:
+        marker.kill()
+    return p
+
+
+def value(pattern: str, text: str) -> float:
+    m = re.search(pattern, text)
+    if not m:
+        raise RuntimeError(f"no /{pattern}/ in output: {text[-300:]!r}")
+    return float(m.group(1))
+
+
+# ---------------------------------------------------------------------------
+# Results and the table
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    name: str
+    unit: str
+    ours: list[float] = field(default_factory=list)
+    ref: list[float] = field(default_factory=list)
+    goal: str = "report"
+    met: bool | None = None  # None: no goal
+    ratio: bool = True  # print bpftrace / hacoboot-sampler
+    ref_text: str | None = None  # instead of bpftrace's median [min-max]
+    decimals: int = 1
+
+
+class Results:
+    def __init__(self) -> None:
+        self.rows: list[Row] = []
+        self.notes: list[str] = []
+        self.errors: list[str] = []
+        self.tool_lost: list[int] = []  # lost_events the tool reported in measurement 3
+        self.tool_lost_hits = 0  # USDT hits per run there
+
+    def add(self, row: Row) -> Row:
+        self.rows.append(row)
+        return row
+
+
+def fmt(v: float, decimals: int) -> str:
+    if v != v:  # nan
+        return "n/a"
+    if abs(v) >= 1e6:
+        return f"{v / 1e6:.2f}M"
+    if abs(v) >= 1e4:
+        return f"{v / 1e3:.1f}k"
+    return f"{v:.{decimals}f}"
+
+
+def cell(values: list[float], decimals: int) -> str:
+    if not values:
+        return "-"
+    med = fmt(statistics.median(values), decimals)
+    if len(values) == 1:
+        return med
+    return f"{med} [{fmt(min(values), decimals)}-{fmt(max(values), decimals)}]"
+
+
+def print_table(results: Results, out=sys.stdout) -> None:
+    header = ["measurement", f"{OURS} median [min-max]", f"{REF} median [min-max]", "ratio", "goal", "met?"]
+    lines = []
+    # By measurement number ("1.", "3b.", ...), in the order they were added within one.
+    for r in sorted(results.rows, key=lambda row: row.name.split(".")[0]):
+        ours = cell(r.ours, r.decimals)
+        ref = r.ref_text if r.ref_text is not None else cell(r.ref, r.decimals)
+        ratio = "-"
+        if r.ratio and r.ours and r.ref and statistics.median(r.ours) > 0 and statistics.median(r.ref) > 0:
+            ratio = f"{statistics.median(r.ref) / statistics.median(r.ours):.2f}x"
+        met = "-" if r.met is None else ("yes" if r.met else "NO")
+        lines.append([f"{r.name} ({r.unit})", ours, ref, ratio, r.goal, met])
+    widths = [max(len(row[i]) for row in [header, *lines]) for i in range(len(header))]
+
+    def show(row: list[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |"
+
+    print(show(header), file=out)
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|", file=out)
+    for row in lines:
+        print(show(row), file=out)
+    if results.notes:
+        print(file=out)
+        for n in results.notes:
+            print(f"- {n}", file=out)
+    if results.errors:
+        print(file=out)
+        for e in results.errors:
+            print(f"! {e}", file=out)
+
+
+# ---------------------------------------------------------------------------
+# 1. Launch -> all probes live
+# ---------------------------------------------------------------------------
+
+
+def measure_launch(ctx: Context, results: Results) -> None:
+    """From exec of the tracer to the first probe hit it reports, with a
+    marker spawner already firing the probe every ~1 ms (so the figure is
+    exact to ~1 ms). hacoboot-sampler: `-n 1` on the marker binary; the
+    spawner's children are one-phase boots that end at once, and the first
+    row of --events is the first hit seen. bpftrace: the reference script
+    plus a marker probe attached last, which prints nsecs."""
+    row = results.add(Row("1. launch -> all probes live", "ms", goal="<= 40 ms and >= 5x faster"))
+    for rep in range(ctx.sizes.reps):
+        for tool in order(rep, [OURS, REF] if ctx.bpftrace else [OURS]):
+            marker = Process(ctx, [ctx.marker, "spawn", "1000"], f"launch-marker-{rep}")
+            try:
+                time.sleep(0.05)
+                if tool == OURS:
+                    events = ctx.file(f"launch-{rep}.tsv")
+                    p = Process(ctx, [ctx.sampler, "-q", "-n", "1", "--haconiwa", ctx.marker,
+                                      "--events", str(events), "-o", "/dev/null"], f"launch-ours-{rep}")
+                    p.wait(timeout=60)
+                    first = events.read_text().splitlines()[1].split("\t")
+                    seen_ns = int(first[8])  # t_ns
+                    row.ours.append((seen_ns - p.started_ns) / 1e6)
+                else:
+                    p = Process(ctx, bpftrace_argv(ctx, [str(reference_with_readiness(ctx)), ctx.launcher,
+                                                         ctx.app]), f"launch-ref-{rep}")
+                    seen_ns = int(p.wait_for(r"BENCH-LIVE (\d+)", timeout=120).group(1))
+                    row.ref.append((seen_ns - p.started_ns) / 1e6)
+                    p.interrupt()
+            finally:
+                marker.kill()
+    if row.ours:
+        fast = statistics.median(row.ours) <= 40
+        row.met = fast and (not row.ref or statistics.median(row.ref) >= 5 * statistics.median(row.ours))
+
+
+# ---------------------------------------------------------------------------
+# 3. Cost per USDT hit in the traced process
+# ---------------------------------------------------------------------------
+
+
+def measure_usdt_hits(ctx: Context, results: Results) -> None:
+    """`marker hits N` fires the probe N times with a launch's phase numbers
+    and hpid = its pid, and reports its CPU time per hit (the uprobe trap and
+    the BPF programs run in it), the least over blocks of 10,000 hits: CPU
+    time and the least block leave out what other tasks on a noisy host take,
+    and keep what the tracer adds to every hit. Untraced, under hacoboot-sampler (--run), under the
+    reference script (-c) and under an empty bpftrace program on the same
+    probe, the floor of any USDT tracer. The tool's lost_events of these runs
+    feed measurement 5."""
+    n = ctx.sizes.hits
+    hits = f"{ctx.marker} hits {n}"
+    pattern = r"min_cpu_ns_per_hit=([\d.]+)"
+    kinds = ["untraced", OURS] + (["reference", "floor"] if ctx.bpftrace else [])
+    got: dict[str, list[float]] = {k: [] for k in kinds}
+    above_floor: dict[str, list[float]] = {OURS: [], "reference": []}
+    for rep in range(ctx.sizes.reps):
+        this_rep: dict[str, float] = {}
+        for kind in order(rep, kinds):
+            if kind == "untraced":
+                out = run(ctx, [ctx.marker, "hits", str(n)])
+            elif kind == OURS:
+                summary = ctx.file(f"hits-{rep}.json")
+                out = run(ctx, [ctx.sampler, "-q", "--haconiwa", ctx.marker, "-f", "json", "-o", str(summary),
+                                "--run", hits])
+                results.tool_lost.append(int(json.loads(summary.read_text())["lost_events"]))
+            elif kind == "reference":
+                out = run(ctx, bpftrace_argv(ctx, ["-c", hits, str(ctx.reference), ctx.marker, ctx.app]))
+            else:
+                program = f"usdt:{ctx.marker}:haconiwa:bootstrap_phase_pass {{ }}"
+                out = run(ctx, bpftrace_argv(ctx, ["-c", hits, "-e", program]))
+            this_rep[kind] = value(pattern, out)
+            got[kind].append(this_rep[kind])
+        if "floor" in this_rep:
+            above_floor[OURS].append(this_rep[OURS] - this_rep["floor"])
+            above_floor["reference"].append(this_rep["reference"] - this_rep["floor"])
+    results.tool_lost_hits = n
+
+    untraced = statistics.median(got["untraced"])
+    floor = f"; empty-program floor {statistics.median(got['floor']):.0f}" if got.get("floor") else ""
+    results.add(Row(f"3. USDT hit, CPU in traced process [untraced {untraced:.1f}{floor}]", "ns/hit",
+                    ours=got[OURS], ref=got.get("reference", []), decimals=0))
+    if got.get("floor"):
+        results.add(Row("3b. USDT hit above the empty-program floor, same repetition", "ns/hit",
+                        ours=above_floor[OURS], ref=above_floor["reference"], decimals=0))
+
+
+# ---------------------------------------------------------------------------
+# 4. Overhead on unrelated host work
+# ---------------------------------------------------------------------------
+
+
+def measure_host_overhead(ctx: Context, results: Results) -> None:
+    """Work outside any boot: `hostload forks N` (fork, exec a listener on
+    127.0.0.1:0, wait) and `hostload syscalls N` (getppid), untraced and
+    while each tracer runs, live, watching the demo launcher (which is not
+    run). Slowdown of CPU time per operation (the tracers' programs run in
+    the process making the syscalls) against the untraced run of the same
+    repetition."""
+    loads = {"4a. fork+exec+listen": ["forks", str(ctx.sizes.forks)],
+             "4b. getppid syscall": ["syscalls", str(ctx.sizes.syscalls)]}
+    # fork+exec: median over iterations of CPU per iteration (parent + child);
+    # syscalls: least CPU per call over blocks of 10,000 (see hostload.cpp).
+    patterns = {"4a. fork+exec+listen": r" cpu_ns_per_iteration=([\d.]+)",
+                "4b. getppid syscall": r"min_cpu_ns_per_iteration=([\d.]+)"}
+    tools = ["untraced", OURS] + ([REF] if ctx.bpftrace else [])
+    base: dict[str, list[float]] = {label: [] for label in loads}
+    slow: dict[str, dict[str, list[float]]] = {label: {OURS: [], REF: []} for label in loads}
+    for rep in range(ctx.sizes.reps):
+        per_tool: dict[str, dict[str, float]] = {}
+        for tool in order(rep, tools):
+            p = None
+            if tool == OURS:
+                p = start_ours(ctx, f"host-ours-{rep}", ["--haconiwa", ctx.launcher, "-o", "/dev/null", ctx.app])
+            elif tool == REF:
+                p = start_reference(ctx, f"host-ref-{rep}")
+            try:
+                per_tool[tool] = {label: value(patterns[label], run(ctx, [ctx.hostload, *args]))
+                                  for label, args in loads.items()}
+                if p:
+                    p.interrupt()
+            finally:
+                if p:
+                    p.kill()
+        for label in loads:
+            base[label].append(per_tool["untraced"][label])
+            for tool in (OURS, REF):
+                if tool in per_tool:
+                    slow[label][tool].append((per_tool[tool][label] / per_tool["untraced"][label] - 1) * 100)
+    for label in loads:
+        b = statistics.median(base[label])
+        untraced = f"{b / 1e3:.0f} us" if b >= 1e4 else f"{b:.0f} ns"
+        results.add(Row(f"{label} slowdown, CPU/op [untraced {untraced}]", "%", ours=slow[label][OURS],
+                        ref=slow[label][REF], ratio=False))
+
+
+# ---------------------------------------------------------------------------
+# 5. Event capacity: BPF side and user-side pipeline
+# ---------------------------------------------------------------------------
+
+
+def measure_capacity(ctx: Context, results: Results) -> None:
+    """BPF side: hacoboot-bench-capacity loads the tool's BPF object through
+    its Tracer, runs one `marker hits N` producer per CPU and counts every
+    record received; received + lost (counted in BPF) must equal produced.
+    The rate is received events over the producers' wall time, so it is
+    bounded by how fast the traced processes can hit the probe (the uprobe
+    trap, measurement 3) and by their share of the CPUs; per second of the
+    producers' CPU time is the figure that does not depend on the host's
+    other load."""
+    producers = os.cpu_count() or 1
+    rate: list[float] = []
+    per_cpu: list[float] = []
+    balanced = 0
+    lost_total = 0
+    for rep in range(ctx.sizes.reps):
+        out = run(ctx, [ctx.capacity, ctx.marker, str(producers), str(ctx.sizes.capacity_hits)])
+        rate.append(value(r"events_per_s=([\d.]+)", out))
+        per_cpu.append(value(r"events_per_producer_cpu_s=([\d.]+)", out))
+        balanced += int(value(r"balanced=(\d)", out))
+        lost_total += int(value(r"lost=(\d+)", out))
+    ok = balanced == ctx.sizes.reps
+    results.add(Row(f"5a. BPF side delivered, {producers} USDT producers, wall", "events/s", ours=rate, ratio=False,
+                    goal="received+lost = produced", met=ok, decimals=0))
+    results.add(Row("5a'. BPF side delivered, per producer CPU-second", "events/s", ours=per_cpu, ratio=False,
+                    decimals=0))
+    results.notes.append(
+        f"5a: received + lost == produced in {balanced}/{ctx.sizes.reps} runs of {producers} x "
+        f"{ctx.sizes.capacity_hits} hits; {lost_total} lost in total. In measurement 3, the tool itself reported "
+        f"lost_events = {', '.join(map(str, results.tool_lost)) or 'n/a'} for {results.tool_lost_hits} hits per run.")
+
+
+def measure_pipeline(ctx: Context, results: Results) -> None:
+    """User side: Google Benchmark over decode_event -> BootTracker ->
+    Summary on synthetic records of realistic boots (bench/pipeline_bench.cpp);
+    one value per Google Benchmark repetition."""
+    out_json = ctx.file("pipeline.json")
+    run(ctx, [ctx.pipeline, f"--benchmark_min_time={ctx.sizes.pipeline_min_time}",
+              f"--benchmark_repetitions={ctx.sizes.reps}", "--benchmark_report_aggregates_only=false",
+              f"--benchmark_out={out_json}", "--benchmark_out_format=json"])
+    runs: dict[str, list[float]] = {}
+    for b in json.loads(out_json.read_text())["benchmarks"]:
+        if b.get("run_type") == "iteration" and "items_per_second" in b:
+            runs.setdefault(b["run_name"], []).append(b["items_per_second"])
+    labels = {
+        "BM_Pipeline/inflight:1": "5b. pipeline decode->track->summary, 1 boot in flight",
+        "BM_Pipeline/inflight:64": "5c. pipeline, 64 boots in flight",
+        "BM_PipelineWithRows/inflight:1": "5d. pipeline + --events TSV rows",
+        "BM_Decode": "5e. decode_event alone",
+    }
+    for name, label in labels.items():
+        if name in runs:
+            goal = ">= 5 M/s" if name.startswith("BM_Pipeline/") else "report"
+            met = statistics.median(runs[name]) >= 5e6 if goal != "report" else None
+            results.add(Row(label, "events/s", ours=runs[name], ratio=False, goal=goal, met=met, decimals=0))
+
+
+# ---------------------------------------------------------------------------
+# 6. Accuracy over launcher boots (and 2. peak RSS, from the same runs)
+# ---------------------------------------------------------------------------
+
+
+def read_truth(path: Path) -> dict[int, dict[str, int]]:
+    truth: dict[int, dict[str, int]] = {}
+    for line in path.read_text().splitlines():
+        hpid, key, v = line.split("\t")
+        truth.setdefault(int(hpid), {})[key] = int(v)
+    return truth
+
+
+def truth_bracket(t: dict[str, int], what: str) -> tuple[int, int] | None:
+    """Since-start interval the true value must lie in: [what_lo - start_hi,
+    what_hi - start_lo]."""
+    keys = ("start_lo", "start_hi", f"{what}_lo", f"{what}_hi")
+    if not all(k in t for k in keys):
+        return None
+    return t[f"{what}_lo"] - t["start_hi"], t[f"{what}_hi"] - t["start_lo"]
+
+
+def read_rows(path: Path) -> dict[int, dict[str, int]]:
+    """--events TSV -> {hpid: {'execve': since_start_ns, 'listen': ...}}."""
+    lines = path.read_text().splitlines()
+    col = {name: i for i, name in enumerate(lines[0].split("\t"))}
+    seen: dict[int, dict[str, int]] = {}
+    for line in lines[1:]:
+        f = line.split("\t")
+        kind = f[col["kind"]]
+        if kind in ("execve", "listen") and f[col["since_start_ns"]]:
+            seen.setdefault(int(f[col["hpid"]]), {})[kind] = int(f[col["since_start_ns"]])
+    return seen
+
+
+def read_bpftrace_maps(text: str) -> dict[str, int]:
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^@(\w+): (\d+)$", text, re.M)}
+
+
+def measure_accuracy(ctx: Context, results: Results) -> None:
+    """Each tracer, started and live, watches `launcher -n BOOTS --truth` run
+    the demo app; then SIGINT. Truth brackets per boot: the true since-start
+    value lies in [X_lo - start_hi, X_hi - start_lo]. hacoboot-sampler: per
+    boot, execve/listen since-start from --events joined by hpid. bpftrace:
+    only its averages, against the truth's averages. Peak RSS (measurement 2)
+    is the tracer's ru_maxrss in these runs.
+
+    The execve bracket is wide: exec_hi is taken in the app's main(), after
+    the kernel's exec and the dynamic loader, while both tracers time execve
+    at syscall entry, just after exec_lo. So execve is also compared with the
+    bracket's low edge (signed: a few us above it is right)."""
+    boots = ctx.sizes.boots
+    metrics = ("execve", "listen")
+    rss: dict[str, list[float]] = {OURS: [], REF: []}
+    avg_mid = {w: {OURS: [], REF: []} for w in metrics}  # |avg - truth midpoint avg|
+    avg_low = {w: {OURS: [], REF: []} for w in metrics}  # avg - truth low-edge avg
+    boot_mid = {w: [] for w in metrics}  # per run: mean |err| against each boot's midpoint
+    boot_low = {w: [] for w in metrics}  # per run: mean (value - low edge)
+    boot_max = {w: 0.0 for w in metrics}
+    halfwidth = {w: [] for w in metrics}
+    inside = {w: [0, 0] for w in metrics}
+    counted: dict[str, list[float]] = {OURS: [], REF: []}
+    for rep in range(ctx.sizes.session_reps):
+        for tool in order(rep, [OURS, REF] if ctx.bpftrace else [OURS]):
+            truth_path = ctx.file(f"truth-{tool}-{rep}.tsv")
+            truth_path.unlink(missing_ok=True)
+            events = ctx.file(f"accuracy-{rep}.tsv")
+            if tool == OURS:
+                p = start_ours(ctx, f"accuracy-ours-{rep}", ["--haconiwa", ctx.launcher, "--events", str(events),
+                                                             "-o", "/dev/null", ctx.app])
+            else:
+                p = start_reference(ctx, f"accuracy-ref-{rep}")
+            try:
+                run(ctx, [ctx.launcher, "-n", str(boots), "--truth", str(truth_path), "--", ctx.app], timeout=900)
+                time.sleep(0.1)  # the last events reach the reader
+                p.interrupt()
+            finally:
+                p.kill()
+            rss[tool].append(p.peak_rss_mb)
+            truth = read_truth(truth_path)
+            seen = read_rows(events) if tool == OURS else {}
+            maps = read_bpftrace_maps(p.text()) if tool == REF else {}
+            counted[tool].append(sum(1 for h in truth if "listen" in seen.get(h, {})) if tool == OURS
+                                 else maps.get("listen__count", 0))
+            for what in metrics:
+                key = "exec" if what == "execve" else what
+                brackets = {h: b for h, t in truth.items() if (b := truth_bracket(t, key))}
+                mid = {h: (lo + hi) / 2 for h, (lo, hi) in brackets.items()}
+                truth_mid_avg = statistics.mean(mid.values())
+                truth_low_avg = statistics.mean(lo for lo, _ in brackets.values())
+                if tool == OURS:
+                    got = {h: seen[h][what] for h in brackets if what in seen.get(h, {})}
+                    tool_avg = statistics.mean(got.values())
+                    errs = [abs(v - mid[h]) for h, v in got.items()]
+                    boot_mid[what].append(statistics.mean(errs) / 1e3)
+                    boot_low[what].append(statistics.mean(v - brackets[h][0] for h, v in got.items()) / 1e3)
+                    boot_max[what] = max(boot_max[what], max(errs) / 1e3)
+                    halfwidth[what].append(statistics.mean((hi - lo) / 2 for lo, hi in brackets.values()) / 1e3)
+                    inside[what][0] += sum(1 for h, v in got.items() if brackets[h][0] <= v <= brackets[h][1])
+                    inside[what][1] += len(brackets)
+                else:
+                    tool_avg = maps.get(f"{what}_avg", 0)
+                avg_mid[what][tool].append(abs(tool_avg - truth_mid_avg) / 1e3)
+                avg_low[what][tool].append((tool_avg - truth_low_avg) / 1e3)
+
+    results.add(Row("2. peak RSS of the tracer (ru_maxrss, accuracy runs)", "MB", ours=rss[OURS], ref=rss[REF],
+                    goal="<= 16 MB", met=statistics.median(rss[OURS]) <= 16))
+    for letter, what in (("a", "execve"), ("b", "listen")):
+        results.add(Row(f"6{letter}. {what}: |avg - truth avg (bracket mids)|, {boots} boots", "us",
+                        ours=avg_mid[what][OURS], ref=avg_mid[what][REF], ratio=False))
+    results.add(Row("6c. execve: avg - truth avg of bracket low edges", "us", ours=avg_low["execve"][OURS],
+                    ref=avg_low["execve"][REF], ratio=False))
+    for letter, what in (("d", "execve"), ("e", "listen")):
+        results.add(Row(f"6{letter}. {what} per boot: mean |err| vs bracket mid", "us", ours=boot_mid[what],
+                        ref_text="n/a (aggregates only)", ratio=False,
+                        goal=f"in bracket: {inside[what][0]}/{inside[what][1]}",
+                        met=inside[what][0] == inside[what][1]))
+        results.notes.append(
+            f"6{letter}: {what} per boot: max |err| vs bracket mid {boot_max[what]:.1f} us; mean bracket half-width "
+            f"{statistics.median(halfwidth[what]):.1f} us; mean distance above the low edge "
+            f"{statistics.median(boot_low[what]):.1f} us")
+    results.add(Row(f"6f. boots with a listen figure (of {boots})", "boots", ours=counted[OURS], ref=counted[REF],
+                    ratio=False, goal=f"{boots}", met=bool(counted[OURS]) and min(counted[OURS]) == boots,
+                    decimals=0))
+
+
+def measure_parity(ctx: Context, results: Results) -> None:
+    """Both tracers live at once on the same launcher boots: hacoboot-sampler
+    `--format bpftrace` against the reference script, figure for figure.
+    They time the same kernel events from different attach points (raw
+    syscall tracepoints vs syscalls:*, each its own nsecs read), so the
+    figures differ by the few microseconds between those reads at most."""
+    if not ctx.bpftrace:
+        return
+    boots = ctx.sizes.boots
+    figures = ("avg", "min", "max")
+    avgs = {w: {OURS: [], REF: []} for w in ("execve", "listen")}
+    worst = {w: 0.0 for w in ("execve", "listen")}
+    same_counts = 0
+    for rep in range(ctx.sizes.session_reps):
+        ours = start_ours(ctx, f"parity-ours-{rep}", ["--haconiwa", ctx.launcher, "-f", "bpftrace", ctx.app])
+        try:
+            ref = start_reference(ctx, f"parity-ref-{rep}")
+            try:
+                run(ctx, [ctx.launcher, "-n", str(boots), "--", ctx.app], timeout=900)
+                time.sleep(0.1)
+                ref.interrupt()
+            finally:
+                ref.kill()
+            ours.interrupt()
+        finally:
+            ours.kill()
+        a, b = read_bpftrace_maps(ours.text()), read_bpftrace_maps(ref.text())
+        same_counts += all(a.get(f"{w}__count") == b.get(f"{w}__count") for w in avgs)
+        for w in avgs:
+            avgs[w][OURS].append(a.get(f"{w}_avg", 0) / 1e6)
+            avgs[w][REF].append(b.get(f"{w}_avg", 0) / 1e6)
+            worst[w] = max([worst[w]] + [abs(a.get(f"{w}_{f}", 0) - b.get(f"{w}_{f}", 0)) / 1e3 for f in figures])
+    runs = ctx.sizes.session_reps
+    for letter, w in (("g", "execve"), ("h", "listen")):
+        results.add(Row(f"6{letter}. {w} avg, same {boots} boots, both tracers at once", "ms", ours=avgs[w][OURS],
+                        ref=avgs[w][REF], goal=f"same counts: {same_counts}/{runs}", met=same_counts == runs,
+                        decimals=3))
+    results.notes.append(f"6g/6h: largest |hacoboot - bpftrace| of avg/min/max on the same boots: execve "
+                         f"{worst['execve']:.1f} us, listen {worst['listen']:.1f} us")
+
+
+# ---------------------------------------------------------------------------
+# 7. Idle CPU and Ctrl-C -> exit
+# ---------------------------------------------------------------------------
+
+
+def cpu_sample(pid: int) -> tuple[float, float, int]:
+    """(utime+stime ms from /proc/PID/stat, on-CPU ms of all threads from
+    schedstat, voluntary context switches of all threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
+    run_ns, switches = 0, 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            run_ns += int((task / "schedstat").read_text().split()[0])
+            status = (task / "status").read_text()
+            switches += int(re.search(r"^voluntary_ctxt_switches:\s+(\d+)", status, re.M).group(1))
+        except (FileNotFoundError, AttributeError):
+            pass
+    return ticks * 1000 / os.sysconf("SC_CLK_TCK"), run_ns / 1e6, switches
+
+
+def measure_idle_and_interrupt(ctx: Context, results: Results) -> None:
+    """Each tracer, live and with nothing to trace, for IDLE seconds: CPU
+    used (utime+stime; schedstat for sub-tick resolution) and wakeups; then
+    SIGINT, and the time until its summary is out and until it has exited
+    (the rest is detaching probes and freeing maps)."""
+    idle = ctx.sizes.idle_s
+    stat_ms = {OURS: [], REF: []}
+    sched_ms = {OURS: [], REF: []}
+    wakeups = {OURS: [], REF: []}
+    printed_ms = {OURS: [], REF: []}
+    exit_ms = {OURS: [], REF: []}
+    for rep in range(ctx.sizes.session_reps):
+        for tool in order(rep, [OURS, REF] if ctx.bpftrace else [OURS]):
+            if tool == OURS:
+                p = start_ours(ctx, f"idle-ours-{rep}", ["--haconiwa", ctx.launcher, ctx.app])
+            else:
+                p = start_reference(ctx, f"idle-ref-{rep}")
+            try:
+                time.sleep(0.5)  # past start-up work
+                before = cpu_sample(p.pid)
+                time.sleep(idle)
+                after = cpu_sample(p.pid)
+                printed, exited = p.interrupt()
+                printed_ms[tool].append(printed)
+                exit_ms[tool].append(exited)
+            finally:
+                p.kill()
+            stat_ms[tool].append(after[0] - before[0])
+            sched_ms[tool].append(after[1] - before[1])
+            wakeups[tool].append((after[2] - before[2]) / idle)
+    results.add(Row("7a. Ctrl-C (SIGINT) -> exited", "ms", ours=exit_ms[OURS], ref=exit_ms[REF]))
+    results.add(Row("7b. Ctrl-C (SIGINT) -> summary printed", "ms", ours=printed_ms[OURS], ref=printed_ms[REF]))
+    results.add(Row(f"7c. idle CPU over {idle:.0f} s, utime+stime", "ms", ours=stat_ms[OURS], ref=stat_ms[REF],
+                    ratio=False, decimals=0))
+    results.add(Row(f"7d. idle on-CPU time over {idle:.0f} s, schedstat", "ms", ours=sched_ms[OURS],
+                    ref=sched_ms[REF], decimals=2))
+    results.add(Row("7e. idle wakeups (voluntary context switches)", "/s", ours=wakeups[OURS], ref=wakeups[REF]))
+
+
+# ---------------------------------------------------------------------------
+
+
+def foreign_tracers() -> str:
+    """Tracers not started by this run: another hacoboot-sampler or bpftrace
+    (an integration test, say) adds its own BPF programs to every figure."""
+    mine = os.getpid()
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            comm = (proc / "comm").read_text().strip()
+            if comm in ("bpftrace", "hacoboot-sample"):  # comm: 15 characters
+                ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                if ppid != mine:
+                    found.append(f"{comm}[{proc.name}]")
+        except (OSError, ValueError):
+            pass
+    return ", ".join(found)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="one short repetition of each (CI smoke run)")
+    parser.add_argument("--build-dir", type=Path, required=True)
+    parser.add_argument("--keep", action="store_true", help="keep the work directory (outputs, bench.log)")
+    args = parser.parse_args()
+
+    source = Path(__file__).resolve().parent.parent
+    ctx = Context(source=source, build=args.build_dir.resolve(), work=Path(tempfile.mkdtemp(prefix="hacoboot-bench.")),
+                  sizes=QUICK if args.quick else FULL, root=os.geteuid() == 0, bpftrace=shutil.which("bpftrace"))
+    results = Results()
+    began = time.monotonic()
+    print(f"hacoboot bench: {'quick' if args.quick else 'full'} run, {ctx.sizes.reps} repetitions "
+          f"({ctx.sizes.session_reps} for accuracy/idle), nproc {os.cpu_count()}, kernel {os.uname().release}, "
+          f"work dir {ctx.work}", flush=True)
+
+    measurements = [measure_pipeline]
+    if ctx.root:
+        measurements = [measure_launch, measure_usdt_hits, measure_host_overhead, measure_capacity,
+                        measure_pipeline, measure_accuracy, measure_parity, measure_idle_and_interrupt]
+    else:
+        results.errors.append("not root: BPF measurements skipped (run scripts/bench.sh with sudo)")
+    if ctx.root and not ctx.bpftrace:
+        results.errors.append("bpftrace not found: its column is empty")
+
+    for measure in measurements:
+        if others := foreign_tracers():
+            results.errors.append(f"while {measure.__name__} started, other tracers ran on the host (figures may be "
+                                  f"disturbed): {others}")
+        t0 = time.monotonic()
+        print(f"  {measure.__name__} ...", end="", flush=True)
+        try:
+            measure(ctx, results)
+            print(f" {time.monotonic() - t0:.0f} s", flush=True)
+        except Exception as e:  # a benchmark reports; it does not stop the others
+            print(" failed", flush=True)
+            results.errors.append(f"{measure.__name__}: {type(e).__name__}: {e}")
+
+    print()
+    results.notes.append("ratio = bpftrace median / hacoboot-sampler median")
+    print_table(results)
+    print(f"\ntotal {time.monotonic() - began:.0f} s; log of every command: {ctx.log}"
+          f"{'' if args.keep else ' (removed; --keep keeps it)'}")
+    if not args.keep:
+        shutil.rmtree(ctx.work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

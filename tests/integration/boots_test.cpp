@@ -1,0 +1,171 @@
+// End-to-end runs of hacoboot-sampler on demo boots, checked against the
+// launcher's ground truth.
+#include <algorithm>
+#include <regex>
+#include <thread>
+
+#include "fixture.hpp"
+
+namespace hacoboot::it {
+namespace {
+
+using BootsTest = IntegrationTest;
+
+TEST_F(BootsTest, SequentialBootsAreAllMeasuredWithinTheGroundTruth) {
+  const auto traced = trace_boots({"-n", "10"});
+  ASSERT_FALSE(HasFailure());
+  expect_boot_counts(traced.summary, 10, 10, 10, 0);
+  EXPECT_EQ(traced.summary.value("lost_events", ~0ULL), 0U);
+  const auto metrics = traced.summary.value("metrics", nlohmann::json::object());
+  for (const char* metric : {"execve", "listen"}) {
+    EXPECT_EQ(metrics.value(metric, nlohmann::json::object()).value("count", ~0ULL), 10U) << metric;
+  }
+  expect_boots_match_truth(traced, 10);
+}
+
+TEST_F(BootsTest, ConcurrentBootsAreNotMixedUp) {
+  const auto traced = trace_boots({"-n", "12", "-j", "4"});
+  ASSERT_FALSE(HasFailure());
+  expect_boot_counts(traced.summary, 12, 12, 12, 0);
+  const auto hpids = expect_boots_match_truth(traced, 12);
+
+  std::set<std::uint32_t> truth_hpids;
+  for (const auto& [hpid, facts] : traced.truth) {
+    if (facts.count("start_lo") > 0) truth_hpids.insert(hpid);
+  }
+  EXPECT_EQ(truth_hpids.size(), 12U);
+  EXPECT_EQ(hpids, truth_hpids) << "the traced boots are not the launcher's supervisors";
+}
+
+TEST_F(BootsTest, ContainerDyingBeforeExecIsIncomplete) {
+  const auto traced = trace_boots({"-n", "5", "--die-before-exec"});
+  ASSERT_FALSE(HasFailure());
+  expect_boot_counts(traced.summary, 5, 0, 0, 5);
+
+  const auto boots = rows_by_boot(traced.rows);
+  EXPECT_EQ(boots.size(), 5U);
+  for (const auto& [sequence, rows] : boots) {
+    SCOPED_TRACE("boot " + std::to_string(sequence) + ", hpid " + std::to_string(rows.front().hpid));
+    EXPECT_EQ(traced.truth.count(rows.front().hpid), 1U) << "not a supervisor of the launcher";
+    // The supervisor still passes 5 and 6 after its container died, so the
+    // container's last phase is the last one in the container range 11-30.
+    std::optional<std::int64_t> last_container_phase;
+    for (const auto& row : rows) {
+      EXPECT_EQ(row.kind, "phase") << "the container never exec'd or listened";
+      if (row.phase && *row.phase >= 11 && *row.phase <= 30) last_container_phase = row.phase;
+      EXPECT_NE(row.phase, std::optional<std::int64_t>(21)) << "CONTAINER_EXECING was never passed";
+    }
+    EXPECT_EQ(last_container_phase, std::optional<std::int64_t>(20)) << "CONTAINER_SECCOMP_SETUP";
+  }
+}
+
+class ListenFromTest : public IntegrationTest, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(ListenFromTest, ListenIsCountedForEveryBoot) {
+  const auto traced = trace_boots({"-n", "5"}, {"--listen-from", GetParam()});
+  ASSERT_FALSE(HasFailure());
+  expect_boot_counts(traced.summary, 5, 5, 5, 0);
+  expect_boots_match_truth(traced, 5);
+}
+
+// The reference script misses all of these: only the container's init is watched.
+INSTANTIATE_TEST_SUITE_P(Descendants, ListenFromTest, ::testing::Values("thread", "child", "grandchild"));
+
+using FormatTest = IntegrationTest;
+
+TEST_F(FormatTest, BpftraceFormatIsTheReferenceScriptsEightLines) {
+  constexpr std::uint64_t kBoots = 6;
+  const auto rows_path = new_file("rows.tsv");
+  const auto r = run_sampler({"--format", "bpftrace", "--events", rows_path.string(), "--run",
+                              launcher_command({"-n", std::to_string(kBoots)}), app().string()});
+  ASSERT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << '\n' << r.err;
+
+  const auto lines = split_lines(r.out);
+  ASSERT_EQ(lines.size(), 8U) << r.out;
+  const std::vector<std::string> names{"execve__count", "execve_avg", "execve_max", "execve_min",
+                                       "listen__count", "listen_avg", "listen_max", "listen_min"};
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    EXPECT_TRUE(std::regex_match(lines[i], std::regex("^@" + names[i] + R"(: \d+$)"))) << "line " << i + 1 << ": "
+                                                                                       << lines[i];
+  }
+  auto values = map_values(parse_map_lines(r.out));
+  for (const std::string metric : {"execve", "listen"}) {
+    SCOPED_TRACE(metric);
+    EXPECT_EQ(values[metric + "__count"], kBoots);
+    EXPECT_LE(values[metric + "_min"], values[metric + "_avg"]);
+    EXPECT_LE(values[metric + "_avg"], values[metric + "_max"]);
+  }
+
+  // Figure for figure: the same run's --events rows give the same numbers
+  // (avg truncated, as bpftrace's avg()).
+  const auto rows = parse_boot_rows(read_file(rows_path));
+  for (const std::string metric : {"execve", "listen"}) {
+    SCOPED_TRACE(metric);
+    std::vector<std::uint64_t> samples;
+    for (const auto& row : rows) {
+      if (row.kind == metric && row.since_start_ns) samples.push_back(*row.since_start_ns);
+    }
+    ASSERT_EQ(samples.size(), kBoots);
+    std::uint64_t sum = 0;
+    for (const auto s : samples) sum += s;
+    EXPECT_EQ(values[metric + "_avg"], sum / samples.size());
+    EXPECT_EQ(values[metric + "_min"], *std::min_element(samples.begin(), samples.end()));
+    EXPECT_EQ(values[metric + "_max"], *std::max_element(samples.begin(), samples.end()));
+  }
+
+  // A separate run in JSON reports the same counts.
+  const auto json_run = trace_boots({"-n", std::to_string(kBoots)});
+  ASSERT_FALSE(HasFailure());
+  const auto metrics = json_run.summary.value("metrics", nlohmann::json::object());
+  for (const char* metric : {"execve", "listen"}) {
+    SCOPED_TRACE(metric);
+    const auto m = metrics.value(metric, nlohmann::json::object());
+    EXPECT_EQ(m.value("count", ~0ULL), kBoots);
+    EXPECT_LE(m.value("min_ns", ~0ULL), m.value("avg_ns", 0ULL));
+    EXPECT_LE(m.value("avg_ns", ~0ULL), m.value("max_ns", 0ULL));
+  }
+}
+
+using RunTest = IntegrationTest;
+
+TEST_F(RunTest, CountStopsEarlyAndEndsTheRunCommand) {
+  // 10 boots whose apps hold their socket for a second each: a launcher left
+  // running would still be booting seconds after the tracer is done. The
+  // trailing "; true" keeps the shell from exec'ing the launcher, so the
+  // whole --run command must be ended, not just its shell.
+  const auto truth_path = new_file("truth.tsv");
+  const auto run =
+      launcher_command({"-n", "10", "--truth", truth_path.string()}, {"--hold-ms", "1000"}) + "; true";
+  const auto r = run_sampler({"-n", "3", "--format", "json", "--run", run, app().string()});
+  ASSERT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << '\n' << r.err;
+  const auto summary = nlohmann::json::parse(r.out);
+  const auto boots = summary.value("boots", nlohmann::json::object());
+  EXPECT_GE(boots.value("listen", 0ULL), 3U) << r.out;
+  EXPECT_LT(boots.value("started", ~0ULL), 10U) << "the tracer did not stop early\n" << r.out;
+
+  // The launcher's processes (driver, CLIs, supervisors) carry the truth path,
+  // unique to this test, in their command line, the apps in their
+  // environment. Leave them a moment to handle their SIGTERM.
+  const auto marker = truth_path.string();
+  std::vector<pid_t> left = processes_mentioning(marker);
+  for (int i = 0; i < 60 && !left.empty(); ++i) {
+    std::this_thread::sleep_for(50ms);
+    left = processes_mentioning(marker);
+  }
+  EXPECT_TRUE(left.empty()) << left.size() << " processes of the --run command still running 3 s after the tracer "
+                            << "exited, e.g. pid " << (left.empty() ? 0 : left.front());
+}
+
+TEST_F(RunTest, FailingRunCommandExitsWith4) {
+  const auto r = run_sampler({"--run", "exit 3"});
+  EXPECT_TRUE(r.status.exited && r.status.code == 4) << r.status.describe() << '\n' << r.err;
+  EXPECT_NE(r.err.find('3'), std::string::npos) << "stderr should say how the command ended: " << r.err;
+}
+
+TEST_F(RunTest, SucceedingRunCommandExitsWith0) {
+  const auto r = run_sampler({"--run", "true"});
+  EXPECT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << '\n' << r.err;
+}
+
+}  // namespace
+}  // namespace hacoboot::it

@@ -1,0 +1,238 @@
+#include "fixture.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <string_view>
+#include <thread>
+
+namespace hacoboot::it {
+namespace {
+
+#if !defined(HACOBOOT_SAMPLER_PATH) || !defined(HACOBOOT_LAUNCHER_PATH) || !defined(HACOBOOT_DEMO_APP_PATH)
+#error "the build must define HACOBOOT_SAMPLER_PATH, HACOBOOT_LAUNCHER_PATH and HACOBOOT_DEMO_APP_PATH"
+#endif
+
+bool bpf_required() {
+  const char* value = std::getenv("HACOBOOT_REQUIRE_BPF");
+  return value != nullptr && std::string_view(value) == "1";
+}
+
+std::string status_and_stderr(const ProcessResult& r) {
+  return r.status.describe() + "\n--- stderr ---\n" + r.err + "--- stdout ---\n" + r.out;
+}
+
+void expect_in_range(std::int64_t value, std::int64_t lo, std::int64_t hi, const std::string& what) {
+  EXPECT_TRUE(lo <= value && value <= hi)
+      << what << " = " << value << " ns is outside the ground truth's bracket [" << lo << ", " << hi << "] ns";
+}
+
+// The one row of a boot with this kind (and phase); null if not exactly one.
+const BootRow* single_row(const std::vector<BootRow>& rows, const std::string& kind,
+                          std::optional<std::int64_t> phase = std::nullopt) {
+  const BootRow* found = nullptr;
+  for (const auto& row : rows) {
+    if (row.kind != kind || (phase && row.phase != phase)) continue;
+    if (found != nullptr) {
+      ADD_FAILURE() << "more than one " << kind << " row";
+      return nullptr;
+    }
+    found = &row;
+  }
+  if (found == nullptr) ADD_FAILURE() << "no " << kind << (phase ? " " + std::to_string(*phase) : "") << " row";
+  return found;
+}
+
+}  // namespace
+
+void IntegrationTest::SetUp() {
+  if (::geteuid() != 0) {
+    if (bpf_required()) FAIL() << "needs root for BPF (HACOBOOT_REQUIRE_BPF=1: not skipping)";
+    GTEST_SKIP() << "needs root for BPF";
+  }
+  std::string pattern = (std::filesystem::temp_directory_path() / "hacoboot-it-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(pattern.data()), nullptr) << "mkdtemp " << pattern;
+  dir_ = pattern;
+  launcher_ = dir_ / "hacoboot-launcher";
+  std::filesystem::copy_file(HACOBOOT_LAUNCHER_PATH, launcher_);
+  std::filesystem::permissions(launcher_, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                                              std::filesystem::perms::group_exec |
+                                              std::filesystem::perms::others_read |
+                                              std::filesystem::perms::others_exec);
+}
+
+void IntegrationTest::TearDown() {
+  if (dir_.empty()) return;
+  if (HasFailure()) {
+    std::cerr << "[   KEPT   ] files of the failed test in " << dir_.string() << '\n';
+    return;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+std::filesystem::path IntegrationTest::app() { return HACOBOOT_DEMO_APP_PATH; }
+std::filesystem::path IntegrationTest::sampler() { return HACOBOOT_SAMPLER_PATH; }
+
+std::filesystem::path IntegrationTest::new_file(const std::string& stem) {
+  return dir_ / (std::to_string(++files_) + "-" + stem);
+}
+
+std::string IntegrationTest::launcher_command(const std::vector<std::string>& launcher_args,
+                                              const std::vector<std::string>& app_args) const {
+  std::vector<std::string> argv{launcher_.string()};
+  argv.insert(argv.end(), launcher_args.begin(), launcher_args.end());
+  argv.push_back("--");
+  argv.push_back(app().string());
+  argv.insert(argv.end(), app_args.begin(), app_args.end());
+  return shell_command(argv);
+}
+
+std::vector<std::string> IntegrationTest::sampler_argv(const std::vector<std::string>& args) const {
+  std::vector<std::string> argv{sampler().string(), "--haconiwa", launcher_.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+ProcessResult IntegrationTest::run_sampler(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
+  return run_process(sampler_argv(args), dir_, timeout);
+}
+
+TracedBoots IntegrationTest::trace_boots(const std::vector<std::string>& launcher_args,
+                                         const std::vector<std::string>& app_args,
+                                         const std::vector<std::string>& extra_sampler_args) {
+  TracedBoots traced;
+  const auto truth_path = new_file("truth.tsv");
+  const auto rows_path = new_file("rows.tsv");
+  std::vector<std::string> with_truth{"--truth", truth_path.string()};
+  with_truth.insert(with_truth.end(), launcher_args.begin(), launcher_args.end());
+
+  std::vector<std::string> args{"--run",  launcher_command(with_truth, app_args), "--format", "json",
+                                "--events", rows_path.string()};
+  args.insert(args.end(), extra_sampler_args.begin(), extra_sampler_args.end());
+  args.push_back(app().string());
+
+  traced.result = run_sampler(args);
+  EXPECT_TRUE(traced.result.status.exited && traced.result.status.code == 0) << status_and_stderr(traced.result);
+  try {
+    traced.summary = nlohmann::json::parse(traced.result.out);
+    traced.rows = parse_boot_rows(read_file(rows_path));
+    traced.truth = parse_truth(read_file(truth_path));
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "unreadable output: " << e.what() << '\n' << status_and_stderr(traced.result);
+  }
+  return traced;
+}
+
+void expect_boot_counts(const nlohmann::json& summary, std::uint64_t started, std::uint64_t execve,
+                        std::uint64_t listen, std::uint64_t incomplete) {
+  const auto boots = summary.value("boots", nlohmann::json::object());
+  EXPECT_EQ(boots.value("started", ~0ULL), started) << summary.dump(2);
+  EXPECT_EQ(boots.value("execve", ~0ULL), execve) << summary.dump(2);
+  EXPECT_EQ(boots.value("listen", ~0ULL), listen) << summary.dump(2);
+  EXPECT_EQ(boots.value("incomplete", ~0ULL), incomplete) << summary.dump(2);
+}
+
+std::set<std::uint32_t> expect_boots_match_truth(const TracedBoots& traced, std::size_t expected_boots) {
+  std::set<std::uint32_t> hpids;
+  const auto boots = rows_by_boot(traced.rows);
+  EXPECT_EQ(boots.size(), expected_boots) << "boots in the --events rows";
+  for (const auto& [sequence, rows] : boots) {
+    const std::uint32_t hpid = rows.front().hpid;
+    SCOPED_TRACE("boot " + std::to_string(sequence) + ", hpid " + std::to_string(hpid));
+    EXPECT_TRUE(hpids.insert(hpid).second) << "hpid " << hpid << " appears in two boots";
+    for (const auto& row : rows) {
+      EXPECT_EQ(row.hpid, hpid) << "rows of one boot name different hpids";
+      EXPECT_EQ(row.container_pid, rows.front().container_pid) << "rows of one boot name different containers";
+    }
+
+    const auto truth = traced.truth.find(hpid);
+    if (truth == traced.truth.end()) {
+      ADD_FAILURE() << "hpid " << hpid << " is not a supervisor of the launcher (not in the truth file)";
+      continue;
+    }
+    const auto& fact = truth->second;
+    bool complete = true;
+    for (const char* key : {"start_lo", "start_hi", "container_pid", "exec_lo", "exec_hi", "listen_lo", "listen_hi"}) {
+      if (fact.count(key) == 0) {
+        ADD_FAILURE() << "truth file lacks " << key;
+        complete = false;
+      }
+    }
+    if (!complete) continue;
+
+    EXPECT_EQ(static_cast<std::int64_t>(rows.front().container_pid), fact.at("container_pid"));
+    if (const auto* start = single_row(rows, "phase", 1)) {
+      expect_in_range(static_cast<std::int64_t>(start->t_ns), fact.at("start_lo"), fact.at("start_hi"),
+                      "t_ns of phase 1 (START_SV)");
+      EXPECT_EQ(start->since_start_ns, std::optional<std::uint64_t>(0));
+    }
+    if (const auto* execve = single_row(rows, "execve")) {
+      if (!execve->since_start_ns) ADD_FAILURE() << "execve row without since_start_ns";
+      else expect_in_range(static_cast<std::int64_t>(*execve->since_start_ns), fact.at("exec_lo") - fact.at("start_hi"),
+                      fact.at("exec_hi") - fact.at("start_lo"), "execve since_start_ns");
+    }
+    if (const auto* listen = single_row(rows, "listen")) {
+      if (!listen->since_start_ns) ADD_FAILURE() << "listen row without since_start_ns";
+      else expect_in_range(static_cast<std::int64_t>(*listen->since_start_ns), fact.at("listen_lo") - fact.at("start_hi"),
+                      fact.at("listen_hi") - fact.at("start_lo"), "listen since_start_ns");
+    }
+  }
+  return hpids;
+}
+
+BpfIds bpf_ids_held_by(pid_t pid) {
+  BpfIds ids;
+  std::error_code ec;
+  const auto fdinfo = std::filesystem::path("/proc") / std::to_string(pid) / "fdinfo";
+  for (const auto& entry : std::filesystem::directory_iterator(fdinfo, ec)) {
+    for (const auto& line : split_lines(read_file(entry.path()))) {
+      const auto colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      const auto key = line.substr(0, colon);
+      if (key != "prog_id" && key != "link_id") continue;
+      const auto value = static_cast<std::uint32_t>(std::stoul(line.substr(colon + 1)));
+      (key == "prog_id" ? ids.programs : ids.links).insert(value);
+    }
+  }
+  return ids;
+}
+
+nlohmann::json bpftool_list(const std::string& object, const std::filesystem::path& output_dir) {
+  const auto bpftool = find_in_path("bpftool");
+  if (!bpftool) {
+    ADD_FAILURE() << "bpftool not found in PATH";
+    return nlohmann::json::array();
+  }
+  // An object freed while bpftool walks the ids (another tracer exiting)
+  // makes it report an error entry and exit 255: list again.
+  ProcessResult r;
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    r = run_process({bpftool->string(), "-j", object, "show"}, output_dir, 60s);
+    if (r.status.exited && r.status.code == 0) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  if (!r.status.exited || r.status.code != 0) {
+    ADD_FAILURE() << "bpftool " << object << " show: " << status_and_stderr(r);
+    return nlohmann::json::array();
+  }
+  const auto text = r.out.find_first_not_of(" \n") == std::string::npos ? std::string("[]") : r.out;
+  return nlohmann::json::parse(text);
+}
+
+std::vector<std::string> bpf_objects_still_present(const BpfIds& ids, const std::filesystem::path& output_dir) {
+  std::vector<std::string> present;
+  for (const auto& prog : bpftool_list("prog", output_dir)) {
+    if (ids.programs.count(prog.value("id", 0U)) > 0) present.push_back("prog " + prog.dump());
+  }
+  for (const auto& link : bpftool_list("link", output_dir)) {
+    if (ids.links.count(link.value("id", 0U)) > 0 || ids.programs.count(link.value("prog_id", 0U)) > 0) {
+      present.push_back("link " + link.dump());
+    }
+  }
+  return present;
+}
+
+}  // namespace hacoboot::it

@@ -1,0 +1,89 @@
+// Base fixture of the integration tests: the root check (skip, or fail when
+// HACOBOOT_REQUIRE_BPF=1), a private temporary directory, and helpers that run
+// hacoboot-sampler on boots of the demo launcher.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "formats.hpp"
+#include "process.hpp"
+
+namespace hacoboot::it {
+
+// The BPF programs hacoboot-sampler loads.
+inline const std::vector<std::string> kOurPrograms = {"on_phase",    "on_fork", "on_sys_enter",
+                                                      "on_exec",     "on_sys_exit", "on_exit"};
+
+struct TracedBoots {
+  ProcessResult result;  // of hacoboot-sampler
+  nlohmann::json summary;
+  std::vector<BootRow> rows;
+  Truth truth;
+};
+
+class IntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  [[nodiscard]] const std::filesystem::path& dir() const { return dir_; }
+  // A private copy of hacoboot-launcher: the USDT probe is attached by
+  // inode, so boots of other tests running at the same time stay invisible.
+  [[nodiscard]] const std::filesystem::path& launcher() const { return launcher_; }
+  static std::filesystem::path app();
+  static std::filesystem::path sampler();
+  // A fresh path in dir() for a file the tools will write.
+  std::filesystem::path new_file(const std::string& stem);
+
+  // Shell command running the launcher with launcher_args on the demo app.
+  [[nodiscard]] std::string launcher_command(const std::vector<std::string>& launcher_args,
+                                             const std::vector<std::string>& app_args = {}) const;
+  // hacoboot-sampler --haconiwa <launcher()> ARGS...
+  ProcessResult run_sampler(const std::vector<std::string>& args, std::chrono::milliseconds timeout = 90s);
+  [[nodiscard]] std::vector<std::string> sampler_argv(const std::vector<std::string>& args) const;
+
+  // Traces the launcher's boots (--run, --format json, --events, COMMAND =
+  // the app); the launcher records its ground truth. Fails the test (not
+  // fatally) on a bad exit status or output; check HasFailure().
+  TracedBoots trace_boots(const std::vector<std::string>& launcher_args,
+                          const std::vector<std::string>& app_args = {},
+                          const std::vector<std::string>& extra_sampler_args = {});
+
+ private:
+  std::filesystem::path dir_;
+  std::filesystem::path launcher_;
+  unsigned files_ = 0;
+};
+
+// Summary counts as JSON boots.{started,execve,listen,incomplete}.
+void expect_boot_counts(const nlohmann::json& summary, std::uint64_t started, std::uint64_t execve,
+                        std::uint64_t listen, std::uint64_t incomplete);
+
+// Joins each traced boot with the truth by hpid and checks: start row t_ns in
+// [start_lo, start_hi]; execve since_start in [exec_lo - start_hi, exec_hi -
+// start_lo]; listen likewise with listen_lo/hi; container_pid as recorded.
+// Returns the hpids of the traced boots.
+std::set<std::uint32_t> expect_boots_match_truth(const TracedBoots& traced, std::size_t expected_boots);
+
+// BPF program and link ids held open by a process (from /proc/PID/fdinfo).
+struct BpfIds {
+  std::set<std::uint32_t> programs;
+  std::set<std::uint32_t> links;
+};
+BpfIds bpf_ids_held_by(pid_t pid);
+
+// `bpftool -j prog show` / `link show`, parsed.
+nlohmann::json bpftool_list(const std::string& object, const std::filesystem::path& output_dir);
+
+// Lines of `bpftool prog show` and `link show` that still show any of ids.
+std::vector<std::string> bpf_objects_still_present(const BpfIds& ids, const std::filesystem::path& output_dir);
+
+}  // namespace hacoboot::it

@@ -1,0 +1,87 @@
+// A child process for the integration tests: spawned with its stdout and
+// stderr in files (no pipe can fill up and block it), default signal
+// dispositions, and its own process group so a timed-out run can be killed
+// with everything it started.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hacoboot::it {
+
+using namespace std::chrono_literals;
+
+struct ExitStatus {
+  bool exited = false;  // exit() was called: code is valid
+  int code = -1;
+  int signal = 0;       // killed by this signal
+  bool timed_out = false;
+
+  [[nodiscard]] std::string describe() const;
+};
+
+struct ProcessResult {
+  ExitStatus status;
+  std::string out;
+  std::string err;
+};
+
+class Process {
+ public:
+  // argv[0] is a path (no PATH lookup). Output files are created in output_dir.
+  Process(std::vector<std::string> argv, const std::filesystem::path& output_dir);
+  ~Process();  // a process still running is killed (SIGKILL to its group) and reaped
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+  Process(Process&&) = delete;
+  Process& operator=(Process&&) = delete;
+
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  [[nodiscard]] bool running();
+  void send_signal(int signal) const;  // to this process only, not its group
+
+  // Waits up to timeout; nullopt if it is still running.
+  std::optional<ExitStatus> wait_for(std::chrono::milliseconds timeout);
+  // Waits up to timeout, then kills the group and reports timed_out.
+  ExitStatus wait_or_kill(std::chrono::milliseconds timeout);
+  // Waits until `text` appears in stdout (or stderr); false if the process
+  // ended or the timeout passed first.
+  bool wait_for_text(std::string_view text, bool in_stderr, std::chrono::milliseconds timeout);
+
+  [[nodiscard]] std::string out() const;
+  [[nodiscard]] std::string err() const;
+  void remove_output_files() const;
+
+ private:
+  std::vector<std::string> argv_;
+  std::filesystem::path out_path_;
+  std::filesystem::path err_path_;
+  pid_t pid_ = -1;
+  std::optional<ExitStatus> status_;
+};
+
+// Runs argv to completion (killed after timeout) and returns its output
+// (its output files are removed).
+ProcessResult run_process(const std::vector<std::string>& argv, const std::filesystem::path& output_dir,
+                          std::chrono::milliseconds timeout = 90s);
+
+// The first executable `name` in $PATH, if any.
+std::optional<std::filesystem::path> find_in_path(const std::string& name);
+
+// Quotes text for /bin/sh.
+std::string shell_quote(const std::string& text);
+std::string shell_command(const std::vector<std::string>& argv);
+
+std::string read_file(const std::filesystem::path& path);
+
+// PIDs of live processes whose command line or environment contains text
+// (like pgrep -f, environment included).
+std::vector<pid_t> processes_mentioning(const std::string& text);
+
+}  // namespace hacoboot::it

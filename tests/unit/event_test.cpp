@@ -1,0 +1,159 @@
+// decode_event: one ring-buffer record -> Event, as the BPF side lays it out
+// (include/hacoboot/hacoboot.h). Non-exec kinds are reserved with the base
+// size only; exec events carry the full struct with the filename.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hacoboot/event.hpp"
+#include "hacoboot/hacoboot.h"
+
+namespace hacoboot {
+namespace {
+
+hacoboot_event raw_event(unsigned int kind, unsigned int role = 0) {
+  hacoboot_event raw{};
+  raw.ts_ns = 123'456'789'012ULL;
+  raw.cgroup_id = 77;
+  raw.kind = kind;
+  raw.pid = 9046;
+  raw.tid = 9047;
+  raw.hpid = 9045;
+  raw.role = role;
+  return raw;
+}
+
+// The first `size` bytes of the record, as the ring buffer hands them over.
+std::vector<std::byte> bytes_of(const hacoboot_event& raw, std::size_t size) {
+  std::vector<std::byte> record(size);
+  std::memcpy(record.data(), &raw, std::min(size, sizeof raw));
+  return record;
+}
+
+std::optional<Event> decode(const hacoboot_event& raw, std::size_t size) {
+  const auto record = bytes_of(raw, size);
+  return decode_event(record);
+}
+
+TEST(DecodeEvent, PhaseCarriesPhaseNumberAndCommonFields) {
+  auto raw = raw_event(HACOBOOT_EV_PHASE);
+  raw.arg = 21;
+  const auto e = decode(raw, HACOBOOT_EVENT_BASE_SIZE);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, EventKind::Phase);
+  EXPECT_EQ(e->ts_ns, 123'456'789'012ULL);
+  EXPECT_EQ(e->cgroup_id, 77u);
+  EXPECT_EQ(e->pid, 9046u);
+  EXPECT_EQ(e->tid, 9047u);
+  EXPECT_EQ(e->hpid, 9045u);
+  EXPECT_EQ(e->role, Role::Untracked);
+  EXPECT_EQ(e->phase, 21);
+  // Fields of other kinds stay zero.
+  EXPECT_EQ(e->child_pid, 0u);
+  EXPECT_EQ(e->exit_status, 0);
+  EXPECT_TRUE(e->filename.empty());
+}
+
+TEST(DecodeEvent, ForkCarriesChildPidAndChildRole) {
+  auto raw = raw_event(HACOBOOT_EV_FORK, HACOBOOT_ROLE_CONTAINER);
+  raw.arg = 9046;
+  const auto e = decode(raw, HACOBOOT_EVENT_BASE_SIZE);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, EventKind::Fork);
+  EXPECT_EQ(e->child_pid, 9046u);
+  EXPECT_EQ(e->role, Role::Container);
+  EXPECT_EQ(e->phase, 0);
+}
+
+TEST(DecodeEvent, ListenFromAMember) {
+  auto raw = raw_event(HACOBOOT_EV_LISTEN, HACOBOOT_ROLE_MEMBER);
+  const auto e = decode(raw, HACOBOOT_EVENT_BASE_SIZE);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, EventKind::Listen);
+  EXPECT_EQ(e->role, Role::Member);
+}
+
+TEST(DecodeEvent, ExitCarriesWaitStatusOfLauncher) {
+  auto raw = raw_event(HACOBOOT_EV_EXIT, HACOBOOT_ROLE_LAUNCHER);
+  raw.arg = 256;  // exit(1) in wait(2) encoding
+  const auto e = decode(raw, HACOBOOT_EVENT_BASE_SIZE);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, EventKind::Exit);
+  EXPECT_EQ(e->exit_status, 256);
+  EXPECT_EQ(e->role, Role::Launcher);
+}
+
+TEST(DecodeEvent, ExecCarriesFilenameUpToTheNul) {
+  auto raw = raw_event(HACOBOOT_EV_EXEC, HACOBOOT_ROLE_CONTAINER);
+  std::memcpy(raw.filename, "/bin/busybox\0garbage", 20);
+  const auto e = decode(raw, sizeof raw);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, EventKind::Exec);
+  EXPECT_EQ(e->filename, "/bin/busybox");
+  EXPECT_EQ(e->role, Role::Container);
+}
+
+TEST(DecodeEvent, ExecFilenameWithoutNulIsBoundedByTheField) {
+  auto raw = raw_event(HACOBOOT_EV_EXEC, HACOBOOT_ROLE_MEMBER);
+  std::memset(raw.filename, 'a', sizeof raw.filename);  // no terminator at all
+  const auto e = decode(raw, sizeof raw);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->filename, std::string(HACOBOOT_FILENAME_LEN, 'a'));
+}
+
+TEST(DecodeEvent, ExecWithEmptyFilename) {
+  const auto e = decode(raw_event(HACOBOOT_EV_EXEC, HACOBOOT_ROLE_CONTAINER), sizeof(hacoboot_event));
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->filename, "");
+}
+
+TEST(DecodeEvent, EveryRoleValue) {
+  const std::pair<unsigned int, Role> roles[] = {{0, Role::Untracked},
+                                                 {HACOBOOT_ROLE_LAUNCHER, Role::Launcher},
+                                                 {HACOBOOT_ROLE_CONTAINER, Role::Container},
+                                                 {HACOBOOT_ROLE_MEMBER, Role::Member}};
+  for (const auto& [value, role] : roles) {
+    const auto e = decode(raw_event(HACOBOOT_EV_FORK, value), HACOBOOT_EVENT_BASE_SIZE);
+    ASSERT_TRUE(e.has_value()) << "role " << value;
+    EXPECT_EQ(e->role, role) << "role " << value;
+  }
+}
+
+TEST(DecodeEvent, RecordShorterThanTheBaseIsRejected) {
+  for (std::size_t size : {std::size_t{0}, std::size_t{8}, HACOBOOT_EVENT_BASE_SIZE - 1}) {
+    EXPECT_FALSE(decode(raw_event(HACOBOOT_EV_PHASE), size).has_value()) << size << " bytes";
+  }
+}
+
+TEST(DecodeEvent, ExecRecordWithoutItsFilenameIsRejected) {
+  const auto raw = raw_event(HACOBOOT_EV_EXEC, HACOBOOT_ROLE_CONTAINER);
+  EXPECT_FALSE(decode(raw, HACOBOOT_EVENT_BASE_SIZE).has_value());
+  EXPECT_FALSE(decode(raw, sizeof raw - 1).has_value());
+}
+
+TEST(DecodeEvent, NonExecRecordOfFullSizeStillDecodes) {
+  auto raw = raw_event(HACOBOOT_EV_PHASE);
+  raw.arg = 3;
+  const auto e = decode(raw, sizeof raw);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->phase, 3);
+}
+
+TEST(DecodeEvent, UnknownKindIsRejected) {
+  for (unsigned int kind : {0u, 6u, 0xffffffffu}) {
+    EXPECT_FALSE(decode(raw_event(kind), sizeof(hacoboot_event)).has_value()) << "kind " << kind;
+  }
+}
+
+TEST(DecodeEvent, UnknownRoleIsRejected) {
+  for (unsigned int role : {4u, 0xffffffffu}) {
+    EXPECT_FALSE(decode(raw_event(HACOBOOT_EV_LISTEN, role), HACOBOOT_EVENT_BASE_SIZE).has_value()) << "role " << role;
+  }
+}
+
+}  // namespace
+}  // namespace hacoboot

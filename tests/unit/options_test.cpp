@@ -1,0 +1,253 @@
+// parse_command_line: the only reader of argv. Each test passes the argv a
+// user would type.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <initializer_list>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "hacoboot/errors.hpp"
+#include "hacoboot/options.hpp"
+
+namespace hacoboot {
+namespace {
+
+using namespace std::chrono_literals;
+
+// parse("-f", "json") parses `hacoboot-sampler -f json`.
+template <typename... Args>
+CommandLine parse(Args... args) {
+  const std::vector<const char*> argv{"hacoboot-sampler", args...};
+  return parse_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(Options, Defaults) {
+  const auto cl = parse();
+  const auto& o = cl.options;
+  EXPECT_EQ(o.command, "");
+  EXPECT_EQ(o.haconiwa, "haconiwa");
+  EXPECT_EQ(o.format, ReportFormat::Table);
+  EXPECT_EQ(o.output, "");
+  EXPECT_EQ(o.events, "");
+  EXPECT_EQ(o.start_phase, 1);
+  EXPECT_EQ(o.run, std::nullopt);
+  EXPECT_EQ(o.count, std::nullopt);
+  EXPECT_EQ(o.duration, std::nullopt);
+  EXPECT_FALSE(o.verbose);
+  EXPECT_FALSE(o.quiet);
+  EXPECT_FALSE(o.histograms);
+  EXPECT_EQ(o.warmup, 0u);
+  EXPECT_EQ(o.events_format, EventsFormat::Tsv);
+  EXPECT_EQ(o.timeline, "");
+  EXPECT_EQ(o.trace_out, "");
+  EXPECT_EQ(o.baseline, "");
+  EXPECT_EQ(o.gate.statistic, GateStatistic::P50);
+  EXPECT_EQ(o.gate.max_regression_pct, 10.0);
+  EXPECT_EQ(o.gate.gated, (std::set<std::string>{"execve", "listen"}));
+  EXPECT_EQ(o.phase_names.name(123), "USR1");
+  EXPECT_EQ(cl.exit_message, std::nullopt);
+  EXPECT_TRUE(cl.warnings.empty());
+}
+
+TEST(Options, EveryOptionInShortForm) {
+  const auto cl = parse("-f", "bpftrace", "-o", "sum.txt", "-c", "./boot.sh 3", "-n", "20", "-d", "500ms", "-v", "-q",
+                        "/u/app/bin/rails");
+  const auto& o = cl.options;
+  EXPECT_EQ(o.command, "/u/app/bin/rails");
+  EXPECT_EQ(o.format, ReportFormat::Bpftrace);
+  EXPECT_EQ(o.output, "sum.txt");
+  EXPECT_EQ(o.run, "./boot.sh 3");
+  EXPECT_EQ(o.count, 20u);
+  EXPECT_EQ(o.duration, std::chrono::nanoseconds(500ms));
+  EXPECT_TRUE(o.verbose);
+  EXPECT_TRUE(o.quiet);
+  EXPECT_EQ(cl.exit_message, std::nullopt);
+  EXPECT_TRUE(cl.warnings.empty());
+}
+
+TEST(Options, EveryOptionInLongForm) {
+  const auto cl =
+      parse("--haconiwa", "/opt/haconiwa/bin/haconiwa", "--format", "json", "--output", "boot.json", "--events",
+            "boots.jsonl", "--events-format", "jsonl", "--from", "START_FORK", "--run", "make boot", "--count", "3",
+            "--duration", "5m", "--warmup", "2", "--hist", "--timeline", "boots.svg", "--trace-out", "boots.trace.json",
+            "--baseline", "base.json", "--max-regression", "15.5", "--gate-stat", "p90", "--gate",
+            "execve,CONTAINER_CHROOTED,16", "--quiet", "--verbose", "/bin/busybox");
+  const auto& o = cl.options;
+  EXPECT_EQ(o.command, "/bin/busybox");
+  EXPECT_EQ(o.haconiwa, "/opt/haconiwa/bin/haconiwa");
+  EXPECT_EQ(o.format, ReportFormat::Json);
+  EXPECT_EQ(o.output, "boot.json");
+  EXPECT_EQ(o.events, "boots.jsonl");
+  EXPECT_EQ(o.events_format, EventsFormat::Jsonl);
+  EXPECT_EQ(o.start_phase, 2);
+  EXPECT_EQ(o.run, "make boot");
+  EXPECT_EQ(o.count, 3u);
+  EXPECT_EQ(o.duration, std::chrono::nanoseconds(5min));
+  EXPECT_EQ(o.warmup, 2u);
+  EXPECT_TRUE(o.histograms);
+  EXPECT_EQ(o.timeline, "boots.svg");
+  EXPECT_EQ(o.trace_out, "boots.trace.json");
+  EXPECT_EQ(o.baseline, "base.json");
+  EXPECT_EQ(o.gate.max_regression_pct, 15.5);
+  EXPECT_EQ(o.gate.statistic, GateStatistic::P90);
+  EXPECT_EQ(o.gate.gated, (std::set<std::string>{"execve", "phase:18", "phase:16"}));
+  EXPECT_TRUE(o.quiet);
+  EXPECT_TRUE(o.verbose);
+  EXPECT_TRUE(cl.warnings.empty());
+}
+
+TEST(Options, FormatValuesIgnoreCase) {
+  EXPECT_EQ(parse("-f", "table").options.format, ReportFormat::Table);
+  EXPECT_EQ(parse("-f", "bpftrace").options.format, ReportFormat::Bpftrace);
+  EXPECT_EQ(parse("-f", "json").options.format, ReportFormat::Json);
+  EXPECT_EQ(parse("--format", "JSON").options.format, ReportFormat::Json);
+  EXPECT_EQ(parse("--format", "BpfTrace").options.format, ReportFormat::Bpftrace);
+  EXPECT_EQ(parse("--format=Table").options.format, ReportFormat::Table);
+  EXPECT_EQ(parse("-f", "TSV").options.format, ReportFormat::Tsv);
+  EXPECT_EQ(parse("--events-format", "JSONL").options.events_format, EventsFormat::Jsonl);
+  EXPECT_EQ(parse("--events-format", "tsv").options.events_format, EventsFormat::Tsv);
+}
+
+TEST(Options, UnknownFormatIsAUsageError) {
+  EXPECT_THROW(parse("-f", "xml"), UsageError);
+  EXPECT_THROW(parse("-f", "jsonl"), UsageError);
+  EXPECT_THROW(parse("--events-format", "csv"), UsageError);
+}
+
+// `-f "$FORMAT"` with FORMAT unset: an empty value is no format, and must be
+// refused like any unknown one (exit 2), not silently taken as the default.
+TEST(Options, EmptyValueIsAUsageError) {
+  EXPECT_THROW(parse("-f", ""), UsageError) << "BUG: -f '' silently gives the table";
+  EXPECT_THROW(parse("--from", ""), UsageError) << "BUG: --from '' silently gives START_SV";
+  EXPECT_THROW(parse("-d", ""), UsageError) << "BUG: -d '' silently traces until Ctrl-C";
+}
+
+TEST(Options, FromByNumberOrName) {
+  EXPECT_EQ(parse("--from", "0").options.start_phase, 0);
+  EXPECT_EQ(parse("--from", "cli_start").options.start_phase, 0);
+  EXPECT_EQ(parse("--from", "11").options.start_phase, 11);
+  EXPECT_EQ(parse("--from", "CONTAINER_EXECING").options.start_phase, 21);
+}
+
+TEST(Options, BadFromIsAUsageError) {
+  EXPECT_THROW(parse("--from", "128"), UsageError);
+  EXPECT_THROW(parse("--from", "-1"), UsageError);
+  EXPECT_THROW(parse("--from", "FOO"), UsageError);
+}
+
+TEST(Options, CountMustBeAPositiveInteger) {
+  EXPECT_EQ(parse("-n", "1").options.count, 1u);
+  EXPECT_THROW(parse("-n", "0"), UsageError);
+  EXPECT_THROW(parse("--count", "0"), UsageError);
+  EXPECT_THROW(parse("-n", "-1"), UsageError);
+  EXPECT_THROW(parse("-n", "ten"), UsageError);
+  EXPECT_THROW(parse("-n"), UsageError);
+}
+
+TEST(Options, BadDurationIsAUsageError) {
+  for (const char* bad : {"0", "5x", "-5s", "ms", "99999999999999999999"}) {
+    EXPECT_THROW(parse("-d", bad), UsageError) << bad;
+  }
+}
+
+TEST(Options, WarmupMayBeZeroButNotNegative) {
+  EXPECT_EQ(parse("--warmup", "0").options.warmup, 0u);
+  EXPECT_THROW(parse("--warmup", "-1"), UsageError);
+  EXPECT_THROW(parse("--warmup", "x"), UsageError);
+}
+
+TEST(Options, GateOptions) {
+  EXPECT_EQ(parse("--baseline", "b.json", "--gate", "all").options.gate.gated, std::set<std::string>{});
+  EXPECT_EQ(parse("--baseline", "b.json", "--gate", "LISTEN").options.gate.gated, std::set<std::string>{"listen"});
+  EXPECT_EQ(parse("--baseline", "b.json", "--gate-stat", "MAX").options.gate.statistic, GateStatistic::Max);
+  EXPECT_THROW(parse("--baseline", "b.json", "--gate", "execve,NOPE"), UsageError);
+  EXPECT_THROW(parse("--baseline", "b.json", "--gate-stat", "p42"), UsageError);
+  EXPECT_THROW(parse("--baseline", "b.json", "--max-regression", "-1"), UsageError);
+}
+
+TEST(Options, GateOptionsWithoutBaselineGiveAWarning) {
+  const auto cl = parse("--max-regression", "5");
+  ASSERT_EQ(cl.warnings.size(), 1u);
+  EXPECT_NE(cl.warnings[0].find("--baseline"), std::string::npos) << cl.warnings[0];
+}
+
+// A file removed when the test ends.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& text) : path_(::testing::TempDir() + "hacoboot-phase-names.txt") {
+    std::ofstream(path_) << text;
+  }
+  ~TempFile() { std::remove(path_.c_str()); }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+TEST(Options, PhaseNamesFileNamesPhasesAndFromUsesThem) {
+  const TempFile names("# our markers\n123 APP_READY\n124 DB_MIGRATED\n");
+  const auto cl = parse("--phase-names", names.path().c_str(), "--from", "app_ready");
+  EXPECT_EQ(cl.options.start_phase, 123);
+  EXPECT_EQ(cl.options.phase_names.name(124), "DB_MIGRATED");
+  EXPECT_EQ(cl.options.phase_names.name(21), "CONTAINER_EXECING");
+}
+
+TEST(Options, PhaseNamesFileMissingOrMalformedIsAUsageError) {
+  EXPECT_THROW(parse("--phase-names", "/nonexistent/hacoboot-names.txt"), UsageError);
+  const TempFile bad("123\n");
+  EXPECT_THROW(parse("--phase-names", bad.path().c_str()), UsageError);
+}
+
+TEST(Options, BareDurationIsSeconds) {
+  EXPECT_EQ(parse("--duration", "30").options.duration, std::chrono::nanoseconds(30s));
+}
+
+TEST(Options, HelpSetsTheExitMessage) {
+  for (const char* flag : {"--help", "-h"}) {
+    const auto cl = parse(flag);
+    ASSERT_TRUE(cl.exit_message.has_value()) << flag;
+    EXPECT_NE(cl.exit_message->find("COMMAND"), std::string::npos) << *cl.exit_message;
+    EXPECT_NE(cl.exit_message->find("--from"), std::string::npos) << *cl.exit_message;
+    EXPECT_NE(cl.exit_message->find("EXIT STATUS"), std::string::npos) << *cl.exit_message;
+  }
+}
+
+TEST(Options, HelpWinsOverOtherOptions) {
+  const auto cl = parse("-f", "json", "--help");
+  EXPECT_TRUE(cl.exit_message.has_value());
+}
+
+TEST(Options, VersionSetsTheExitMessage) {
+  const auto cl = parse("--version");
+  EXPECT_EQ(cl.exit_message, std::string("hacoboot-sampler " HACOBOOT_EXPECTED_VERSION "\n"));
+}
+
+TEST(Options, RelativeCommandGivesAWarning) {
+  const auto cl = parse("busybox");
+  EXPECT_EQ(cl.options.command, "busybox");  // still accepted, compared as given
+  ASSERT_EQ(cl.warnings.size(), 1u);
+  EXPECT_NE(cl.warnings[0].find("'busybox'"), std::string::npos) << cl.warnings[0];
+  EXPECT_NE(cl.warnings[0].find("absolute"), std::string::npos) << cl.warnings[0];
+}
+
+TEST(Options, AbsoluteCommandGivesNoWarning) {
+  EXPECT_TRUE(parse("/bin/busybox").warnings.empty());
+}
+
+TEST(Options, UnknownOptionIsAUsageError) {
+  EXPECT_THROW(parse("--frobnicate"), UsageError);
+  EXPECT_THROW(parse("-x"), UsageError);
+}
+
+TEST(Options, SecondCommandIsAUsageError) {
+  EXPECT_THROW(parse("/bin/a", "/bin/b"), UsageError);
+}
+
+}  // namespace
+}  // namespace hacoboot

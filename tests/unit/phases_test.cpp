@@ -1,0 +1,130 @@
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "hacoboot/errors.hpp"
+#include "hacoboot/phases.hpp"
+
+namespace hacoboot {
+namespace {
+
+// Haconiwa's table, as given in the mission brief.
+const std::pair<std::int64_t, const char*> kKnownPhases[] = {
+    {0, "CLI_START"},
+    {1, "START_SV"},
+    {2, "START_FORK"},
+    {3, "END_SETUP"},
+    {4, "START_WAIT"},
+    {5, "END_WAIT"},
+    {6, "CLEANUP"},
+    {11, "CONTAINER_START"},
+    {12, "CONTAINER_NAMESPACE_GENERATED"},
+    {13, "CONTAINER_FILESYSTEM_SETUP"},
+    {14, "CONTAINER_RLIMIT_SETUP"},
+    {15, "CONTAINER_CGROUP_SETUP"},
+    {16, "CONTAINER_REMOUNTED"},
+    {17, "CONTAINER_UID_MAPPING_SETUP"},
+    {18, "CONTAINER_CHROOTED"},
+    {19, "CONTAINER_CAPABILITY_SETUP"},
+    {20, "CONTAINER_SECCOMP_SETUP"},
+    {21, "CONTAINER_EXECING"},
+    {31, "START_CREATE_NETWORK"},
+    {32, "END_CREATE_NETWORK"},
+    {123, "USR1"},
+    {124, "USR2"},
+    {125, "USR3"},
+    {126, "USR4"},
+    {127, "USR5"},
+};
+
+TEST(PhaseName, EveryKnownPhase) {
+  for (const auto& [number, name] : kKnownPhases) EXPECT_EQ(phase_name(number), name) << "phase " << number;
+}
+
+TEST(PhaseName, UnknownPhaseByNumber) {
+  EXPECT_EQ(phase_name(42), "PHASE_42");
+  EXPECT_EQ(phase_name(7), "PHASE_7");
+  EXPECT_EQ(phase_name(128), "PHASE_128");
+  EXPECT_EQ(phase_name(-1), "PHASE_-1");
+}
+
+TEST(ParsePhase, ByNumber) {
+  EXPECT_EQ(parse_phase("0"), 0);
+  EXPECT_EQ(parse_phase("1"), 1);
+  EXPECT_EQ(parse_phase("11"), 11);
+  EXPECT_EQ(parse_phase("42"), 42);  // not in the table, but a number Haconiwa can fire
+  EXPECT_EQ(parse_phase("127"), 127);
+}
+
+TEST(ParsePhase, EveryKnownNameMapsBackToItsNumber) {
+  for (const auto& [number, name] : kKnownPhases) EXPECT_EQ(parse_phase(name), number) << name;
+}
+
+TEST(ParsePhase, NamesAreCaseInsensitive) {
+  EXPECT_EQ(parse_phase("start_sv"), 1);
+  EXPECT_EQ(parse_phase("Container_Execing"), 21);
+  EXPECT_EQ(parse_phase("cli_start"), 0);
+  EXPECT_EQ(parse_phase("usr5"), 127);
+}
+
+TEST(ParsePhase, RejectsWhatHaconiwaCannotFire) {
+  for (const char* text :
+       {"128", "-1", "", "FOO", "START", "START_SV_", " 1", "1 ", "1.0", "0x10", "999999999999999999999"}) {
+    EXPECT_EQ(parse_phase(text), std::nullopt) << '"' << text << '"';
+  }
+}
+
+TEST(PhaseNames, DefaultIsHaconiwasTable) {
+  const PhaseNames names;
+  for (const auto& [number, name] : kKnownPhases) EXPECT_EQ(names.name(number), name);
+  EXPECT_EQ(names.name(42), "PHASE_42");
+  EXPECT_EQ(names.find("start_fork"), 2);
+  EXPECT_EQ(names.find("127"), 127);
+  EXPECT_EQ(names.find("128"), std::nullopt);
+}
+
+TEST(PhaseNames, UserNamesLayeredOverTheTable) {
+  const auto names = PhaseNames::parse(
+      "# markers of our app\n"
+      "\n"
+      "123 APP_READY\n"
+      "  124\tDB_MIGRATED   # trailing comment\n"
+      "40 NET_READY\n",
+      "names.txt");
+  EXPECT_EQ(names.name(123), "APP_READY");
+  EXPECT_EQ(names.name(124), "DB_MIGRATED");
+  EXPECT_EQ(names.name(40), "NET_READY");
+  EXPECT_EQ(names.name(125), "USR3") << "unnamed phases keep Haconiwa's name";
+  EXPECT_EQ(names.find("app_ready"), 123);
+  EXPECT_EQ(names.find("Net_Ready"), 40);
+  EXPECT_EQ(names.find("CONTAINER_START"), 11);
+  EXPECT_EQ(names.find("USR2"), 124) << "built-in names still work";
+  EXPECT_EQ(names.find("NOPE"), std::nullopt);
+}
+
+TEST(PhaseNames, EmptyTextNamesNothing) {
+  EXPECT_EQ(PhaseNames::parse("", "empty").name(123), "USR1");
+  EXPECT_EQ(PhaseNames::parse("# only a comment\n\n", "c").name(123), "USR1");
+}
+
+TEST(PhaseNames, MalformedLinesNameTheSourceAndLine) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"123 APP_READY\n123\n", "names.txt:2"},                                      // no name
+      {"123 APP READY\n", "names.txt:1"},                                           // two words
+      {"\n\n128 TOO_BIG\n", "names.txt:3"},                                         // not a phase number
+      {"-1 NEGATIVE\n", "names.txt:1"},        {"APP_READY 123\n", "names.txt:1"},  // swapped
+  };
+  for (const auto& [text, where] : bad) {
+    try {
+      PhaseNames::parse(text, "names.txt");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(where), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hacoboot

@@ -1,0 +1,214 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+#include <string>
+
+#include "golden.hpp"
+#include "hacoboot/boot.hpp"
+#include "hacoboot/report.hpp"
+#include "hacoboot/stats.hpp"
+
+namespace hacoboot {
+namespace {
+
+using test::matches_golden;
+
+BootRecord started_boot(std::uint64_t start, std::vector<PhaseMark> phases, std::optional<std::uint64_t> execve,
+                        std::optional<std::uint64_t> listen) {
+  BootRecord b;
+  b.start_phase = 1;
+  b.start_ns = start;
+  b.phases = std::move(phases);
+  b.execve_ns = execve;
+  b.listen_ns = listen;
+  return b;
+}
+
+// The fixed summary behind tests/unit/golden/summary.*: three started boots
+// (two complete, one died before execve) and one seen only after its start.
+//   execve since start: 4 ms, 5.000002 ms     -> avg 4500001, stddev 500001
+//   listen since start: 11 ms, 12.6 ms        -> avg 11800000, stddev 800000
+//   phase 31: 100, 150 us; 2: 300, 200, 250 us; 11: 500, 700, 900 us
+//   (31 comes first in boot order although its number is the largest)
+Summary golden_summary() {
+  Summary s;
+  s.add(started_boot(1'000'000, {{0, 900'000}, {1, 1'000'000}, {31, 1'100'000}, {2, 1'300'000}, {11, 1'500'000}},
+                     5'000'000, 12'000'000));
+  s.add(started_boot(2'000'000, {{1, 2'000'000}, {31, 2'150'000}, {2, 2'200'000}, {11, 2'700'000}}, 7'000'002,
+                     14'600'000));
+  s.add(started_boot(3'000'000, {{1, 3'000'000}, {2, 3'250'000}, {11, 3'900'000}}, std::nullopt, std::nullopt));
+  BootRecord unstarted;
+  unstarted.phases = {{12, 500}};
+  unstarted.execve_ns = 900;
+  s.add(unstarted);
+  return s;
+}
+
+RunFacts facts(std::int64_t start_phase, std::string command, std::uint64_t lost_events) {
+  RunFacts f;
+  f.start_phase = start_phase;
+  f.command = std::move(command);
+  f.lost_events = lost_events;
+  return f;
+}
+
+const RunFacts kGoldenFacts = facts(1, "/u/app/bin/rails", 2);
+
+std::string render(ReportFormat format, const Summary& summary, const RunFacts& facts) {
+  const auto writer = make_report_writer(format);
+  EXPECT_NE(writer, nullptr);
+  std::ostringstream out;
+  if (writer) writer->write(summary, facts, out);
+  return out.str();
+}
+
+TEST(ReportGolden, Table) {
+  EXPECT_TRUE(matches_golden("summary.table.txt", render(ReportFormat::Table, golden_summary(), kGoldenFacts)));
+}
+
+TEST(ReportGolden, Bpftrace) {
+  EXPECT_TRUE(matches_golden("summary.bpftrace.txt", render(ReportFormat::Bpftrace, golden_summary(), kGoldenFacts)));
+}
+
+TEST(ReportGolden, Json) {
+  EXPECT_TRUE(matches_golden("summary.json", render(ReportFormat::Json, golden_summary(), kGoldenFacts)));
+}
+
+TEST(ReportGolden, Tsv) {
+  EXPECT_TRUE(matches_golden("summary.tsv", render(ReportFormat::Tsv, golden_summary(), kGoldenFacts)));
+}
+
+// The keys the README documents, with the golden summary's values (more keys
+// may follow: percentiles, stddev, own time under "delta").
+void expect_stats(const nlohmann::json& j, std::uint64_t count, std::uint64_t avg, std::uint64_t min,
+                  std::uint64_t max) {
+  EXPECT_EQ(j.at("count"), count) << j.dump();
+  EXPECT_EQ(j.at("avg_ns"), avg) << j.dump();
+  EXPECT_EQ(j.at("min_ns"), min) << j.dump();
+  EXPECT_EQ(j.at("max_ns"), max) << j.dump();
+}
+
+TEST(JsonReport, ParsesWithTheDocumentedKeys) {
+  const auto doc = nlohmann::json::parse(render(ReportFormat::Json, golden_summary(), kGoldenFacts));
+  for (const char* key :
+       {"schema", "start_phase", "command", "boots", "lost_events", "tracked_at_exit", "metrics", "phases"}) {
+    EXPECT_TRUE(doc.contains(key)) << key;
+  }
+  EXPECT_EQ(doc.at("schema"), 1);
+  EXPECT_EQ(doc.at("start_phase"), (nlohmann::json{{"phase", 1}, {"name", "START_SV"}}));
+  EXPECT_EQ(doc.at("command"), "/u/app/bin/rails");
+  EXPECT_EQ(doc.at("boots"),
+            (nlohmann::json{{"started", 3}, {"execve", 2}, {"listen", 2}, {"incomplete", 1}, {"unstarted", 1}}));
+  EXPECT_EQ(doc.at("lost_events"), 2);
+  const auto& metrics = doc.at("metrics");
+  EXPECT_EQ(metrics.size(), 2u) << metrics.dump();
+  expect_stats(metrics.at("execve"), 2, 4500001, 4000000, 5000002);
+  expect_stats(metrics.at("listen"), 2, 11800000, 11000000, 12600000);
+
+  const auto& phases = doc.at("phases");
+  ASSERT_TRUE(phases.is_array());
+  ASSERT_EQ(phases.size(), 3u) << "the start phase and phases before it are left out";
+  EXPECT_EQ(phases[0].at("phase"), 31);
+  EXPECT_EQ(phases[0].at("name"), "START_CREATE_NETWORK");
+  expect_stats(phases[0], 2, 125000, 100000, 150000);
+  EXPECT_EQ(phases[1].at("phase"), 2);
+  EXPECT_EQ(phases[1].at("name"), "START_FORK");
+  expect_stats(phases[1], 3, 250000, 200000, 300000);
+  EXPECT_EQ(phases[2].at("phase"), 11);
+  EXPECT_EQ(phases[2].at("name"), "CONTAINER_START");
+  expect_stats(phases[2], 3, 700000, 500000, 900000);
+}
+
+TEST(JsonReport, PercentilesAndOwnTime) {
+  const auto doc = nlohmann::json::parse(render(ReportFormat::Json, golden_summary(), kGoldenFacts));
+  const auto& phase11 = doc.at("phases").at(2);
+  // Nearest rank of 500, 700, 900 us.
+  EXPECT_EQ(phase11.at("p50_ns"), 700000);
+  EXPECT_EQ(phase11.at("p90_ns"), 900000);
+  EXPECT_EQ(phase11.at("p99_ns"), 900000);
+  // Own time of phase 11: since START_FORK, 200, 500 and 650 us.
+  expect_stats(phase11.at("delta"), 3, 450000, 200000, 650000);
+  // execve's own time: since phase 11, 3.5 ms and 4.300002 ms.
+  expect_stats(doc.at("metrics").at("execve").at("delta"), 2, 3900001, 3500000, 4300002);
+}
+
+TEST(JsonReport, EmptyCommandIsNullAndStartPhaseNamed) {
+  const auto doc = nlohmann::json::parse(render(ReportFormat::Json, Summary{}, facts(0, "", 0)));
+  EXPECT_TRUE(doc.at("command").is_null());
+  EXPECT_EQ(doc.at("start_phase"), (nlohmann::json{{"phase", 0}, {"name", "CLI_START"}}));
+  expect_stats(doc.at("metrics").at("execve"), 0, 0, 0, 0);
+  expect_stats(doc.at("metrics").at("listen"), 0, 0, 0, 0);
+  EXPECT_TRUE(doc.at("phases").is_array());
+  EXPECT_TRUE(doc.at("phases").empty());
+  EXPECT_EQ(doc.at("lost_events"), 0);
+}
+
+TEST(BpftraceReport, EmptyMetricPrintsNothing) {
+  Summary s;
+  s.add(started_boot(1'000, {{1, 1'000}}, 4'000, std::nullopt));  // never listened
+  EXPECT_EQ(render(ReportFormat::Bpftrace, s, RunFacts{}),
+            "@execve__count: 1\n"
+            "@execve_avg: 3000\n"
+            "@execve_max: 3000\n"
+            "@execve_min: 3000\n");
+  EXPECT_EQ(render(ReportFormat::Bpftrace, Summary{}, RunFacts{}), "");
+}
+
+TEST(TableReport, EmptySummary) {
+  const std::string expected =
+      "Boots: 0 started, 0 reached execve, 0 reached listen, 0 incomplete\n"
+      "execve of: the container's first execve\n"
+      "\n"
+      "TIME SINCE CLI_START                COUNT       AVG       P50       P90       P99       MIN       MAX\n"
+      "execve                                  0         -         -         -         -         -         -\n"
+      "listen                                  0         -         -         -         -         -         -\n";
+  const auto actual = render(ReportFormat::Table, Summary{}, facts(0, "", 0));
+  EXPECT_EQ(actual, expected) << test::line_diff(expected, actual);
+}
+
+TEST(TableReport, HistogramsOnlyWhenAsked) {
+  const auto plain = render(ReportFormat::Table, golden_summary(), kGoldenFacts);
+  EXPECT_EQ(plain.find("@execve"), std::string::npos) << plain;
+  std::ostringstream out;
+  make_report_writer(ReportFormat::Table, true)->write(golden_summary(), kGoldenFacts, out);
+  // 4 ms is in [2^21, 2^22) ns, 5.000002 ms in [2^22, 2^23) ns: a row each.
+  EXPECT_NE(out.str().find("@execve (time since start):\n"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("[2.10 ms, 4.19 ms)"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("[4.19 ms, 8.39 ms)"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("@listen (time since start):\n"), std::string::npos) << out.str();
+}
+
+TEST(FormatDuration, UnitsAndThreeSignificantDigits) {
+  EXPECT_EQ(format_duration(0), "0 ns");
+  EXPECT_EQ(format_duration(812), "812 ns");
+  EXPECT_EQ(format_duration(999), "999 ns");
+  EXPECT_EQ(format_duration(1'000), "1.00 us");
+  EXPECT_EQ(format_duration(12'300), "12.3 us");
+  EXPECT_EQ(format_duration(358'000), "358 us");
+  EXPECT_EQ(format_duration(1'000'000), "1.00 ms");
+  EXPECT_EQ(format_duration(1'500'000), "1.50 ms");
+  EXPECT_EQ(format_duration(7'210'000), "7.21 ms");
+  EXPECT_EQ(format_duration(11'200'000), "11.2 ms");
+  EXPECT_EQ(format_duration(1'000'000'000), "1.00 s");
+  EXPECT_EQ(format_duration(2'240'287'035), "2.24 s");
+  EXPECT_EQ(format_duration(125'000'000'000), "125 s");
+}
+
+// Rounding to three significant digits can carry into the next digit or unit:
+// 999999 ns is 999.999 us, which prints "1.00 ms", never "1000 us".
+TEST(FormatDuration, RoundingCarriesIntoTheNextDigitOrUnit) {
+  EXPECT_EQ(format_duration(999'999), "1.00 ms");
+  EXPECT_EQ(format_duration(999'500), "1.00 ms");
+  EXPECT_EQ(format_duration(999'499), "999 us");
+  EXPECT_EQ(format_duration(999'999'999), "1.00 s");
+  EXPECT_EQ(format_duration(9'999), "10.0 us");
+  EXPECT_EQ(format_duration(9'994), "9.99 us");
+  EXPECT_EQ(format_duration(99'999), "100 us");
+  EXPECT_EQ(format_duration(99'949), "99.9 us");
+  EXPECT_EQ(format_duration(99'990'000), "100 ms");
+}
+
+}  // namespace
+}  // namespace hacoboot

@@ -115,7 +115,7 @@ GateResult compare_to_baseline(const MetricTable& baseline, const MetricTable& n
   for (const auto& key : keys) {
     MetricComparison row;
     row.key = key;
-    row.gated = config.gated.empty() || config.gated.count(key) > 0;
+    row.gated = config.gated.empty() || config.gated.contains(key);
     if (const auto it = baseline.find(key); it != baseline.end()) row.baseline = it->second;
     if (const auto it = now.find(key); it != now.end()) row.now = it->second;
     row.name = row.now ? row.now->name : row.baseline->name;

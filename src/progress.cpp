@@ -33,14 +33,14 @@ void ProgressLine::update(std::uint64_t in_flight, std::uint64_t lost_events) {
   const auto last = last_listen_ns_ ? format_duration(*last_listen_ns_) : std::string("-");
   fmt::print(stderr, "\r\033[K{} boots done, {} in flight, last listen {}, {} events lost", boots_, in_flight, last,
              lost_events);
-  std::fflush(stderr);
+  (void)std::fflush(stderr);
   drawn_ = true;
 }
 
 void ProgressLine::clear() {
   if (!drawn_) return;
   fmt::print(stderr, "\r\033[K");
-  std::fflush(stderr);
+  (void)std::fflush(stderr);
   drawn_ = false;
 }
 

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <ostream>
 #include <string>
 
@@ -20,8 +21,9 @@ std::string step_label(const Step& step, const PhaseNames& names) {
 }
 
 std::string bar(double fraction, int width) {
-  const auto cells = static_cast<int>(std::clamp(fraction, 0.0, 1.0) * width + 0.5);
-  return std::string(static_cast<std::size_t>(cells), '@');
+  const auto cells = static_cast<std::size_t>(std::lround(std::clamp(fraction, 0.0, 1.0) * width));
+  std::string drawn(cells, '@');
+  return drawn;
 }
 
 class TableWriter final : public ReportWriter {

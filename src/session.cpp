@@ -45,7 +45,8 @@ std::optional<MetricTable> load_baseline(const std::string& path) {
 }
 
 std::unique_ptr<OutputFile> open_if_named(const std::string& path) {
-  return path.empty() ? nullptr : std::make_unique<OutputFile>(path);
+  if (path.empty()) return nullptr;
+  return std::make_unique<OutputFile>(path);
 }
 
 // Where each finished boot goes: the summary, the rows, the pictures.

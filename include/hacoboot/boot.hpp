@@ -23,7 +23,7 @@ struct Step {
   Kind kind = Kind::Phase;
   std::int64_t phase = 0;  // Kind::Phase only
 
-  auto operator<=>(const Step&) const = default;
+  auto operator<=>(const Step&) const = default;  // NOLINT(modernize-use-nullptr): clang-tidy 14 misreads <=>
 };
 
 // "CONTAINER_CHROOTED", "execve", "listen".

@@ -85,8 +85,8 @@ TEST_F(FormatTest, BpftraceFormatIsTheReferenceScriptsEightLines) {
   const std::vector<std::string> names{"execve__count", "execve_avg", "execve_max", "execve_min",
                                        "listen__count", "listen_avg", "listen_max", "listen_min"};
   for (std::size_t i = 0; i < names.size(); ++i) {
-    EXPECT_TRUE(std::regex_match(lines[i], std::regex("^@" + names[i] + R"(: \d+$)"))) << "line " << i + 1 << ": "
-                                                                                       << lines[i];
+    EXPECT_TRUE(std::regex_match(lines[i], std::regex("^@" + names[i] + R"(: \d+$)")))
+        << "line " << i + 1 << ": " << lines[i];
   }
   auto values = map_values(parse_map_lines(r.out));
   for (const std::string metric : {"execve", "listen"}) {
@@ -134,8 +134,7 @@ TEST_F(RunTest, CountStopsEarlyAndEndsTheRunCommand) {
   // trailing "; true" keeps the shell from exec'ing the launcher, so the
   // whole --run command must be ended, not just its shell.
   const auto truth_path = new_file("truth.tsv");
-  const auto run =
-      launcher_command({"-n", "10", "--truth", truth_path.string()}, {"--hold-ms", "1000"}) + "; true";
+  const auto run = launcher_command({"-n", "10", "--truth", truth_path.string()}, {"--hold-ms", "1000"}) + "; true";
   const auto r = run_sampler({"-n", "3", "--format", "json", "--run", run, app().string()});
   ASSERT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << '\n' << r.err;
   const auto summary = nlohmann::json::parse(r.out);

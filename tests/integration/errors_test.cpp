@@ -12,7 +12,9 @@ struct UsageCase {
   std::string expected_in_stderr;
 };
 
-void PrintTo(const UsageCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const UsageCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
 class UsageErrorTest : public IntegrationTest, public ::testing::WithParamInterface<UsageCase> {};
 
@@ -48,16 +50,16 @@ TEST_P(UsageErrorTest, ExitsWith2AndOneLineNamingTheProblem) {
 
 INSTANTIATE_TEST_SUITE_P(
     BadInput, UsageErrorTest,
-    ::testing::Values(
-        UsageCase{"HaconiwaMissing", {"--haconiwa", "/nonexistent"}, "/nonexistent"},
-        UsageCase{"HaconiwaIsADirectory", {"--haconiwa", "/tmp"}, "/tmp"},
-        UsageCase{"HaconiwaIsATextFile", {"--haconiwa", "{dir}/not-elf.txt"}, "not an ELF"},
-        UsageCase{"HaconiwaWithoutTheProbe", {"--haconiwa", "/bin/true"}, "haconiwa:bootstrap_phase_pass"},
-        UsageCase{"UnknownFormat", {"--format", "xml"}, "xml"},
-        UsageCase{"ZeroCount", {"-n", "0"}, "count"},
-        UsageCase{"BadDuration", {"--duration", "5x"}, "5x"},
-        UsageCase{"UnknownStartPhase", {"--from", "NOPE"}, "NOPE"},
-        UsageCase{"UnwritableOutput", {"-o", "/nonexistent-dir/out.json"}, "/nonexistent-dir/out.json"}),
+    ::testing::Values(UsageCase{"HaconiwaMissing", {"--haconiwa", "/nonexistent"}, "/nonexistent"},
+                      UsageCase{"HaconiwaIsADirectory", {"--haconiwa", "/tmp"}, "/tmp"},
+                      UsageCase{"HaconiwaIsATextFile", {"--haconiwa", "{dir}/not-elf.txt"}, "not an ELF"},
+                      UsageCase{
+                          "HaconiwaWithoutTheProbe", {"--haconiwa", "/bin/true"}, "haconiwa:bootstrap_phase_pass"},
+                      UsageCase{"UnknownFormat", {"--format", "xml"}, "xml"},
+                      UsageCase{"ZeroCount", {"-n", "0"}, "count"},
+                      UsageCase{"BadDuration", {"--duration", "5x"}, "5x"},
+                      UsageCase{"UnknownStartPhase", {"--from", "NOPE"}, "NOPE"},
+                      UsageCase{"UnwritableOutput", {"-o", "/nonexistent-dir/out.json"}, "/nonexistent-dir/out.json"}),
     [](const ::testing::TestParamInfo<UsageCase>& test) { return test.param.name; });
 
 }  // namespace

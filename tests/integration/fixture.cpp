@@ -58,8 +58,7 @@ void IntegrationTest::SetUp() {
   launcher_ = dir_ / "hacoboot-launcher";
   std::filesystem::copy_file(HACOBOOT_LAUNCHER_PATH, launcher_);
   std::filesystem::permissions(launcher_, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
-                                              std::filesystem::perms::group_exec |
-                                              std::filesystem::perms::others_read |
+                                              std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
                                               std::filesystem::perms::others_exec);
 }
 
@@ -73,8 +72,12 @@ void IntegrationTest::TearDown() {
   std::filesystem::remove_all(dir_, ec);
 }
 
-std::filesystem::path IntegrationTest::app() { return HACOBOOT_DEMO_APP_PATH; }
-std::filesystem::path IntegrationTest::sampler() { return HACOBOOT_SAMPLER_PATH; }
+std::filesystem::path IntegrationTest::app() {
+  return HACOBOOT_DEMO_APP_PATH;
+}
+std::filesystem::path IntegrationTest::sampler() {
+  return HACOBOOT_SAMPLER_PATH;
+}
 
 std::filesystem::path IntegrationTest::new_file(const std::string& stem) {
   return dir_ / (std::to_string(++files_) + "-" + stem);
@@ -109,8 +112,8 @@ TracedBoots IntegrationTest::trace_boots(const std::vector<std::string>& launche
   std::vector<std::string> with_truth{"--truth", truth_path.string()};
   with_truth.insert(with_truth.end(), launcher_args.begin(), launcher_args.end());
 
-  std::vector<std::string> args{"--run",  launcher_command(with_truth, app_args), "--format", "json",
-                                "--events", rows_path.string()};
+  std::vector<std::string> args{
+      "--run", launcher_command(with_truth, app_args), "--format", "json", "--events", rows_path.string()};
   args.insert(args.end(), extra_sampler_args.begin(), extra_sampler_args.end());
   args.push_back(app().string());
 
@@ -170,14 +173,18 @@ std::set<std::uint32_t> expect_boots_match_truth(const TracedBoots& traced, std:
       EXPECT_EQ(start->since_start_ns, std::optional<std::uint64_t>(0));
     }
     if (const auto* execve = single_row(rows, "execve")) {
-      if (!execve->since_start_ns) ADD_FAILURE() << "execve row without since_start_ns";
-      else expect_in_range(static_cast<std::int64_t>(*execve->since_start_ns), fact.at("exec_lo") - fact.at("start_hi"),
-                      fact.at("exec_hi") - fact.at("start_lo"), "execve since_start_ns");
+      if (!execve->since_start_ns)
+        ADD_FAILURE() << "execve row without since_start_ns";
+      else
+        expect_in_range(static_cast<std::int64_t>(*execve->since_start_ns), fact.at("exec_lo") - fact.at("start_hi"),
+                        fact.at("exec_hi") - fact.at("start_lo"), "execve since_start_ns");
     }
     if (const auto* listen = single_row(rows, "listen")) {
-      if (!listen->since_start_ns) ADD_FAILURE() << "listen row without since_start_ns";
-      else expect_in_range(static_cast<std::int64_t>(*listen->since_start_ns), fact.at("listen_lo") - fact.at("start_hi"),
-                      fact.at("listen_hi") - fact.at("start_lo"), "listen since_start_ns");
+      if (!listen->since_start_ns)
+        ADD_FAILURE() << "listen row without since_start_ns";
+      else
+        expect_in_range(static_cast<std::int64_t>(*listen->since_start_ns), fact.at("listen_lo") - fact.at("start_hi"),
+                        fact.at("listen_hi") - fact.at("start_lo"), "listen since_start_ns");
     }
   }
   return hpids;

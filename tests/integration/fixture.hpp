@@ -19,8 +19,8 @@
 namespace hacoboot::it {
 
 // The BPF programs hacoboot-sampler loads.
-inline const std::vector<std::string> kOurPrograms = {"on_phase",    "on_fork", "on_sys_enter",
-                                                      "on_exec",     "on_sys_exit", "on_exit"};
+inline const std::vector<std::string> kOurPrograms = {"on_phase", "on_fork",     "on_sys_enter",
+                                                      "on_exec",  "on_sys_exit", "on_exit"};
 
 struct TracedBoots {
   ProcessResult result;  // of hacoboot-sampler
@@ -53,8 +53,7 @@ class IntegrationTest : public ::testing::Test {
   // Traces the launcher's boots (--run, --format json, --events, COMMAND =
   // the app); the launcher records its ground truth. Fails the test (not
   // fatally) on a bad exit status or output; check HasFailure().
-  TracedBoots trace_boots(const std::vector<std::string>& launcher_args,
-                          const std::vector<std::string>& app_args = {},
+  TracedBoots trace_boots(const std::vector<std::string>& launcher_args, const std::vector<std::string>& app_args = {},
                           const std::vector<std::string>& extra_sampler_args = {});
 
  private:

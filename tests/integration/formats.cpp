@@ -53,7 +53,8 @@ Truth parse_truth(const std::string& text) {
   for (const auto& line : split_lines(text)) {
     ++line_no;
     const auto fields = split(line, '\t');
-    if (fields.size() != 3) throw std::runtime_error("truth line " + std::to_string(line_no) + ": not 3 fields: " + line);
+    if (fields.size() != 3)
+      throw std::runtime_error("truth line " + std::to_string(line_no) + ": not 3 fields: " + line);
     const auto hpid = number<std::uint32_t>(fields[0], "hpid", line_no);
     truth[hpid][fields[1]] = number<std::int64_t>(fields[2], fields[1], line_no);
   }
@@ -62,7 +63,7 @@ Truth parse_truth(const std::string& text) {
 
 std::vector<BootRow> parse_boot_rows(const std::string& text) {
   // Columns are found by name: the format may gain columns (it has: cgroup_path).
-  static const std::vector<std::string> kRequired{"boot", "hpid",  "container_pid", "cgroup_id",      "kind",
+  static const std::vector<std::string> kRequired{"boot",  "hpid", "container_pid", "cgroup_id",      "kind",
                                                   "phase", "name", "t_ns",          "since_start_ns", "delta_ns"};
   const auto lines = split_lines(text);
   if (lines.empty()) throw std::runtime_error("events TSV: empty, no header");

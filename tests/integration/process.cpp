@@ -43,9 +43,12 @@ ExitStatus decode(int status) {
 
 std::string ExitStatus::describe() const {
   std::string text;
-  if (exited) text = "exited " + std::to_string(code);
-  else if (signal != 0) text = "killed by signal " + std::to_string(signal);
-  else text = "still running";
+  if (exited)
+    text = "exited " + std::to_string(code);
+  else if (signal != 0)
+    text = "killed by signal " + std::to_string(signal);
+  else
+    text = "still running";
   if (timed_out) text += " (timed out)";
   return text;
 }
@@ -98,7 +101,9 @@ Process::~Process() {
   }
 }
 
-bool Process::running() { return !wait_for(0ms).has_value(); }
+bool Process::running() {
+  return !wait_for(0ms).has_value();
+}
 
 void Process::send_signal(int signal) const {
   if (!status_) ::kill(pid_, signal);
@@ -147,8 +152,12 @@ void Process::remove_output_files() const {
   std::filesystem::remove(err_path_, ec);
 }
 
-std::string Process::out() const { return read_file(out_path_); }
-std::string Process::err() const { return read_file(err_path_); }
+std::string Process::out() const {
+  return read_file(out_path_);
+}
+std::string Process::err() const {
+  return read_file(err_path_);
+}
 
 ProcessResult run_process(const std::vector<std::string>& argv, const std::filesystem::path& output_dir,
                           std::chrono::milliseconds timeout) {
@@ -176,8 +185,10 @@ std::optional<std::filesystem::path> find_in_path(const std::string& name) {
 std::string shell_quote(const std::string& text) {
   std::string quoted = "'";
   for (const char c : text) {
-    if (c == '\'') quoted += "'\\''";
-    else quoted += c;
+    if (c == '\'')
+      quoted += "'\\''";
+    else
+      quoted += c;
   }
   return quoted + "'";
 }

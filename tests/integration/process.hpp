@@ -20,7 +20,7 @@ using namespace std::chrono_literals;
 struct ExitStatus {
   bool exited = false;  // exit() was called: code is valid
   int code = -1;
-  int signal = 0;       // killed by this signal
+  int signal = 0;  // killed by this signal
   bool timed_out = false;
 
   [[nodiscard]] std::string describe() const;

@@ -60,8 +60,8 @@ TEST_F(ReferenceTest, SameCountsAndAveragesAsTheReferenceScript) {
   if (!bpftrace) GTEST_SKIP() << "bpftrace is not in PATH: the comparison with the reference script is optional";
 
   Process reference({bpftrace->string(), HACOBOOT_REFERENCE_BT, launcher().string(), app().string()}, dir());
-  ASSERT_TRUE(reference.wait_for_text("Attaching", false, 120s))
-      << "bpftrace did not start\n--- stderr ---\n" << reference.err();
+  ASSERT_TRUE(reference.wait_for_text("Attaching", false, 120s)) << "bpftrace did not start\n--- stderr ---\n"
+                                                                 << reference.err();
   // bpftrace prints "Attaching N probes..." before it attaches them.
   std::size_t attached = 0;
   for (int i = 0; i < 600 && reference.running(); ++i) {
@@ -69,8 +69,7 @@ TEST_F(ReferenceTest, SameCountsAndAveragesAsTheReferenceScript) {
     if (attached >= kReferenceUprobes) break;
     std::this_thread::sleep_for(100ms);
   }
-  ASSERT_GE(attached, kReferenceUprobes) << "bpftrace did not attach reference.bt\n--- stderr ---\n"
-                                         << reference.err();
+  ASSERT_GE(attached, kReferenceUprobes) << "bpftrace did not attach reference.bt\n--- stderr ---\n" << reference.err();
   std::this_thread::sleep_for(200ms);
 
   // 11:20: the container waits 20 ms after CONTAINER_START. The reference
@@ -78,8 +77,8 @@ TEST_F(ReferenceTest, SameCountsAndAveragesAsTheReferenceScript) {
   // clone; a child that execs first, which happens on 2 busy cores, would be
   // invisible to it (hacoboot-sampler sees the fork in the kernel instead).
   const auto realtime = realtime_prefix(dir());
-  const auto run = realtime + launcher_command({"-n", std::to_string(kBoots), "--phase-delay", "0:5",
-                                                "--phase-delay", "1:5", "--phase-delay", "11:20"});
+  const auto run = realtime + launcher_command({"-n", std::to_string(kBoots), "--phase-delay", "0:5", "--phase-delay",
+                                                "1:5", "--phase-delay", "11:20"});
   const auto ours = run_sampler({"--format", "bpftrace", "--run", run, app().string()});
 
   reference.send_signal(SIGINT);

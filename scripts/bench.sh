@@ -14,13 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ "${HACOBOOT_SKIP_SETUP:-0}" != 1 ]; then
-  if [ "$(id -u)" -eq 0 ]; then
-    scripts/setup.sh
-  else
-    echo "bench: not root, skipping package installation and the BPF measurements (sudo $0 runs them)" >&2
-  fi
-fi
+[ "${HACOBOOT_SKIP_SETUP:-0}" = 1 ] || scripts/setup.sh --when-root
 
 build_dir="${BUILD_DIR:-build-bench}"
 cmake -S . -B "$build_dir" -DHACOBOOT_BUILD_TESTS=OFF -DHACOBOOT_BUILD_BENCH=ON >/dev/null

@@ -5,12 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ "${HACOBOOT_SKIP_SETUP:-0}" != 1 ]; then
-  if [ "$(id -u)" -eq 0 ]; then
-    scripts/setup.sh
-  else
-    echo "test: not root, skipping package installation (sudo $0 installs them)" >&2
-  fi
-fi
+[ "${HACOBOOT_SKIP_SETUP:-0}" = 1 ] || scripts/setup.sh --when-root
 scripts/build.sh
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j 1

@@ -13,7 +13,7 @@
 
 namespace hacoboot::test {
 
-// One line of a capture (format: /work/shared/fixtures/README.md).
+// One line of a capture (format: tests/fixtures/README.md).
 struct CaptureRow {
   std::size_t line = 0;  // 1-based line in the file, for messages
   std::uint64_t ts_ns = 0;

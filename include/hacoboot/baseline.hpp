@@ -29,6 +29,7 @@ struct MetricFigures {
   std::uint64_t max_ns = 0;
 
   [[nodiscard]] std::uint64_t get(GateStatistic statistic) const;
+  bool operator==(const MetricFigures&) const = default;
 };
 
 // Metrics keyed "execve", "listen" and "phase:<number>".

@@ -1,0 +1,124 @@
+#include "hacoboot/baseline.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+#include "hacoboot/errors.hpp"
+#include "hacoboot/report.hpp"
+
+namespace hacoboot {
+namespace {
+
+MetricFigures figures(const std::string& name, std::uint64_t p50_ms) {
+  const std::uint64_t ns = p50_ms * 1'000'000;
+  return {name, ns, ns, ns * 2, ns * 3, ns * 4};
+}
+
+const MetricComparison& row_of(const GateResult& result, const std::string& key) {
+  for (const auto& row : result.rows) {
+    if (row.key == key) return row;
+  }
+  throw std::runtime_error("no row " + key);
+}
+
+TEST(Baseline, ReadsBackWhatTheJsonWriterWrote) {
+  Summary summary;
+  BootRecord boot;
+  boot.start_ns = 1'000;
+  boot.phases = {{1, 1'000}, {2, 3'000}};
+  boot.execve_ns = 11'000;
+  boot.listen_ns = 21'000;
+  summary.add(boot);
+  std::ostringstream json;
+  make_report_writer(ReportFormat::Json)->write(summary, RunFacts{}, json);
+
+  const auto table = parse_baseline(json.str(), "saved.json");
+  EXPECT_EQ(table, metrics_of(summary));
+  ASSERT_TRUE(table.contains("listen"));
+  EXPECT_EQ(table.at("listen").p50_ns, 20'000U);
+  ASSERT_TRUE(table.contains("phase:2"));
+  EXPECT_EQ(table.at("phase:2").name, "START_FORK");
+}
+
+TEST(Baseline, MalformedInputIsAUsageErrorNamingTheFile) {
+  for (const char* text : {"not json", "[]", R"({"schema": 99})", R"({"schema": 1})",
+                           R"({"schema": 1, "metrics": {"execve": {"count": "x"}}, "phases": []})"}) {
+    try {
+      parse_baseline(text, "base.json");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("base.json"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Baseline, GatedRegressionBeyondTheLimitFails) {
+  const MetricTable before{{"listen", figures("listen", 100)}, {"execve", figures("execve", 10)}};
+  const MetricTable after{{"listen", figures("listen", 111)}, {"execve", figures("execve", 10)}};
+  const auto result = compare_to_baseline(before, after, GateConfig{});
+  EXPECT_TRUE(result.regressed());
+  EXPECT_EQ(row_of(result, "listen").verdict, MetricComparison::Verdict::Regressed);
+  EXPECT_NEAR(row_of(result, "listen").change_pct, 11.0, 1e-9);
+  EXPECT_EQ(row_of(result, "execve").verdict, MetricComparison::Verdict::Same);
+}
+
+TEST(Baseline, WithinTheLimitPassesAndImprovementsNeverFail) {
+  const MetricTable before{{"listen", figures("listen", 100)}};
+  EXPECT_FALSE(compare_to_baseline(before, {{"listen", figures("listen", 110)}}, GateConfig{}).regressed());
+  const auto faster = compare_to_baseline(before, {{"listen", figures("listen", 50)}}, GateConfig{});
+  EXPECT_FALSE(faster.regressed());
+  EXPECT_EQ(faster.rows.at(0).verdict, MetricComparison::Verdict::Improved);
+}
+
+TEST(Baseline, UngatedMetricsAndNewOrMissingOnesAreReportedNotFatal) {
+  const MetricTable before{{"listen", figures("listen", 100)},
+                           {"phase:12", figures("CONTAINER_NAMESPACE_GENERATED", 5)}};
+  const MetricTable after{{"listen", figures("listen", 100)}, {"phase:123", figures("USR1", 7)}};
+  GateConfig config;
+  const auto result = compare_to_baseline(before, after, config);
+  EXPECT_FALSE(result.regressed());
+  EXPECT_EQ(row_of(result, "phase:12").verdict, MetricComparison::Verdict::Missing);
+  EXPECT_EQ(row_of(result, "phase:123").verdict, MetricComparison::Verdict::New);
+
+  const MetricTable slower_phase{{"listen", figures("listen", 100)}, {"phase:12", figures("X", 50)}};
+  EXPECT_FALSE(compare_to_baseline(before, slower_phase, config).regressed()) << "phase 12 is not gated by default";
+  config.gated = {};  // all
+  EXPECT_TRUE(compare_to_baseline(before, slower_phase, config).regressed());
+}
+
+TEST(Baseline, TheChosenStatisticIsCompared) {
+  const MetricTable before{{"listen", figures("listen", 100)}};
+  MetricTable after{{"listen", figures("listen", 100)}};
+  after.at("listen").p99_ns *= 2;  // only the tail got slower
+  GateConfig config;
+  EXPECT_FALSE(compare_to_baseline(before, after, config).regressed());
+  config.statistic = GateStatistic::P99;
+  EXPECT_TRUE(compare_to_baseline(before, after, config).regressed());
+}
+
+TEST(Baseline, ReportSaysWhetherTheGatePassed) {
+  const MetricTable before{{"listen", figures("listen", 100)}};
+  GateConfig config;
+  std::ostringstream failed;
+  write_gate_report(compare_to_baseline(before, {{"listen", figures("listen", 200)}}, config), config, failed);
+  EXPECT_NE(failed.str().find("REGRESSED"), std::string::npos) << failed.str();
+  EXPECT_NE(failed.str().find("gate: FAILED"), std::string::npos) << failed.str();
+  std::ostringstream passed;
+  write_gate_report(compare_to_baseline(before, before, config), config, passed);
+  EXPECT_NE(passed.str().find("gate: passed"), std::string::npos) << passed.str();
+}
+
+TEST(Baseline, StatisticNamesRoundTrip) {
+  for (const char* name : {"avg", "p50", "p90", "p99", "max"}) {
+    const auto statistic = parse_gate_statistic(name);
+    ASSERT_TRUE(statistic) << name;
+    EXPECT_STREQ(gate_statistic_name(*statistic), name);
+  }
+  EXPECT_EQ(parse_gate_statistic("P90"), GateStatistic::P90);
+  EXPECT_FALSE(parse_gate_statistic("median"));
+}
+
+}  // namespace
+}  // namespace hacoboot

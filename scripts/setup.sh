@@ -15,6 +15,7 @@ packages=(
   googletest libgtest-dev
   clang-format clang-tidy
   bpftrace       # the reference tracer, compared against in the integration tests
+  chromium       # renders the --timeline SVG headless in the integration tests
   # benchmarks (scripts/bench.sh)
   libbenchmark-dev
 )

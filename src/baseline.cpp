@@ -90,11 +90,11 @@ MetricTable parse_baseline(std::string_view json_text, const std::string& source
   }
 }
 
-MetricTable metrics_of(const Summary& summary) {
+MetricTable metrics_of(const Summary& summary, const PhaseNames& names) {
   MetricTable table;
   for (const auto& [step, stats] : summary.steps()) {
     if (stats.since_start.empty()) continue;
-    const auto name = step_name(step);
+    const auto name = step_name(step, names);
     table.emplace(step.kind == Step::Kind::Phase ? phase_key(step.phase) : name, figures_of(name, stats.since_start));
   }
   return table;

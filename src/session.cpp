@@ -170,7 +170,7 @@ int run_session(const Options& options, std::ostream& diagnostics) {
     return kExitRunCommandFailed;
   }
   if (baseline) {
-    const auto gate = compare_to_baseline(*baseline, metrics_of(sinks.summary()), options.gate);
+    const auto gate = compare_to_baseline(*baseline, metrics_of(sinks.summary(), options.phase_names), options.gate);
     write_gate_report(gate, options.gate, diagnostics);
     if (gate.regressed()) return kExitRegressed;
   }

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hacoboot/phases.hpp"
 #include "hacoboot/stats.hpp"
 
 namespace hacoboot {
@@ -40,7 +41,7 @@ using MetricTable = std::map<std::string, MetricFigures>;
 MetricTable parse_baseline(std::string_view json_text, const std::string& source);
 
 // The same metrics of this run (only those with samples).
-MetricTable metrics_of(const Summary& summary);
+MetricTable metrics_of(const Summary& summary, const PhaseNames& names = {});
 
 struct GateConfig {
   GateStatistic statistic = GateStatistic::P50;

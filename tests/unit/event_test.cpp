@@ -30,7 +30,7 @@ hacoboot_event raw_event(unsigned int kind, unsigned int role = 0) {
 // The first `size` bytes of the record, as the ring buffer hands them over.
 std::vector<std::byte> bytes_of(const hacoboot_event& raw, std::size_t size) {
   std::vector<std::byte> record(size);
-  std::memcpy(record.data(), &raw, std::min(size, sizeof raw));
+  if (size > 0) std::memcpy(record.data(), &raw, std::min(size, sizeof raw));  // data() may be null when empty
   return record;
 }
 

@@ -1,0 +1,603 @@
+// What a user reads after a run, checked as a user would: --events rows (TSV
+// and JSON lines), the --timeline SVG (rendered by a real browser), the
+// --trace-out Chrome trace, the --baseline regression gate, --warmup,
+// --format tsv, --hist and --phase-names.
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <regex>
+#include <string_view>
+
+#include "fixture.hpp"
+
+namespace hacoboot::it {
+namespace {
+
+// Every demo boot passes these phases (CLI 0, supervisor 1-6, container
+// 11-21), then execve and listen: one --events row each.
+const std::vector<std::int64_t> kBootPhases{0, 1, 2, 3, 4, 5, 6, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21};
+constexpr std::size_t kRowsPerBoot = 20;
+constexpr std::int64_t kStartPhase = 1;  // START_SV, the default --from
+// A summary's steps: every phase but the start and the CLI's phase 0 before
+// it, then execve and listen.
+constexpr std::size_t kSummarySteps = 18;
+
+constexpr std::uint64_t kBoots = 4;
+
+const std::set<std::string> kEventKeys{"boot",  "hpid", "container_pid", "cgroup_id",      "cgroup_path", "kind",
+                                       "phase", "name", "t_ns",          "since_start_ns", "delta_ns"};
+
+// ---- small helpers ---------------------------------------------------------
+
+bool bpf_required() {
+  const char* value = std::getenv("HACOBOOT_REQUIRE_BPF");
+  return value != nullptr && std::string_view(value) == "1";
+}
+
+std::string describe(const ProcessResult& r) {
+  return r.status.describe() + "\n--- stderr ---\n" + r.err + "--- stdout ---\n" + r.out;
+}
+
+void expect_exit(const ProcessResult& r, int code) {
+  EXPECT_TRUE(r.status.exited && r.status.code == code) << "expected exit status " << code << ", got " << describe(r);
+}
+
+void write_text(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  ASSERT_TRUE(out.good()) << "writing " << path;
+}
+
+bool contains(const std::string& text, std::string_view part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The first line of text starting with prefix, or "".
+std::string line_starting_with(const std::string& text, const std::string& prefix) {
+  for (const auto& line : split_lines(text)) {
+    if (line.rfind(prefix, 0) == 0) return line;
+  }
+  return {};
+}
+
+std::size_t count_matches(const std::string& text, const std::regex& pattern) {
+  return static_cast<std::size_t>(
+      std::distance(std::sregex_iterator(text.begin(), text.end(), pattern), std::sregex_iterator()));
+}
+
+// "phase 12", "execve", "listen": a milestone (or summary step) for messages
+// and set comparisons.
+std::string milestone(const std::string& kind, std::optional<std::int64_t> phase) {
+  return phase ? "phase " + std::to_string(*phase) : kind;
+}
+
+std::vector<std::string> sorted(std::vector<std::string> items) {
+  std::sort(items.begin(), items.end());
+  return items;
+}
+
+std::vector<std::string> milestones_of(const std::vector<BootRow>& rows) {
+  std::vector<std::string> found;
+  for (const auto& row : rows) found.push_back(milestone(row.kind, row.phase));
+  return sorted(found);
+}
+
+std::vector<std::string> boot_milestones() {
+  std::vector<std::string> expected{"execve", "listen"};
+  for (const auto phase : kBootPhases) expected.push_back(milestone("phase", phase));
+  return sorted(expected);
+}
+
+std::vector<std::string> summary_steps() {
+  std::vector<std::string> expected{"execve", "listen"};
+  for (const auto phase : kBootPhases) {
+    if (phase != 0 && phase != kStartPhase) expected.push_back(milestone("phase", phase));
+  }
+  return sorted(expected);
+}
+
+std::set<std::uint64_t> boot_numbers(const std::vector<BootRow>& rows) {
+  std::set<std::uint64_t> numbers;
+  for (const auto& row : rows) numbers.insert(row.boot);
+  return numbers;
+}
+
+// ---- --events rows -----------------------------------------------------------
+
+// `boots` boots, each with exactly the demo's milestones, one row each.
+void expect_complete_boots(const std::vector<BootRow>& rows, std::size_t boots) {
+  EXPECT_EQ(rows.size(), boots * kRowsPerBoot) << "rows in total";
+  const auto by_boot = rows_by_boot(rows);
+  EXPECT_EQ(by_boot.size(), boots) << "boots in the rows";
+  for (const auto& [boot, its_rows] : by_boot) {
+    EXPECT_EQ(its_rows.size(), kRowsPerBoot) << "rows of boot " << boot;
+    EXPECT_EQ(milestones_of(its_rows), boot_milestones()) << "milestones of boot " << boot;
+  }
+}
+
+// Rows of a boot in time order; since_start_ns counts from its START_SV row
+// (empty before it); delta_ns never reaches back before the boot's first row
+// (a negative own time would wrap around to a huge number).
+void expect_consistent_times(const std::vector<BootRow>& rows) {
+  for (const auto& [boot, its_rows] : rows_by_boot(rows)) {
+    SCOPED_TRACE("boot " + std::to_string(boot));
+    const auto start = std::find_if(its_rows.begin(), its_rows.end(),
+                                    [](const BootRow& row) { return row.kind == "phase" && row.phase == kStartPhase; });
+    if (start == its_rows.end()) {
+      ADD_FAILURE() << "no START_SV row";
+      continue;
+    }
+    EXPECT_EQ(start->since_start_ns, std::optional<std::uint64_t>(0)) << "since_start_ns of START_SV";
+    const auto first_ns = its_rows.front().t_ns;
+    for (std::size_t i = 0; i < its_rows.size(); ++i) {
+      const auto& row = its_rows[i];
+      const auto what = milestone(row.kind, row.phase);
+      if (i > 0) {
+        EXPECT_GE(row.t_ns, its_rows[i - 1].t_ns) << what << " is out of time order";
+      }
+      if (row.t_ns < start->t_ns) {
+        EXPECT_FALSE(row.since_start_ns) << what << " comes before the start: since_start_ns should be empty";
+      } else {
+        EXPECT_EQ(row.since_start_ns, std::optional<std::uint64_t>(row.t_ns - start->t_ns))
+            << what << ": since_start_ns is not t_ns - t_ns of START_SV";
+      }
+      if (row.delta_ns) {
+        EXPECT_LE(*row.delta_ns, row.t_ns - first_ns) << what << ": delta_ns is negative or reaches before the boot";
+      }
+    }
+  }
+}
+
+template <typename T>
+std::optional<T> optional_field(const nlohmann::json& object, const char* key) {
+  const auto& value = object.at(key);
+  return value.is_null() ? std::nullopt : std::optional<T>(value.get<T>());
+}
+
+// --events-format jsonl: each line one JSON object with exactly the documented
+// keys, read into the same rows as the TSV.
+std::vector<BootRow> parse_jsonl_rows(const std::string& text) {
+  std::vector<BootRow> rows;
+  std::size_t line_no = 0;
+  for (const auto& line : split_lines(text)) {
+    ++line_no;
+    try {
+      const auto object = nlohmann::json::parse(line);
+      std::set<std::string> keys;
+      for (const auto& [key, value] : object.items()) keys.insert(key);
+      EXPECT_EQ(keys, kEventKeys) << "line " << line_no << ": " << line;
+      BootRow row;
+      row.boot = object.at("boot").get<std::uint64_t>();
+      row.hpid = object.at("hpid").get<std::uint32_t>();
+      row.container_pid = object.at("container_pid").get<std::uint32_t>();
+      row.cgroup_id = object.at("cgroup_id").get<std::uint64_t>();
+      row.kind = object.at("kind").get<std::string>();
+      row.phase = optional_field<std::int64_t>(object, "phase");
+      row.name = object.at("name").get<std::string>();
+      row.t_ns = object.at("t_ns").get<std::uint64_t>();
+      row.since_start_ns = optional_field<std::uint64_t>(object, "since_start_ns");
+      row.delta_ns = optional_field<std::uint64_t>(object, "delta_ns");
+      EXPECT_EQ(row.phase.has_value(), row.kind == "phase") << "line " << line_no << ": " << line;
+      rows.push_back(std::move(row));
+    } catch (const nlohmann::json::exception& e) {
+      ADD_FAILURE() << "line " << line_no << " is not a valid row: " << e.what() << "\n" << line;
+    }
+  }
+  return rows;
+}
+
+// ---- XML and PNG -------------------------------------------------------------
+
+// Why text is not well-formed XML, or nullopt. A small checker, enough for
+// what a writer can get wrong: one root element, every element closed in
+// order, attribute values quoted, no stray '<' and every '&' an entity.
+std::optional<std::string> xml_error(const std::string& text) {
+  static const std::regex kEntity(R"(&(amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)");
+  static const std::regex kStartTag(
+      R"(^<([A-Za-z_][-\w.:]*)((?:\s+[A-Za-z_][-\w.:]*\s*=\s*(?:"[^"<]*"|'[^'<]*'))*)\s*(/?)>$)");
+  std::vector<std::string> open;
+  bool root_done = false;
+  std::size_t pos = 0;
+  const auto at = [&](const std::string& what) { return what + " at offset " + std::to_string(pos); };
+  const auto skip_past = [&](std::string_view end) {
+    const auto found = text.find(end, pos);
+    pos = found == std::string::npos ? std::string::npos : found + end.size();
+    return found != std::string::npos;
+  };
+  while (pos < text.size()) {
+    const char c = text[pos];
+    if (c == '&' && !std::regex_search(text.begin() + static_cast<std::ptrdiff_t>(pos), text.end(), kEntity,
+                                       std::regex_constants::match_continuous)) {
+      return at("'&' that is not an entity");
+    }
+    if (c != '<') {
+      if (open.empty() && std::isspace(static_cast<unsigned char>(c)) == 0) return at("text outside the root element");
+      ++pos;
+      continue;
+    }
+    if (text.compare(pos, 2, "<?") == 0) {
+      if (!skip_past("?>")) return at("unterminated processing instruction");
+      continue;
+    }
+    if (text.compare(pos, 4, "<!--") == 0) {
+      if (!skip_past("-->")) return at("unterminated comment");
+      continue;
+    }
+    // A tag ends at the first '>' outside quotes.
+    std::size_t end = pos + 1;
+    for (char quote = 0; end < text.size() && (quote != 0 || text[end] != '>'); ++end) {
+      if (quote == 0 && (text[end] == '"' || text[end] == '\'')) {
+        quote = text[end];
+      } else if (text[end] == quote) {
+        quote = 0;
+      }
+    }
+    if (end >= text.size()) return at("unterminated tag");
+    const auto tag = text.substr(pos, end - pos + 1);
+    if (tag.rfind("</", 0) == 0) {
+      const auto name = tag.substr(2, tag.find_first_of(" \t\n>", 2) - 2);
+      if (open.empty() || open.back() != name) {
+        return at("</" + name + "> closes " + (open.empty() ? "nothing" : "<" + open.back() + ">"));
+      }
+      open.pop_back();
+      root_done = open.empty();
+    } else {
+      std::smatch m;
+      if (!std::regex_match(tag, m, kStartTag)) return at("malformed tag " + tag);
+      if (open.empty() && root_done) return at("second root element <" + m[1].str() + ">");
+      if (m[3].str().empty()) {
+        open.push_back(m[1].str());
+      } else {
+        root_done = root_done || open.empty();
+      }
+    }
+    pos = end + 1;
+  }
+  if (!open.empty()) return "<" + open.back() + "> is never closed";
+  if (!root_done) return std::string("no root element");
+  return std::nullopt;
+}
+
+struct PngImage {
+  std::uint32_t width = 0;
+  std::uint32_t height = 0;
+  std::uintmax_t bytes = 0;
+};
+
+// The size of a PNG from its signature and IHDR chunk; fails the test and
+// returns nullopt when the file is not a PNG.
+std::optional<PngImage> read_png(const std::filesystem::path& path) {
+  constexpr std::string_view kSignature("\x89PNG\r\n\x1a\n", 8);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    ADD_FAILURE() << "no image at " << path;
+    return std::nullopt;
+  }
+  const auto data = read_file(path);
+  if (data.size() < 24 || data.compare(0, kSignature.size(), kSignature) != 0 || data.compare(12, 4, "IHDR") != 0) {
+    ADD_FAILURE() << path << " is not a PNG (signature, then IHDR)";
+    return std::nullopt;
+  }
+  const auto big_endian = [&data](std::size_t offset) {
+    std::uint32_t value = 0;
+    for (std::size_t i = 0; i < 4; ++i) value = value << 8 | static_cast<unsigned char>(data[offset + i]);
+    return value;
+  };
+  return PngImage{big_endian(16), big_endian(20), data.size()};
+}
+
+// ---- the fixture -----------------------------------------------------------
+
+class AnalysisTest : public IntegrationTest {
+ protected:
+  // hacoboot-sampler ARGS --run "<launcher> -n BOOTS LAUNCHER_ARGS -- <app>" <app>
+  ProcessResult run_boots(std::uint64_t boots, std::vector<std::string> args,
+                          const std::vector<std::string>& launcher_args = {}) {
+    std::vector<std::string> launcher{"-n", std::to_string(boots)};
+    launcher.insert(launcher.end(), launcher_args.begin(), launcher_args.end());
+    args.insert(args.end(), {"--run", launcher_command(launcher), app().string()});
+    return run_sampler(args);
+  }
+
+  // trace_boots (JSON summary, --events TSV) over `boots` boots with more sampler arguments.
+  TracedBoots trace_with(std::uint64_t boots, const std::vector<std::string>& sampler_args) {
+    return trace_boots({"-n", std::to_string(boots)}, {}, sampler_args);
+  }
+
+  // Writes a --phase-names file naming phase 12 MY_NAMESPACES.
+  std::filesystem::path phase_names_file() {
+    const auto path = new_file("names.txt");
+    write_text(path, "# our name for the namespaces phase\n12 MY_NAMESPACES\n");
+    return path;
+  }
+
+  // Chromium's headless screenshot of the page at `path`, 1400x900, with a
+  // fresh profile; the PNG's path.
+  std::filesystem::path screenshot(const std::filesystem::path& chromium, const std::filesystem::path& page) {
+    const auto png = new_file(page.stem().string() + ".png");
+    const auto profile = new_file("chromium-profile");
+    const auto r = run_process({chromium.string(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                                "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                                "--disable-sync", "--user-data-dir=" + profile.string(), "--screenshot=" + png.string(),
+                                "--window-size=1400,900", "file://" + page.string()},
+                               dir());
+    expect_exit(r, 0);
+    return png;
+  }
+};
+
+// ---- 1. --events -------------------------------------------------------------
+
+TEST_F(AnalysisTest, EventsHaveOneRowPerMilestoneOfEachBoot) {
+  const auto traced = trace_with(kBoots, {});
+  ASSERT_FALSE(HasFailure());
+  expect_complete_boots(traced.rows, kBoots);
+  expect_consistent_times(traced.rows);
+}
+
+TEST_F(AnalysisTest, EventsAsJsonLinesHaveTheSameRowsWithTheDocumentedKeys) {
+  const auto rows_path = new_file("rows.jsonl");
+  const auto r = run_boots(kBoots, {"--events", rows_path.string(), "--events-format", "jsonl", "-q"});
+  expect_exit(r, 0);
+  ASSERT_FALSE(HasFailure());
+  const auto text = read_file(rows_path);
+  EXPECT_EQ(split_lines(text).size(), kBoots * kRowsPerBoot) << "one line per row, no header";
+  const auto rows = parse_jsonl_rows(text);
+  expect_complete_boots(rows, kBoots);
+  expect_consistent_times(rows);
+}
+
+// ---- 2. --timeline -----------------------------------------------------------
+
+TEST_F(AnalysisTest, TimelineIsWellFormedSvgWithOneRowPerBoot) {
+  const auto svg_path = new_file("timeline.svg");
+  const auto traced = trace_with(kBoots, {"--timeline", svg_path.string()});
+  ASSERT_FALSE(HasFailure());
+  const auto svg = read_file(svg_path);
+  const auto error = xml_error(svg);
+  EXPECT_FALSE(error) << svg_path << " is not well-formed XML: " << error.value_or("");
+  EXPECT_TRUE(contains(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\"")) << "not an SVG document";
+  EXPECT_EQ(count_matches(svg, std::regex(R"(boot \d+ \(hpid \d+\))")), kBoots) << "boot rows in the timeline";
+  for (const auto& [boot, rows] : rows_by_boot(traced.rows)) {
+    const auto label = "boot " + std::to_string(boot) + " (hpid " + std::to_string(rows.front().hpid) + ")";
+    EXPECT_TRUE(contains(svg, label)) << "no row labelled '" << label << "'";
+  }
+}
+
+TEST_F(AnalysisTest, TimelineRendersInABrowser) {
+  const auto chromium = find_in_path("chromium");
+  if (!chromium) {
+    if (bpf_required()) FAIL() << "chromium is not in PATH (HACOBOOT_REQUIRE_BPF=1: CI installs it, scripts/setup.sh)";
+    GTEST_SKIP() << "chromium is not in PATH: install the Debian package chromium (scripts/setup.sh)";
+  }
+  const auto svg_path = new_file("timeline.svg");
+  trace_with(kBoots, {"--timeline", svg_path.string()});
+  ASSERT_FALSE(HasFailure());
+  // What a white page weighs, to tell a drawing from a blank screenshot.
+  const auto empty_path = new_file("empty.svg");
+  write_text(empty_path,
+             "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\"/>\n");
+
+  const auto blank = read_png(screenshot(*chromium, empty_path));
+  const auto drawn = read_png(screenshot(*chromium, svg_path));
+  ASSERT_TRUE(blank && drawn);
+  for (const auto& image : {*blank, *drawn}) {
+    EXPECT_EQ(image.width, 1400U);
+    EXPECT_EQ(image.height, 900U);
+  }
+  // A blank 1400x900 page compresses to a few KB; the waterfall's bars,
+  // markers and text take several times that.
+  EXPECT_GT(drawn->bytes, 3 * blank->bytes) << "the timeline renders blank (blank page: " << blank->bytes << " bytes)";
+}
+
+// ---- 3. --trace-out ----------------------------------------------------------
+
+TEST_F(AnalysisTest, ChromeTraceHasOneTrackPerBootWithPhasesAndMilestones) {
+  const auto trace_path = new_file("trace.json");
+  const auto traced = trace_with(kBoots, {"--trace-out", trace_path.string()});
+  ASSERT_FALSE(HasFailure());
+  nlohmann::json trace;
+  try {
+    trace = nlohmann::json::parse(read_file(trace_path));
+  } catch (const nlohmann::json::exception& e) {
+    FAIL() << trace_path << " is not JSON: " << e.what();
+  }
+  ASSERT_TRUE(trace.contains("traceEvents") && trace["traceEvents"].is_array()) << "no traceEvents array";
+
+  struct Track {
+    std::vector<std::string> names;     // of thread_name metadata
+    std::vector<std::string> phases;    // X events
+    std::vector<std::string> instants;  // i events
+  };
+  std::map<std::uint64_t, Track> tracks;
+  for (const auto& event : trace["traceEvents"]) {
+    const auto ph = event.value("ph", "");
+    const auto tid = event.value("tid", ~0ULL);
+    if (ph == "M" && event.value("name", "") == "thread_name") {
+      tracks[tid].names.push_back(event.at("args").value("name", ""));
+    } else if (ph == "X") {
+      tracks[tid].phases.push_back(milestone("phase", event.at("args").at("phase").get<std::int64_t>()));
+      EXPECT_GE(event.value("ts", -1.0), 0.0) << event.dump();
+      EXPECT_GE(event.value("dur", -1.0), 0.0) << event.dump();
+    } else if (ph == "i") {
+      tracks[tid].instants.push_back(event.value("name", ""));
+      EXPECT_GE(event.value("ts", -1.0), 0.0) << event.dump();
+    }
+  }
+
+  const auto boots = rows_by_boot(traced.rows);
+  EXPECT_EQ(tracks.size(), boots.size()) << "tracks in the trace";
+  std::vector<std::string> expected_phases;
+  for (const auto phase : kBootPhases) expected_phases.push_back(milestone("phase", phase));
+  for (const auto& [boot, rows] : boots) {
+    SCOPED_TRACE("boot " + std::to_string(boot));
+    const auto& track = tracks[boot];
+    EXPECT_EQ(track.names,
+              std::vector<std::string>{"boot " + std::to_string(boot) + " hpid " + std::to_string(rows.front().hpid)});
+    EXPECT_EQ(sorted(track.phases), sorted(expected_phases));
+    EXPECT_EQ(sorted(track.instants), (std::vector<std::string>{"execve", "listen"}));
+  }
+}
+
+// ---- 4. --baseline -----------------------------------------------------------
+
+TEST_F(AnalysisTest, BaselineGatePassesTheSameSpeedAndFailsSlowerBoots) {
+  constexpr std::uint64_t kGateBoots = 6;
+  const auto baseline = new_file("base.json");
+  expect_exit(run_boots(kGateBoots, {"-f", "json", "-o", baseline.string(), "-q"}), 0);
+  ASSERT_FALSE(HasFailure());
+
+  // 100 %: two noisy cores must not fail a same-speed run.
+  const std::vector<std::string> gate{"--baseline", baseline.string(), "--max-regression", "100", "-q"};
+  const auto same = run_boots(kGateBoots, gate);
+  expect_exit(same, 0);
+  EXPECT_TRUE(contains(same.err, "BASELINE COMPARISON")) << "no comparison table on stderr:\n" << same.err;
+  for (const std::string metric : {"execve", "listen"}) {
+    EXPECT_TRUE(contains(line_starting_with(same.err, metric + " "), " ok")) << metric << "\n" << same.err;
+  }
+  EXPECT_TRUE(contains(same.err, "gate: passed")) << same.err;
+
+  // Every container waits 50 ms after phase 12: execve and listen come far later.
+  const auto slower = run_boots(kGateBoots, gate, {"--phase-delay", "12:50"});
+  expect_exit(slower, 3);
+  for (const std::string metric : {"execve", "listen"}) {
+    EXPECT_TRUE(contains(line_starting_with(slower.err, metric + " "), "REGRESSED")) << metric << "\n" << slower.err;
+  }
+  EXPECT_TRUE(contains(slower.err, "gate: FAILED")) << slower.err;
+}
+
+TEST_F(AnalysisTest, MalformedBaselineExitsWith2NamingTheFile) {
+  const std::array<std::pair<const char*, const char*>, 2> cases{{
+      {"not-json.json", "Boots: 20 started\n"},
+      {"schema-99.json", R"({"schema": 99, "metrics": {}, "phases": []})"},
+  }};
+  for (const auto& [stem, content] : cases) {
+    SCOPED_TRACE(stem);
+    const auto path = new_file(stem);
+    write_text(path, content);
+    const auto r = run_sampler({"--baseline", path.string(), "--run", "true"});
+    expect_exit(r, 2);
+    EXPECT_EQ(split_lines(r.err).size(), 1U) << "stderr: " << r.err;
+    EXPECT_TRUE(contains(r.err, path.string())) << "stderr should name " << path << ": " << r.err;
+  }
+}
+
+// ---- 5. --warmup -------------------------------------------------------------
+
+TEST_F(AnalysisTest, WarmupBootsAreLeftOutOfTheSummaryAndTheRows) {
+  constexpr std::uint64_t kWarmup = 2;
+  constexpr std::uint64_t kTotal = 5;
+  const auto traced = trace_with(kTotal, {"--warmup", std::to_string(kWarmup)});
+  ASSERT_FALSE(HasFailure());
+  expect_boot_counts(traced.summary, kTotal - kWarmup, kTotal - kWarmup, kTotal - kWarmup, 0);
+  std::set<std::uint64_t> measured;
+  for (auto boot = kWarmup + 1; boot <= kTotal; ++boot) measured.insert(boot);
+  EXPECT_EQ(boot_numbers(traced.rows), measured) << "boots in the --events rows";
+  expect_complete_boots(traced.rows, kTotal - kWarmup);
+}
+
+// ---- 6. --format tsv, --hist -------------------------------------------------
+
+TEST_F(AnalysisTest, TsvSummaryHasAHeaderThenTwoRowsPerStep) {
+  const auto r = run_boots(kBoots, {"--format", "tsv", "-q"});
+  expect_exit(r, 0);
+  ASSERT_FALSE(HasFailure());
+  const auto lines = split_lines(r.out);
+  ASSERT_EQ(lines.size(), 1 + 2 * kSummarySteps) << r.out;
+  EXPECT_EQ(lines[0], "kind\tphase\tname\ttiming\tcount\tavg_ns\tmin_ns\tmax_ns\tstddev_ns\tp50_ns\tp90_ns\tp99_ns");
+
+  const std::regex kRow(R"(^(phase|execve|listen)\t(\d*)\t([^\t]+)\t(since_start|delta)\t(\d+)(\t\d+){7}$)");
+  std::vector<std::string> steps;
+  for (std::size_t i = 1; i + 1 < lines.size(); i += 2) {
+    std::smatch since;
+    std::smatch delta;
+    ASSERT_TRUE(std::regex_match(lines[i], since, kRow)) << "line " << i + 1 << ": " << lines[i];
+    ASSERT_TRUE(std::regex_match(lines[i + 1], delta, kRow)) << "line " << i + 2 << ": " << lines[i + 1];
+    const auto step = since[1].str() + " " + since[2].str() + " " + since[3].str();
+    EXPECT_EQ(step, delta[1].str() + " " + delta[2].str() + " " + delta[3].str()) << "rows of one step in a pair";
+    EXPECT_EQ(since[4].str(), "since_start") << step;
+    EXPECT_EQ(delta[4].str(), "delta") << step;
+    EXPECT_EQ(since[5].str(), std::to_string(kBoots)) << "count of " << step;
+    steps.push_back(since[2].length() > 0 ? milestone("phase", std::stoll(since[2].str())) : since[1].str());
+  }
+  EXPECT_EQ(sorted(steps), summary_steps());
+}
+
+TEST_F(AnalysisTest, HistDrawsTheListenHistogram) {
+  const auto r = run_boots(kBoots, {"--hist", "-q"});
+  expect_exit(r, 0);
+  ASSERT_FALSE(HasFailure());
+  const auto heading = r.out.find("@listen (time since start):\n");
+  ASSERT_NE(heading, std::string::npos) << r.out;
+
+  // "[8.39 ms, 16.8 ms)   3 |@@@@   |" lines, whose counts add up to the boots.
+  const std::regex kBar(R"(^\[[^)]+\)\s+(\d+) \|@* *\|$)");
+  std::uint64_t bars = 0;
+  std::uint64_t counted = 0;
+  for (const auto& line : split_lines(r.out.substr(heading))) {
+    std::smatch m;
+    if (!std::regex_match(line, m, kBar)) continue;
+    ++bars;
+    counted += std::stoull(m[1].str());
+  }
+  EXPECT_GE(bars, 1U) << r.out;
+  EXPECT_EQ(counted, kBoots) << "boots in the listen histogram\n" << r.out;
+}
+
+// ---- 7. --phase-names --------------------------------------------------------
+
+TEST_F(AnalysisTest, PhaseNamesRenameThePhaseInTheSummaryAndTheRows) {
+  const auto names = phase_names_file();
+  const auto traced = trace_with(kBoots, {"--phase-names", names.string()});
+  ASSERT_FALSE(HasFailure());
+  EXPECT_FALSE(contains(traced.summary.dump(), "CONTAINER_NAMESPACE_GENERATED")) << traced.summary.dump(2);
+  std::vector<std::string> named_12;
+  for (const auto& phase : traced.summary.value("phases", nlohmann::json::array())) {
+    if (phase.value("phase", -1) == 12) named_12.push_back(phase.value("name", ""));
+  }
+  EXPECT_EQ(named_12, std::vector<std::string>{"MY_NAMESPACES"}) << traced.summary.dump(2);
+  for (const auto& row : traced.rows) {
+    if (row.phase == 12) {
+      EXPECT_EQ(row.name, "MY_NAMESPACES") << "boot " << row.boot;
+    }
+  }
+
+  const auto table = run_boots(kBoots, {"--phase-names", names.string(), "-q"});
+  expect_exit(table, 0);
+  EXPECT_TRUE(std::regex_search(table.out, std::regex(R"((^|\n) *12 MY_NAMESPACES )"))) << table.out;
+  EXPECT_FALSE(contains(table.out, "CONTAINER_NAMESPACE_GENERATED")) << table.out;
+}
+
+// The regression gate's report on stderr names phases as the summary does
+// (the baseline, saved with the same names, says MY_NAMESPACES too).
+TEST_F(AnalysisTest, PhaseNamesRenameThePhaseInTheGateReport) {
+  const auto names = phase_names_file();
+  const auto baseline = new_file("base.json");
+  expect_exit(run_boots(kBoots, {"--phase-names", names.string(), "-f", "json", "-o", baseline.string(), "-q"}), 0);
+  ASSERT_FALSE(HasFailure());
+  // Only the names matter here: no figure can fail a 1000 % gate.
+  const auto gated = run_boots(
+      kBoots, {"--phase-names", names.string(), "--baseline", baseline.string(), "--max-regression", "1000", "-q"});
+  expect_exit(gated, 0);
+  EXPECT_FALSE(line_starting_with(gated.err, "MY_NAMESPACES ").empty()) << "no MY_NAMESPACES row:\n" << gated.err;
+  EXPECT_FALSE(contains(gated.err, "CONTAINER_NAMESPACE_GENERATED")) << gated.err;
+}
+
+TEST_F(AnalysisTest, RenamedPhaseCanStartTheClock) {
+  const auto traced = trace_with(kBoots, {"--phase-names", phase_names_file().string(), "--from", "MY_NAMESPACES"});
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(traced.summary.value("start_phase", nlohmann::json()),
+            (nlohmann::json{{"phase", 12}, {"name", "MY_NAMESPACES"}}));
+  expect_boot_counts(traced.summary, kBoots, kBoots, kBoots, 0);
+  for (const auto& row : traced.rows) {
+    if (row.phase == 12) {
+      EXPECT_EQ(row.since_start_ns, std::optional<std::uint64_t>(0)) << "boot " << row.boot;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hacoboot::it

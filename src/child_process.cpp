@@ -38,6 +38,9 @@ Identity identity_of(const std::string& user) {
 // In the forked child: only what may run between fork and exec.
 [[noreturn]] void become_and_exec(const std::optional<Identity>& identity, const char* command) {
   ::setpgid(0, 0);
+  // An ignored signal stays ignored across exec: the tool ignores SIGPIPE,
+  // the command's pipelines must not.
+  ::signal(SIGPIPE, SIG_DFL);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);

@@ -181,6 +181,14 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   app.add_flag("-q,--quiet", opt.quiet, "No progress line on a terminal");
   app.add_flag("-v,--verbose", opt.verbose, "libbpf's log on stderr");
 
+  // CLI11 reads "--opt=" as no value and takes the next argument instead.
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (arg.size() > 3 && arg.starts_with("--") && arg.ends_with("=")) {
+      throw UsageError(std::string(arg.substr(0, arg.size() - 1)) + ": empty value");
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -33,6 +33,7 @@ const volatile __u64 wakeup_bytes = 0;
 
 struct tracked_process {
 	__u32 hpid;
+	__u32 boot;  /* id of the launch, drawn at START_SV, inherited by the container */
 	__u32 role;  /* enum hacoboot_role */
 	__u32 armed; /* launcher passed START_FORK: its next process fork is the container */
 };
@@ -83,7 +84,7 @@ static __always_inline struct hacoboot_event *reserve(__u32 kind, __u64 size)
 	e->kind = kind;
 	e->pid = id >> 32;
 	e->tid = (__u32)id;
-	e->pad = 0;
+	e->boot = 0;
 	return e;
 }
 
@@ -121,16 +122,25 @@ SEC("usdt")
 int BPF_USDT(on_phase, long phase, long hpid)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct tracked_process *t = bpf_map_lookup_elem(&tracked, &pid);
 	struct hacoboot_event *e;
+	__u32 boot = t ? t->boot : 0;
 
 	/* CLI (phase 0) and supervisor (1, 2) pass phases with their own pid. */
 	if (phase <= HACOBOOT_PHASE_START_FORK && pid == hpid) {
-		struct tracked_process launcher = {
-		    .hpid = pid,
-		    .role = HACOBOOT_ROLE_LAUNCHER,
-		    .armed = phase == HACOBOOT_PHASE_START_FORK,
-		};
-		track(pid, &launcher);
+		if (phase == HACOBOOT_PHASE_START_SV)
+			boot = bpf_get_prandom_u32() | 1; /* never 0: that is a CLI */
+		if (t && phase == HACOBOOT_PHASE_START_FORK) {
+			t->armed = 1;
+		} else {
+			struct tracked_process launcher = {
+			    .hpid = pid,
+			    .boot = boot,
+			    .role = HACOBOOT_ROLE_LAUNCHER,
+			    .armed = phase == HACOBOOT_PHASE_START_FORK,
+			};
+			track(pid, &launcher);
+		}
 	}
 
 	e = reserve(HACOBOOT_EV_PHASE, HACOBOOT_EVENT_BASE_SIZE);
@@ -139,6 +149,7 @@ int BPF_USDT(on_phase, long phase, long hpid)
 	e->arg = phase;
 	e->hpid = hpid;
 	e->role = 0;
+	e->boot = boot;
 	submit(e);
 	return 0;
 }
@@ -160,6 +171,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 
 	member.hpid = t->hpid;
+	member.boot = t->boot;
 	if (t->role != HACOBOOT_ROLE_LAUNCHER) {
 		member.role = HACOBOOT_ROLE_MEMBER;
 	} else if (t->armed) {
@@ -176,6 +188,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	e->arg = child_pid;
 	e->hpid = member.hpid;
 	e->role = member.role;
+	e->boot = member.boot;
 	submit(e);
 	return 0;
 }
@@ -223,6 +236,7 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 	e->arg = 0;
 	e->hpid = t->hpid;
 	e->role = t->role;
+	e->boot = t->boot;
 	e->cgroup_id = bpf_get_current_cgroup_id(); /* after cgroup set-up: the container's own */
 	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), BPF_CORE_READ(bprm, filename));
 	submit(e);
@@ -246,6 +260,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	e->arg = ret;
 	e->hpid = t->hpid;
 	e->role = t->role;
+	e->boot = t->boot;
 	submit(e);
 	return 0;
 }
@@ -268,6 +283,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 		e->arg = BPF_CORE_READ(task, exit_code);
 		e->hpid = t->hpid;
 		e->role = t->role;
+		e->boot = t->boot;
 		submit(e);
 	}
 	if (t->role != HACOBOOT_ROLE_LAUNCHER)

@@ -34,6 +34,7 @@ BootTracker::BootTracker(Config config, Sink on_boot_done)
     : config_(std::move(config)), sink_(std::move(on_boot_done)) {}
 
 void BootTracker::on_event(const Event& event) {
+  if (from_older_launch(event)) return;
   switch (event.kind) {
     case EventKind::Phase: on_phase(event); break;
     case EventKind::Fork: on_fork(event); break;
@@ -60,6 +61,16 @@ BootTracker::LiveBoot& BootTracker::boot_of(std::uint32_t hpid) {
   return live_.emplace(hpid, std::move(boot)).first->second;
 }
 
+// An hpid is a pid, and pids come round: a container that outlived its
+// supervisor may still run when a new supervisor gets the same pid. Its
+// events carry its own launch id and must not land in the new boot.
+bool BootTracker::from_older_launch(const Event& event) const {
+  if (event.launch == 0) return false;
+  if (event.kind == EventKind::Phase && event.phase == kPhaseStartSupervisor) return false;  // a new launch
+  const auto it = live_.find(event.hpid);
+  return it != live_.end() && it->second.record.launch != 0 && it->second.record.launch != event.launch;
+}
+
 void BootTracker::on_phase(const Event& event) {
   if (event.phase == kPhaseCliStart && event.pid == event.hpid) {
     bounded_insert(cli_started_, event.pid, event.ts_ns);
@@ -70,10 +81,13 @@ void BootTracker::on_phase(const Event& event) {
   // launch is over.
   if (const auto it = live_.find(event.hpid); it != live_.end()) {
     const auto& earlier = it->second.record;
-    const bool restarted = event.phase == kPhaseStartSupervisor && has_phase(earlier, kPhaseStartSupervisor);
+    const bool restarted =
+        event.phase == kPhaseStartSupervisor &&
+        (has_phase(earlier, kPhaseStartSupervisor) || (earlier.launch != 0 && earlier.launch != event.launch));
     if (restarted || (event.phase == config_.start_phase && earlier.started())) finish(event.hpid, BootEnd::Replaced);
   }
   auto& boot = boot_of(event.hpid);
+  if (boot.record.launch == 0) boot.record.launch = event.launch;
   record_phase(boot.record, event.phase, event.ts_ns);
   if (event.phase == config_.start_phase) {
     boot.record.start_ns = event.ts_ns;

@@ -46,6 +46,7 @@ std::optional<Event> decode_event(std::span<const std::byte> record) {
   e.pid = raw.pid;
   e.tid = raw.tid;
   e.hpid = raw.hpid;
+  e.launch = raw.boot;
   e.role = *role;
   e.cgroup_id = raw.cgroup_id;
   switch (*kind) {

@@ -53,6 +53,7 @@ enum class BootEnd : std::uint8_t {
 struct BootRecord {
   std::uint64_t sequence = 0;  // 1-based, in order of the boots' first events
   std::uint32_t hpid = 0;
+  std::uint32_t launch = 0;               // the kernel side's id of this launch (0: unknown)
   std::uint32_t container_pid = 0;        // 0: no container child was seen
   std::uint64_t cgroup_id = 0;            // the container's cgroup v2 id, when seen
   std::string cgroup_path;                // that cgroup's path, when resolvable

@@ -42,6 +42,7 @@ class BootTracker {
     bool settled = false;  // counted in settled_
   };
 
+  [[nodiscard]] bool from_older_launch(const Event& event) const;
   void on_phase(const Event& event);
   void on_fork(const Event& event);
   void on_exec(const Event& event);

@@ -6,6 +6,9 @@
 #ifndef HACOBOOT_HACOBOOT_H
 #define HACOBOOT_HACOBOOT_H
 
+/* Phase that starts a launch: the supervisor passes it under its own pid. */
+#define HACOBOOT_PHASE_START_SV 1
+
 /* Phase after which the supervisor's next process fork is the container. */
 #define HACOBOOT_PHASE_START_FORK 2
 
@@ -46,7 +49,7 @@ struct hacoboot_event {
   unsigned int tid;
   unsigned int hpid; /* boot key: the supervisor's pid */
   unsigned int role; /* enum hacoboot_role of pid (of the child for forks) */
-  unsigned int pad;
+  unsigned int boot; /* random id of pid's launch, 0 for a CLI: tells apart launches under a reused hpid */
   char filename[HACOBOOT_FILENAME_LEN];
 };
 

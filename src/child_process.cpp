@@ -40,7 +40,7 @@ Identity identity_of(const std::string& user) {
   ::setpgid(0, 0);
   // An ignored signal stays ignored across exec: the tool ignores SIGPIPE,
   // the command's pipelines must not.
-  ::signal(SIGPIPE, SIG_DFL);
+  (void)::signal(SIGPIPE, SIG_DFL);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);

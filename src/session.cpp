@@ -144,7 +144,8 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   const auto counters = tracer.counters();
   if (counters.lost_events > 0 || counters.tracked_full > 0 || undecodable > 0) {
     diagnostics << fmt::format(
-        "warning: {} events lost (ring buffer full), {} processes untracked (map full), {} undecodable: "
+        "hacoboot-sampler: warning: {} events lost (ring buffer full), {} processes untracked (map full), {} "
+        "undecodable: "
         "figures may be incomplete\n",
         counters.lost_events, counters.tracked_full, undecodable);
   }

@@ -456,3 +456,41 @@ TEST(BootTracker, MaxLiveBootsEvictsTheOldest) {
 
 }  // namespace
 }  // namespace hacoboot
+
+namespace hacoboot {
+namespace {
+
+// The kernel side tags each launch with an id; a container that outlived its
+// supervisor keeps its launch's id after a new supervisor got the same pid.
+TEST(BootTrackerLaunchIds, AnOrphanedContainersEventsStayOutOfTheBootThatReusedItsHpid) {
+  constexpr std::uint32_t kSupervisor = 500;
+  constexpr std::uint32_t kOrphan = 501;
+  constexpr std::uint32_t kOldLaunch = 7;
+  constexpr std::uint32_t kNewLaunch = 9;
+  const auto tagged = [](Event e, std::uint32_t launch) {
+    e.launch = launch;
+    return e;
+  };
+  RecordingTracker rt(BootTracker::Config{.command = "/app"});
+  rt.feed({
+      tagged(ev::phase(1'000, kSupervisor, kSupervisor, 1), kOldLaunch),
+      tagged(ev::phase(2'000, kSupervisor, kSupervisor, 2), kOldLaunch),
+      tagged(ev::fork(2'100, kSupervisor, kSupervisor, kOrphan, Role::Container), kOldLaunch),
+      tagged(ev::exit(3'000, kSupervisor, kSupervisor, Role::Launcher), kOldLaunch),  // killed
+      tagged(ev::phase(10'000, kSupervisor, kSupervisor, 1), kNewLaunch),             // pid reused
+      tagged(ev::exec(11'000, kOrphan, kSupervisor, "/app"), kOldLaunch),
+      tagged(ev::listen(12'000, kOrphan, kSupervisor), kOldLaunch),
+      tagged(ev::exit(13'000, kSupervisor, kSupervisor, Role::Launcher), kNewLaunch),
+  });
+  ASSERT_EQ(rt.done().size(), 2U);
+  EXPECT_EQ(rt.done()[0].end, BootEnd::Replaced);
+  EXPECT_EQ(rt.done()[0].container_pid, kOrphan);
+  const auto& reused = rt.done()[1];
+  EXPECT_EQ(reused.launch, kNewLaunch);
+  EXPECT_EQ(reused.container_pid, 0U);
+  EXPECT_FALSE(reused.execve_ns) << "the orphan's execve is not the new boot's";
+  EXPECT_FALSE(reused.listen_ns) << "the orphan's listen is not the new boot's";
+}
+
+}  // namespace
+}  // namespace hacoboot

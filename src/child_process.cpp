@@ -10,10 +10,13 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "hacoboot/errors.hpp"
+
+extern char** environ;
 
 namespace hacoboot {
 namespace {
@@ -22,21 +25,27 @@ constexpr auto kTerminateGrace = std::chrono::seconds(2);
 constexpr auto kReapStep = std::chrono::milliseconds(10);
 constexpr int kExecFailed = 127;
 
-struct Identity {
-  uid_t uid;
-  gid_t gid;
-  std::string name;
-};
-
-Identity identity_of(const std::string& user) {
-  errno = 0;
-  const passwd* entry = ::getpwnam(user.c_str());
-  if (entry == nullptr) throw UsageError("--run-as: no user '" + user + "'");
-  return {entry->pw_uid, entry->pw_gid, entry->pw_name};
+// The tool's environment, with the identity's HOME, USER and LOGNAME. Built
+// before fork: between fork and exec only async-signal-safe calls may run.
+std::vector<std::string> environment_for(const std::optional<RunIdentity>& identity) {
+  std::vector<std::string> env;
+  const auto replaced = [&](std::string_view entry) {
+    if (!identity) return false;
+    return entry.starts_with("HOME=") || entry.starts_with("USER=") || entry.starts_with("LOGNAME=");
+  };
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    if (!replaced(*entry)) env.emplace_back(*entry);
+  }
+  if (identity) {
+    env.push_back("HOME=" + identity->home);
+    env.push_back("USER=" + identity->name);
+    env.push_back("LOGNAME=" + identity->name);
+  }
+  return env;
 }
 
 // In the forked child: only what may run between fork and exec.
-[[noreturn]] void become_and_exec(const std::optional<Identity>& identity, const char* command) {
+[[noreturn]] void become_and_exec(const std::optional<RunIdentity>& identity, char* const argv[], char* const envp[]) {
   ::setpgid(0, 0);
   // An ignored signal stays ignored across exec: the tool ignores SIGPIPE,
   // the command's pipelines must not.
@@ -48,18 +57,31 @@ Identity identity_of(const std::string& user) {
                    ::setuid(identity->uid) != 0)) {
     ::_exit(kExecFailed);
   }
-  ::execl("/bin/sh", "sh", "-c", command, static_cast<char*>(nullptr));
+  ::execve("/bin/sh", argv, envp);
   ::_exit(kExecFailed);
 }
 
 }  // namespace
 
-ChildProcess::ChildProcess(const std::string& command, const std::optional<std::string>& run_as) {
-  std::optional<Identity> identity;
-  if (run_as) identity = identity_of(*run_as);
+RunIdentity resolve_run_as(const std::string& user) {
+  const passwd* entry = ::getpwnam(user.c_str());
+  if (entry == nullptr) throw UsageError("--run-as: no user '" + user + "'");
+  return {.uid = entry->pw_uid, .gid = entry->pw_gid, .name = entry->pw_name, .home = entry->pw_dir};
+}
+
+ChildProcess::ChildProcess(const std::string& command, const std::optional<RunIdentity>& run_as) {
+  std::string shell = "sh";
+  std::string dash_c = "-c";
+  std::string command_text = command;
+  const std::array<char*, 4> argv{shell.data(), dash_c.data(), command_text.data(), nullptr};
+  auto env = environment_for(run_as);
+  std::vector<char*> envp;
+  for (auto& entry : env) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+
   pid_ = ::fork();
   if (pid_ < 0) throw RuntimeError("--run: cannot fork: " + std::string(std::strerror(errno)));
-  if (pid_ == 0) become_and_exec(identity, command.c_str());
+  if (pid_ == 0) become_and_exec(run_as, argv.data(), envp.data());
   // Also from the parent: the group must exist before anyone signals it.
   ::setpgid(pid_, pid_);
 }

@@ -125,11 +125,12 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   std::int64_t count = 0;
   std::string duration;
   std::int64_t warmup = 0;
-  app.add_option("-c,--run", run, "Run CMD with /bin/sh -c once probes are live; stop when it exits")
-      ->type_name("CMD")
-      ->group("When to stop");
+  auto* run_option = app.add_option("-c,--run", run, "Run CMD with /bin/sh -c once probes are live; stop when it exits")
+                         ->type_name("CMD")
+                         ->group("When to stop");
   app.add_option("--run-as", opt.run_as, "Run the --run command as USER (e.g. $SUDO_USER), with USER's groups")
       ->type_name("USER")
+      ->needs(run_option)
       ->group("When to stop");
   app.add_option("-n,--count", count, "Stop after N boots reached listen (or ended)")
       ->type_name("N")

@@ -91,6 +91,7 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   auto events_out = open_if_named(options.events);
   auto timeline_out = open_if_named(options.timeline);
   auto trace_out = open_if_named(options.trace_out);
+  const auto run_as = options.run_as ? std::optional(resolve_run_as(*options.run_as)) : std::nullopt;
 
   require_kernel_btf();
   require_bpf_privileges();
@@ -121,7 +122,7 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   if (options.run) {
     // Not when interrupted while attaching: the run is already over.
     if (!StopSignals::received()) {
-      child.emplace(*options.run, options.run_as);
+      child.emplace(*options.run, run_as);
       StopSignals::set_child_group(child->pid());
     }
   } else {

@@ -7,13 +7,24 @@
 
 namespace hacoboot {
 
+// Who the --run command runs as (--run-as USER).
+struct RunIdentity {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string name;
+  std::string home;
+};
+
+// Looks USER up before anything is loaded; throws UsageError for an unknown user.
+RunIdentity resolve_run_as(const std::string& user);
+
 // The --run command: started once probes are live, never left running.
 class ChildProcess {
  public:
   // Runs COMMAND through /bin/sh -c in a process group of its own, as
-  // `run_as` (a user name, with that user's groups) when given. Throws
-  // UsageError for an unknown user, RuntimeError when it cannot start.
-  ChildProcess(const std::string& command, const std::optional<std::string>& run_as);
+  // `run_as` when given: that user's uid, gid and groups, and HOME, USER and
+  // LOGNAME set like `sudo -u` does. Throws RuntimeError when it cannot start.
+  ChildProcess(const std::string& command, const std::optional<RunIdentity>& run_as);
   // A child still running is terminated with its whole process group
   // (SIGTERM, then SIGKILL after a grace period) and reaped.
   ~ChildProcess();

@@ -42,6 +42,12 @@ struct BadInputCase {
     nobody = true;
     return std::move(*this);
   }
+  // Run in a private mount namespace where /sys/kernel/btf is an empty
+  // tmpfs: what a kernel built without CONFIG_DEBUG_INFO_BTF looks like.
+  BadInputCase without_kernel_btf() && {
+    hide_kernel_btf = true;
+    return std::move(*this);
+  }
 
   std::string name;
   std::vector<std::string> args;  // {dir} is replaced by the test's directory
@@ -51,6 +57,7 @@ struct BadInputCase {
   std::string must_not_exist;
   std::string expected_in_stdout;
   bool nobody = false;
+  bool hide_kernel_btf = false;
 };
 
 void PrintTo(const BadInputCase& c, std::ostream* os) {
@@ -153,6 +160,18 @@ TEST_P(BadInputMatrixTest, Row) {
     if (!setpriv) GTEST_SKIP() << "setpriv not found in PATH";
     argv = {setpriv->string(), "--reuid=nobody", "--regid=nogroup", "--clear-groups"};
   }
+  if (row.hide_kernel_btf) {
+    const auto unshare = find_in_path("unshare");
+    if (!unshare) GTEST_SKIP() << "unshare not found in PATH";
+    argv = {unshare->string(),
+            "--mount",
+            "--propagation",
+            "private",
+            "/bin/sh",
+            "-c",
+            "mount -t tmpfs hidden-btf /sys/kernel/btf && exec \"$@\"",
+            "sh"};
+  }
   argv.push_back(sampler().string());
   bool has_haconiwa = false;
   std::vector<std::string> args;
@@ -229,6 +248,10 @@ std::vector<BadInputCase> rows() {
       C("OutputToDevFull", {"-o", "/dev/full"}, 1, "writing /dev/full failed"),
       // Privileges: nobody has neither CAP_BPF nor CAP_SYS_ADMIN.
       C("NotRoot", {}, 1, "root or CAP_BPF").as_nobody(),
+      // --run-as: the user is looked up before anything is loaded.
+      C("RunAsUnknownUser", {"--run-as", "no-such-user-here"}, 2, "--run-as: no user 'no-such-user-here'"),
+      // The kernel
+      C("KernelWithoutBtf", {}, 1, "kernel BTF not found").without_kernel_btf(),
       // Not an error: a relative COMMAND is only warned about, and the run goes on.
       C("RelativeCommandWarnsButRuns", {"hacoboot-demo-app"}, 0,
         "warning: COMMAND 'hacoboot-demo-app' is not an absolute path")

@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -39,6 +41,18 @@ ExitStatus decode(int status) {
   return s;
 }
 
+// Fills a pipe until a write would block, so the next write by anyone blocks.
+void fill_pipe(int fd) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  const std::string chunk(4096, 'x');
+  while (::write(fd, chunk.data(), chunk.size()) > 0) {
+  }
+  while (::write(fd, "x", 1) > 0) {
+  }
+  ::fcntl(fd, F_SETFL, flags);
+}
+
 }  // namespace
 
 std::string ExitStatus::describe() const {
@@ -53,7 +67,8 @@ std::string ExitStatus::describe() const {
   return text;
 }
 
-Process::Process(std::vector<std::string> argv, const std::filesystem::path& output_dir) : argv_(std::move(argv)) {
+Process::Process(std::vector<std::string> argv, const std::filesystem::path& output_dir, StdoutTo stdout_to)
+    : argv_(std::move(argv)) {
   if (argv_.empty()) throw std::invalid_argument("Process: empty argv");
   const auto n = g_output_counter.fetch_add(1);
   const auto stem = std::filesystem::path(argv_[0]).filename().string() + "." + std::to_string(n);
@@ -65,8 +80,18 @@ Process::Process(std::vector<std::string> argv, const std::filesystem::path& out
   posix_spawnattr_t attr;
   check(posix_spawnattr_init(&attr), "posix_spawnattr_init");
   check(posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0), "addopen stdin");
-  check(posix_spawn_file_actions_addopen(&actions, 1, out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644),
-        "addopen stdout");
+  int pipe_write = -1;
+  if (stdout_to == StdoutTo::File) {
+    check(posix_spawn_file_actions_addopen(&actions, 1, out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644),
+          "addopen stdout");
+  } else {
+    std::array<int, 2> fds{};
+    if (::pipe2(fds.data(), O_CLOEXEC) != 0) check(errno, "pipe2");
+    pipe_read_ = fds[0];
+    pipe_write = fds[1];
+    if (stdout_to == StdoutTo::FullPipe) fill_pipe(pipe_write);
+    check(posix_spawn_file_actions_adddup2(&actions, pipe_write, 1), "adddup2 stdout");
+  }
   check(posix_spawn_file_actions_addopen(&actions, 2, err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644),
         "addopen stderr");
 
@@ -89,16 +114,35 @@ Process::Process(std::vector<std::string> argv, const std::filesystem::path& out
   const int err = posix_spawn(&pid_, argv_[0].c_str(), &actions, &attr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
+  if (pipe_write >= 0) ::close(pipe_write);
+  if (stdout_to == StdoutTo::ClosedPipe) close_pipe();
   check(err, ("spawning " + argv_[0]).c_str());
 }
 
 Process::~Process() {
-  if (status_ || pid_ <= 0) return;
-  ::kill(-pid_, SIGKILL);  // its own group: only what it started
-  ::kill(pid_, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  if (!status_ && pid_ > 0) {
+    ::kill(-pid_, SIGKILL);  // its own group: only what it started
+    ::kill(pid_, SIGKILL);
+    reap(0);
   }
+  close_pipe();
+}
+
+void Process::reap(int options) {
+  int status = 0;
+  rusage usage{};
+  pid_t r = -1;
+  while ((r = ::wait4(pid_, &status, options, &usage)) < 0 && errno == EINTR) {
+  }
+  if (r < 0) throw std::runtime_error("wait4: " + std::string(std::strerror(errno)));
+  if (r != pid_) return;
+  status_ = decode(status);
+  max_rss_kb_ = usage.ru_maxrss;
+}
+
+void Process::close_pipe() {
+  if (pipe_read_ >= 0) ::close(pipe_read_);
+  pipe_read_ = -1;
 }
 
 bool Process::running() {
@@ -111,30 +155,31 @@ void Process::send_signal(int signal) const {
 
 std::optional<ExitStatus> Process::wait_for(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!status_) {
-    int status = 0;
-    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) {
-      status_ = decode(status);
-      break;
-    }
-    if (r < 0 && errno != EINTR) throw std::runtime_error("waitpid: " + std::string(std::strerror(errno)));
-    if (std::chrono::steady_clock::now() >= deadline) break;
+  while (true) {
+    reap(WNOHANG);
+    if (status_ || std::chrono::steady_clock::now() >= deadline) return status_;
     std::this_thread::sleep_for(kPollStep);
   }
-  return status_;
 }
 
 ExitStatus Process::wait_or_kill(std::chrono::milliseconds timeout) {
   if (auto status = wait_for(timeout)) return *status;
   ::kill(-pid_, SIGKILL);
   ::kill(pid_, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-  }
-  status_ = decode(status);
+  reap(0);
   status_->timed_out = true;
   return *status_;
+}
+
+long Process::status_kb(std::string_view key) const {
+  std::ifstream status(std::filesystem::path("/proc") / std::to_string(pid_) / "status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.size() > key.size() && line.compare(0, key.size(), key) == 0 && line[key.size()] == ':') {
+      return std::stol(line.substr(key.size() + 1));
+    }
+  }
+  return 0;
 }
 
 bool Process::wait_for_text(std::string_view text, bool in_stderr, std::chrono::milliseconds timeout) {

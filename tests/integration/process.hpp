@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -32,10 +33,15 @@ struct ProcessResult {
   std::string err;
 };
 
+// Where a Process's stdout goes: a file (read back with out()), or a pipe
+// whose read end is closed at once (writes fail with EPIPE) or that is full
+// and never read (the next write blocks).
+enum class StdoutTo : std::uint8_t { File, ClosedPipe, FullPipe };
+
 class Process {
  public:
   // argv[0] is a path (no PATH lookup). Output files are created in output_dir.
-  Process(std::vector<std::string> argv, const std::filesystem::path& output_dir);
+  Process(std::vector<std::string> argv, const std::filesystem::path& output_dir, StdoutTo stdout_to = StdoutTo::File);
   ~Process();  // a process still running is killed (SIGKILL to its group) and reaped
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
@@ -54,6 +60,13 @@ class Process {
   // ended or the timeout passed first.
   bool wait_for_text(std::string_view text, bool in_stderr, std::chrono::milliseconds timeout);
 
+  // Peak RSS in kB of the process and every descendant it reaped (wait4's
+  // ru_maxrss); 0 until it has been waited for.
+  [[nodiscard]] long max_rss_kb() const { return max_rss_kb_; }
+  // A kB figure of /proc/PID/status while it runs ("VmRSS", "VmHWM"); 0
+  // when unreadable.
+  [[nodiscard]] long status_kb(std::string_view key) const;
+
   [[nodiscard]] std::string out() const;
   [[nodiscard]] std::string err() const;
   void remove_output_files() const;
@@ -62,7 +75,12 @@ class Process {
   std::vector<std::string> argv_;
   std::filesystem::path out_path_;
   std::filesystem::path err_path_;
+  void reap(int options);
+  void close_pipe();
+
   pid_t pid_ = -1;
+  int pipe_read_ = -1;
+  long max_rss_kb_ = 0;
   std::optional<ExitStatus> status_;
 };
 

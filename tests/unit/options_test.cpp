@@ -154,6 +154,11 @@ TEST(Options, BadDurationIsAUsageError) {
   }
 }
 
+TEST(Options, RunAsNeedsRun) {
+  EXPECT_THROW(parse("--run-as", "nobody"), UsageError) << "BUG: --run-as without --run is silently ignored";
+  EXPECT_EQ(parse("--run-as", "nobody", "--run", "true").options.run_as, "nobody");
+}
+
 TEST(Options, WarmupMayBeZeroButNotNegative) {
   EXPECT_EQ(parse("--warmup", "0").options.warmup, 0u);
   EXPECT_THROW(parse("--warmup", "-1"), UsageError);

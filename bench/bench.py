@@ -360,32 +360,44 @@ def print_table(results: Results, out=sys.stdout) -> None:
 # ---------------------------------------------------------------------------
 
 
+def launch_ours(ctx: Context, name: str, extra: list[str]) -> float:
+    """ms from exec of hacoboot-sampler to the first marker hit it reports."""
+    events = ctx.file(f"{name}.tsv")
+    p = Process(ctx, [ctx.sampler, "-q", "-n", "1", "--haconiwa", ctx.marker, "--events", str(events),
+                      "-o", "/dev/null", *extra], name)
+    p.wait(timeout=60)
+    first = events.read_text().splitlines()[1].split("\t")
+    seen_ns = int(first[8])  # t_ns
+    return (seen_ns - p.started_ns) / 1e6
+
+
 def measure_launch(ctx: Context, results: Results) -> None:
     """From exec of the tracer to the first probe hit it reports, with a
     marker spawner already firing the probe every ~1 ms (so the figure is
     exact to ~1 ms). hacoboot-sampler: `-n 1` on the marker binary; the
     spawner's children are one-phase boots that end at once, and the first
     row of --events is the first hit seen. bpftrace: the reference script
-    plus a marker probe attached last, which prints nsecs."""
+    plus a marker probe attached last, which prints nsecs. Row 1 is an
+    everyday start (kernel types from the BTF cache, filled by a first run
+    beforehand); row 1b the first run on a new kernel (--btf-cache off:
+    the whole kernel BTF is read)."""
     row = results.add(Row("1. launch -> all probes live", "ms", goal="<= 40 ms and >= 5x faster"))
+    cold = results.add(Row("1b. launch, first run on a kernel (no BTF cache)", "ms"))
+    launch_ours(ctx, "launch-fill-cache", [])
     for rep in range(ctx.sizes.reps):
         for tool in order(rep, [OURS, REF] if ctx.bpftrace else [OURS]):
             marker = Process(ctx, [ctx.marker, "spawn", "1000"], f"launch-marker-{rep}")
             try:
                 time.sleep(0.05)
                 if tool == OURS:
-                    events = ctx.file(f"launch-{rep}.tsv")
-                    p = Process(ctx, [ctx.sampler, "-q", "-n", "1", "--haconiwa", ctx.marker,
-                                      "--events", str(events), "-o", "/dev/null"], f"launch-ours-{rep}")
-                    p.wait(timeout=60)
-                    first = events.read_text().splitlines()[1].split("\t")
-                    seen_ns = int(first[8])  # t_ns
-                    row.ours.append((seen_ns - p.started_ns) / 1e6)
+                    row.ours.append(launch_ours(ctx, f"launch-ours-{rep}", []))
+                    cold.ours.append(launch_ours(ctx, f"launch-cold-{rep}", ["--btf-cache", "off"]))
                 else:
                     p = Process(ctx, bpftrace_argv(ctx, [str(reference_with_readiness(ctx)), ctx.launcher,
                                                          ctx.app]), f"launch-ref-{rep}")
                     seen_ns = int(p.wait_for(r"BENCH-LIVE (\d+)", timeout=120).group(1))
                     row.ref.append((seen_ns - p.started_ns) / 1e6)
+                    cold.ref.append(row.ref[-1])
                     p.interrupt()
             finally:
                 marker.kill()

@@ -3,11 +3,17 @@
  * Kernel side of hacoboot-sampler: reports each Haconiwa launch's phases and
  * the execve, first listen and exit of every process of its container.
  *
- * Every attach point below works without tracefs: the USDT probe is a uprobe
- * perf event, the rest are BTF-typed raw tracepoints. Syscalls are seen
- * through raw_syscalls sys_enter/sys_exit rather than fentry on the syscall
- * functions: fentry is refused on some kernels and sandboxes (EPERM), raw
- * tracepoints are not.
+ * Attach points: the USDT probe (a uprobe perf event) and raw tracepoints for
+ * fork/exec/exit. Raw rather than BTF-typed (tp_btf) tracepoints: tp_btf
+ * makes libbpf read and index the whole kernel BTF at every start (~50 ms,
+ * ~13 MB), while raw ones let CO-RE use a minimal BTF cached per kernel.
+ * Hence every kernel pointer is read with BPF_CORE_READ.
+ *
+ * Syscalls: the per-syscall tracepoints (syscalls:sys_enter_execve, ...) when
+ * the loader can find their ids, so that no program runs on any other
+ * syscall of the host; raw_syscalls sys_enter/sys_exit otherwise, which run on
+ * every syscall and return at once unless a container boots. fentry on the
+ * syscall functions is refused on some kernels and sandboxes (EPERM).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -19,11 +25,10 @@
 
 #include "hacoboot/hacoboot.h"
 
-/* Plain loads: tp_btf arguments are trusted pointers, and vmlinux.h makes them CO-RE. */
 #if defined(__TARGET_ARCH_x86)
-#define SYSCALL_NR(regs) ((regs)->orig_ax)
+#define SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)
 #elif defined(__TARGET_ARCH_arm64)
-#define SYSCALL_NR(regs) ((regs)->syscallno)
+#define SYSCALL_NR(regs) BPF_CORE_READ(regs, syscallno)
 #else
 #error "hacoboot: add how this architecture's pt_regs holds the syscall number"
 #endif
@@ -154,7 +159,7 @@ int BPF_USDT(on_phase, long phase, long hpid)
 	return 0;
 }
 
-SEC("tp_btf/sched_process_fork")
+SEC("raw_tp/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 child_pid = BPF_CORE_READ(child, pid);
@@ -193,14 +198,14 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
+/* execve entry: the time a container process asked to run its command. */
+static __always_inline int execve_entered(void)
 {
 	__u64 pid_tgid;
 	__u32 tid;
 	__u64 now;
 
-	if (!members_alive || (id != __NR_execve && id != __NR_execveat))
+	if (!members_alive)
 		return 0;
 	pid_tgid = bpf_get_current_pid_tgid();
 	if (!member_of_container(pid_tgid >> 32))
@@ -211,11 +216,31 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	return 0;
 }
 
+SEC("tracepoint/syscalls/sys_enter_execve")
+int on_execve(void *ctx)
+{
+	return execve_entered();
+}
+
+SEC("tracepoint/syscalls/sys_enter_execveat")
+int on_execveat(void *ctx)
+{
+	return execve_entered();
+}
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
+{
+	if (id != __NR_execve && id != __NR_execveat)
+		return 0;
+	return execve_entered();
+}
+
 /*
  * The filename comes from the kernel's copy (bprm->filename): reading the
  * user pointer at syscall entry fails when its page is not resident.
  */
-SEC("tp_btf/sched_process_exec")
+SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 old_tid = old_pid;
@@ -243,13 +268,13 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 	return 0;
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+/* A successful listen(2) by a container process. */
+static __always_inline int listen_returned(long ret)
 {
 	struct tracked_process *t;
 	struct hacoboot_event *e;
 
-	if (ret != 0 || !members_alive || SYSCALL_NR(regs) != __NR_listen)
+	if (ret != 0 || !members_alive)
 		return 0;
 	t = member_of_container(bpf_get_current_pid_tgid() >> 32);
 	if (!t)
@@ -265,7 +290,21 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
+SEC("tracepoint/syscalls/sys_exit_listen")
+int on_listen_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return listen_returned(ctx->ret);
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	if (ret != 0 || !members_alive || SYSCALL_NR(regs) != __NR_listen)
+		return 0;
+	return listen_returned(ret);
+}
+
+SEC("raw_tp/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *task)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;

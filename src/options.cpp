@@ -67,6 +67,12 @@ constexpr std::array<std::pair<std::string_view, EventsFormat>, 2> kEventsFormat
     {"jsonl", EventsFormat::Jsonl},
 }};
 
+constexpr std::array<std::pair<std::string_view, SyscallHooks>, 3> kSyscallHooks{{
+    {"auto", SyscallHooks::Auto},
+    {"tracepoints", SyscallHooks::Tracepoints},
+    {"raw_syscalls", SyscallHooks::RawSyscalls},
+}};
+
 std::string read_file(const std::string& path, const char* option) {
   std::ifstream in(path);
   if (!in) throw UsageError(std::string(option) + ": cannot read " + path);
@@ -142,6 +148,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
 
   std::string format;
   std::string events_format;
+  std::string syscall_hooks;
   app.add_option("-f,--format", format, "Summary: table (default), bpftrace, json, tsv")
       ->type_name("FORMAT")
       ->group("Outputs");
@@ -179,8 +186,16 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   std::string ring_buffer_size;
   app.add_option("--ringbuf-size", ring_buffer_size, "BPF ring buffer size (default 1M; rounded up to a power of two)")
       ->type_name("SIZE");
+  app.add_option("--btf-cache", opt.btf_cache,
+                 "Where the kernel types the programs read are cached per kernel, for a fast start (default "
+                 "/var/cache/hacoboot-sampler; 'off': read the whole kernel BTF at every start)")
+      ->type_name("DIR");
+  app.add_option("--syscall-hooks", syscall_hooks,
+                 "How execve/listen are seen: auto (default: tracepoints when the kernel has them), tracepoints "
+                 "(syscalls:*), raw_syscalls (a program on every syscall)")
+      ->type_name("HOW");
   app.add_flag("-q,--quiet", opt.quiet, "No progress line on a terminal");
-  app.add_flag("-v,--verbose", opt.verbose, "libbpf's log on stderr");
+  app.add_flag("-v,--verbose", opt.verbose, "libbpf's log and the attach choices on stderr");
 
   // CLI11 reads "--opt=" as no value and takes the next argument instead.
   for (int i = 1; i < argc; ++i) {
@@ -238,6 +253,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   }
   if (given("--format")) opt.format = pick(kFormats, format, "--format");
   if (given("--events-format")) opt.events_format = pick(kEventsFormats, events_format, "--events-format");
+  if (given("--syscall-hooks")) opt.syscall_hooks = pick(kSyscallHooks, syscall_hooks, "--syscall-hooks");
   if (given("--gate-stat")) {
     const auto statistic = parse_gate_statistic(gate_statistic);
     if (!statistic)

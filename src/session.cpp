@@ -13,6 +13,7 @@
 #include "hacoboot/boot_tracker.hpp"
 #include "hacoboot/cgroup_paths.hpp"
 #include "hacoboot/child_process.hpp"
+#include "hacoboot/core_btf_cache.hpp"
 #include "hacoboot/errors.hpp"
 #include "hacoboot/event.hpp"
 #include "hacoboot/output_file.hpp"
@@ -20,6 +21,7 @@
 #include "hacoboot/report.hpp"
 #include "hacoboot/stats.hpp"
 #include "hacoboot/stop_signals.hpp"
+#include "hacoboot/syscall_tracepoints.hpp"
 #include "hacoboot/system_checks.hpp"
 #include "hacoboot/timeline.hpp"
 #include "hacoboot/trace_event.hpp"
@@ -34,6 +36,9 @@ constexpr auto kPollInterval = std::chrono::milliseconds(50);
 // Boots kept for --timeline / --trace-out: the pictures are for looking at,
 // and memory must not grow with the length of the run.
 constexpr std::size_t kMaxPictured = 10'000;
+// bpftool extracts the kernel types in ~0.1 s: a first run on a new kernel
+// that ends sooner waits this long for it at exit, at most.
+constexpr auto kBtfCachePatience = std::chrono::seconds(2);
 
 std::optional<MetricTable> load_baseline(const std::string& path) {
   if (path.empty()) return std::nullopt;
@@ -106,7 +111,29 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   BootTracker tracker({.start_phase = options.start_phase, .command = options.command},
                       [&](const BootRecord& boot) { sinks.on_boot(boot, cgroups, progress); });
   std::uint64_t undecodable = 0;
-  Tracer tracer({.haconiwa_path = haconiwa, .ring_buffer_bytes = options.ring_buffer_bytes, .verbose = options.verbose},
+  std::optional<CoreBtfCache> btf_cache;
+  if (options.btf_cache != "off") btf_cache.emplace(options.btf_cache, Tracer::bpf_object());
+  const auto core_btf = btf_cache ? btf_cache->cached() : std::nullopt;
+  std::string no_tracepoints = "--syscall-hooks raw_syscalls";
+  const auto syscall_tracepoints = options.syscall_hooks == SyscallHooks::RawSyscalls
+                                       ? std::nullopt
+                                       : find_syscall_tracepoints(no_tracepoints);
+  if (!syscall_tracepoints && options.syscall_hooks == SyscallHooks::Tracepoints) {
+    throw RuntimeError("--syscall-hooks tracepoints: " + no_tracepoints);
+  }
+  if (options.verbose) {
+    diagnostics << "hacoboot-sampler: kernel types from "
+                << (core_btf ? core_btf->string() + " (cached)" : std::string("/sys/kernel/btf/vmlinux")) << '\n'
+                << "hacoboot-sampler: execve/listen through "
+                << (syscall_tracepoints ? std::string("syscalls:* tracepoints")
+                                        : "raw_syscalls (" + no_tracepoints + ")")
+                << '\n';
+  }
+  Tracer tracer({.haconiwa_path = haconiwa,
+                 .ring_buffer_bytes = options.ring_buffer_bytes,
+                 .syscall_tracepoints = syscall_tracepoints,
+                 .core_btf = core_btf ? core_btf->string() : std::string(),
+                 .verbose = options.verbose},
                 [&](std::span<const std::byte> record) {
                   const auto event = decode_event(record);
                   if (!event) {
@@ -117,6 +144,11 @@ int run_session(const Options& options, std::ostream& diagnostics) {
                   if (event->kind == EventKind::Exec) cgroups.path_of(event->cgroup_id);
                   tracker.on_event(*event);
                 });
+
+  if (btf_cache && !core_btf) {
+    const auto what = btf_cache->start_filling();
+    if (options.verbose) diagnostics << "hacoboot-sampler: " << what << '\n';
+  }
 
   std::optional<ChildProcess> child;
   if (options.run) {
@@ -166,6 +198,8 @@ int run_session(const Options& options, std::ostream& diagnostics) {
     write_chrome_trace(sinks.pictured(), trace_out->stream(), options.phase_names);
     trace_out->finish();
   }
+  // After every output is written: only a first run on a new kernel waits.
+  if (btf_cache) btf_cache->finish_filling(kBtfCachePatience);
 
   if (child_status && *child_status != 0) {
     diagnostics << "--run command " << describe_wait_status(*child_status) << '\n';

@@ -2,6 +2,9 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdarg>
@@ -53,7 +56,34 @@ std::size_t ring_buffer_size(std::size_t wanted) {
   return size;
 }
 
+// A BPF program on a tracepoint by its perf event id: what libbpf's own
+// attach does, minus reading the id from tracefs (which may not be mounted).
+bpf_link* attach_to_tracepoint(bpf_program* program, int id, const char* name) {
+  perf_event_attr attr{};
+  attr.type = PERF_TYPE_TRACEPOINT;
+  attr.size = sizeof(attr);
+  attr.config = static_cast<__u64>(id);
+  attr.sample_period = 1;
+  attr.wakeup_events = 1;
+  // pid -1, cpu 0: a tracepoint's BPF program runs on every CPU for every task.
+  const long fd = ::syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) fail(std::string("opening tracepoint syscalls:") + name, errno);
+  bpf_link* link = bpf_program__attach_perf_event(program, static_cast<int>(fd));
+  if (link == nullptr) {
+    const int err = errno;
+    ::close(static_cast<int>(fd));
+    fail(std::string("attaching to tracepoint syscalls:") + name, err);
+  }
+  return link;  // owns the perf event fd from now on
+}
+
 }  // namespace
+
+std::span<const std::byte> Tracer::bpf_object() {
+  std::size_t size = 0;
+  const void* bytes = hacoboot_bpf::elf_bytes(&size);
+  return {static_cast<const std::byte*>(bytes), size};
+}
 
 void Tracer::SkeletonDeleter::operator()(hacoboot_bpf* skeleton) const {
   hacoboot_bpf__destroy(skeleton);
@@ -67,8 +97,20 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   g_verbose = config.verbose;
   libbpf_set_print(print_libbpf);
 
-  skeleton_.reset(hacoboot_bpf__open());
+  LIBBPF_OPTS(bpf_object_open_opts, open_options);
+  if (!config.core_btf.empty()) open_options.btf_custom_path = config.core_btf.c_str();
+  skeleton_.reset(hacoboot_bpf__open_opts(&open_options));
   if (!skeleton_) fail("opening the BPF object", errno);
+
+  // One way of seeing execve and listen: the per-syscall tracepoints, or the
+  // raw_syscalls fallback. The tracepoints are attached by id below.
+  auto& progs = skeleton_->progs;
+  const bool per_syscall = config.syscall_tracepoints.has_value();
+  for (bpf_program* program : {progs.on_execve, progs.on_execveat, progs.on_listen_exit}) {
+    bpf_program__set_autoload(program, per_syscall);
+    bpf_program__set_autoattach(program, false);
+  }
+  for (bpf_program* program : {progs.on_sys_enter, progs.on_sys_exit}) bpf_program__set_autoload(program, !per_syscall);
 
   const std::size_t rb_size = ring_buffer_size(config.ring_buffer_bytes);
   if (int err = bpf_map__set_max_entries(skeleton_->maps.events, static_cast<__u32>(rb_size)); err != 0) {
@@ -79,7 +121,14 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
 
   if (int err = hacoboot_bpf__load(skeleton_.get()); err != 0) fail("loading the BPF programs", err);
   if (int err = hacoboot_bpf__attach(skeleton_.get()); err != 0) {
-    fail("attaching to the kernel's fork/exec/exit tracepoints and execve/listen syscalls", err);
+    fail("attaching to the kernel's fork/exec/exit tracepoints", err);
+  }
+  if (per_syscall) {
+    const auto& ids = *config.syscall_tracepoints;
+    auto& links = skeleton_->links;
+    links.on_execve = attach_to_tracepoint(progs.on_execve, ids.execve_enter, "sys_enter_execve");
+    links.on_execveat = attach_to_tracepoint(progs.on_execveat, ids.execveat_enter, "sys_enter_execveat");
+    links.on_listen_exit = attach_to_tracepoint(progs.on_listen_exit, ids.listen_exit, "sys_exit_listen");
   }
 
   // pid -1: a per-process uprobe would miss the phases of forked children.

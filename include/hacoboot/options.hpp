@@ -13,6 +13,8 @@
 namespace hacoboot {
 
 enum class EventsFormat : std::uint8_t { Tsv, Jsonl };
+// How the kernel side sees execve and listen.
+enum class SyscallHooks : std::uint8_t { Auto, Tracepoints, RawSyscalls };
 
 struct Options {
   // What to trace
@@ -39,6 +41,8 @@ struct Options {
   GateConfig gate;
   // Kernel side
   std::uint64_t ring_buffer_bytes = std::uint64_t{1} << 20;
+  std::string btf_cache = "/var/cache/hacoboot-sampler";  // "off": none
+  SyscallHooks syscall_hooks = SyscallHooks::Auto;
   // Diagnostics
   bool quiet = false;
   bool verbose = false;

@@ -7,7 +7,10 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <optional>
 #include <string>
+
+#include "hacoboot/syscall_tracepoints.hpp"
 
 struct hacoboot_bpf;
 struct ring_buffer;
@@ -34,8 +37,17 @@ class Tracer {
     // Rounded up to a power of two pages. Its pages are mapped twice in
     // user space, so this size counts double in the tool's RSS.
     std::size_t ring_buffer_bytes = kDefaultRingBufferBytes;
+    // execve/listen through these per-syscall tracepoints; without them,
+    // through raw_syscalls (a program run on every syscall of the host).
+    std::optional<SyscallTracepointIds> syscall_tracepoints{};
+    // A BTF file with the kernel types the programs read (CoreBtfCache);
+    // empty: libbpf reads the kernel's whole BTF.
+    std::string core_btf{};
     bool verbose = false;
   };
+
+  // The BPF object (ELF) the skeleton embeds: what CoreBtfCache extracts for.
+  static std::span<const std::byte> bpf_object();
 
   // Throws RuntimeError naming what failed.
   Tracer(const Config& config, RecordSink sink);

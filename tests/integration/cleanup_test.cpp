@@ -4,6 +4,7 @@
 // The programs and links are identified by the ids the running tracer holds
 // open (/proc/PID/fdinfo), not by name alone: another tracer started by a
 // concurrent test may legitimately have programs of the same names loaded.
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <thread>
@@ -36,10 +37,11 @@ class CleanupTest : public IntegrationTest {
 
   // Program names are cut to 15 characters by the kernel.
   static bool has_all_programs(const std::set<std::string>& names) {
-    for (const auto& program : kOurPrograms) {
-      if (names.count(program.substr(0, 15)) == 0) return false;
-    }
-    return true;
+    const auto has = [&](const std::vector<std::string>& programs) {
+      return std::all_of(programs.begin(), programs.end(),
+                         [&](const std::string& program) { return names.count(program.substr(0, 15)) > 0; });
+    };
+    return has(kCommonPrograms) && (has(kPerSyscallPrograms) || has(kRawSyscallPrograms));
   }
 
   // The kernel frees programs shortly after their last reference goes.

@@ -95,6 +95,10 @@ std::string IntegrationTest::launcher_command(const std::vector<std::string>& la
 
 std::vector<std::string> IntegrationTest::sampler_argv(const std::vector<std::string>& args) const {
   std::vector<std::string> argv{sampler().string(), "--haconiwa", launcher_.string()};
+  // The tests' own BTF cache: the host's is not theirs to fill.
+  if (std::find(args.begin(), args.end(), "--btf-cache") == args.end()) {
+    argv.insert(argv.end(), {"--btf-cache", HACOBOOT_TEST_BTF_CACHE});
+  }
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }

@@ -18,9 +18,12 @@
 
 namespace hacoboot::it {
 
-// The BPF programs hacoboot-sampler loads.
-inline const std::vector<std::string> kOurPrograms = {"on_phase", "on_fork",     "on_sys_enter",
-                                                      "on_exec",  "on_sys_exit", "on_exit"};
+// The BPF programs hacoboot-sampler loads: these, and one of the two sets of
+// syscall hooks.
+inline const std::vector<std::string> kCommonPrograms = {"on_phase", "on_fork", "on_exec", "on_exit"};
+inline const std::vector<std::string> kPerSyscallPrograms = {"on_execve", "on_execveat", "on_listen_exit"};
+inline const std::vector<std::string> kRawSyscallPrograms = {"on_sys_enter", "on_sys_exit"};
+inline const std::size_t kFewestPrograms = kCommonPrograms.size() + kRawSyscallPrograms.size();
 
 struct TracedBoots {
   ProcessResult result;  // of hacoboot-sampler

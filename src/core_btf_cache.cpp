@@ -1,0 +1,163 @@
+#include "hacoboot/core_btf_cache.hpp"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <thread>
+#include <vector>
+
+#include "hacoboot/btf_cache_key.hpp"
+#include "hacoboot/unique_fd.hpp"
+
+namespace hacoboot {
+namespace {
+
+constexpr const char* kKernelNotes = "/sys/kernel/notes";
+constexpr const char* kKernelBtf = "/sys/kernel/btf/vmlinux";
+constexpr auto kWaitStep = std::chrono::milliseconds(5);
+
+std::optional<std::string> running_kernel_build_id() {
+  std::ifstream in(kKernelNotes, std::ios::binary);
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return gnu_build_id(std::as_bytes(std::span(bytes)));
+}
+
+// Owned by us (root) and writable by nobody else: what CO-RE reads from it
+// decides which kernel memory the programs read.
+bool trusted(const std::filesystem::path& path, mode_t type) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && (st.st_mode & S_IFMT) == type && st.st_uid == ::geteuid() &&
+         (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+std::optional<std::filesystem::path> find_bpftool() {
+  std::vector<std::filesystem::path> dirs;
+  if (const char* path = std::getenv("PATH")) {
+    std::string list = path;
+    for (std::size_t start = 0, end = 0; start <= list.size(); start = end + 1) {
+      end = std::min(list.find(':', start), list.size());
+      if (end > start) dirs.emplace_back(list.substr(start, end - start));
+    }
+  }
+  // root's usual sbin directories, missing from many users' PATH under sudo -E
+  dirs.emplace_back("/usr/sbin");
+  dirs.emplace_back("/sbin");
+  for (const auto& dir : dirs) {
+    if (::access((dir / "bpftool").c_str(), X_OK) == 0) return dir / "bpftool";
+  }
+  return std::nullopt;
+}
+
+// A new empty file named after `pattern` (ending in XXXXXX) in directory.
+std::filesystem::path make_temporary(const std::filesystem::path& directory, const char* pattern, UniqueFd& fd) {
+  std::string name = (directory / pattern).string();
+  fd.reset(::mkostemp(name.data(), O_CLOEXEC));
+  return fd.valid() ? std::filesystem::path(name) : std::filesystem::path();
+}
+
+bool write_all(int fd, std::span<const std::byte> bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes = bytes.subspan(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+}  // namespace
+
+CoreBtfCache::CoreBtfCache(std::filesystem::path directory, std::span<const std::byte> bpf_object)
+    : directory_(std::move(directory)), bpf_object_(bpf_object) {
+  if (const auto build_id = running_kernel_build_id()) file_ = directory_ / btf_cache_file_name(*build_id, bpf_object);
+}
+
+CoreBtfCache::~CoreBtfCache() {
+  finish_filling(std::chrono::milliseconds(0));
+}
+
+std::optional<std::filesystem::path> CoreBtfCache::cached() const {
+  if (!file_ || !trusted(directory_, S_IFDIR) || !trusted(*file_, S_IFREG)) return std::nullopt;
+  return file_;
+}
+
+std::string CoreBtfCache::start_filling() {
+  if (!file_) return "the kernel has no build id in " + std::string(kKernelNotes) + ": no BTF cache";
+  if (filler_ > 0) return "already filling the BTF cache";
+  const auto bpftool = find_bpftool();
+  if (!bpftool) return "bpftool not found: every start reads the whole kernel BTF (install bpftool to cache it)";
+  if (::mkdir(directory_.c_str(), 0700) != 0 && errno != EEXIST) {
+    return "cannot create " + directory_.string() + ": " + std::strerror(errno);
+  }
+  if (!trusted(directory_, S_IFDIR)) {
+    return directory_.string() + " is not a directory only this user can write to: not caching BTF there";
+  }
+  UniqueFd object_fd;
+  UniqueFd extract_fd;
+  object_copy_ = make_temporary(directory_, ".object-XXXXXX", object_fd);
+  extract_ = make_temporary(directory_, ".btf-XXXXXX", extract_fd);
+  if (object_copy_.empty() || extract_.empty() || !write_all(object_fd.get(), bpf_object_)) {
+    const std::string why = std::strerror(errno);
+    remove_temporaries();
+    return "cannot write to " + directory_.string() + ": " + why;
+  }
+  const std::string tool = bpftool->string();
+  const std::array<const char*, 7> argv{
+      tool.c_str(), "gen", "min_core_btf", kKernelBtf, extract_.c_str(), object_copy_.c_str(), nullptr};
+  filler_ = ::fork();
+  if (filler_ < 0) {
+    remove_temporaries();
+    return std::string("cannot fork bpftool: ") + std::strerror(errno);
+  }
+  if (filler_ == 0) {
+    // Its own group: a Ctrl-C at the terminal is for the tool, which decides.
+    ::setpgid(0, 0);
+    (void)::setpriority(PRIO_PROCESS, 0, 19);
+    const int null = ::open("/dev/null", O_RDWR);
+    for (const int fd : {0, 1, 2}) ::dup2(null, fd);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execv(argv[0], const_cast<char* const*>(argv.data()));  // NOLINT(cppcoreguidelines-pro-type-const-cast): execv's C signature
+    ::_exit(127);
+  }
+  return "filling the BTF cache with " + tool + " for the next runs";
+}
+
+void CoreBtfCache::finish_filling(std::chrono::milliseconds patience) {
+  if (filler_ <= 0) return;
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  int status = 0;
+  pid_t done = 0;
+  while ((done = ::waitpid(filler_, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(kWaitStep);
+  }
+  if (done == 0) {
+    ::kill(filler_, SIGKILL);
+    while (::waitpid(filler_, &status, 0) < 0 && errno == EINTR) {
+    }
+  } else if (done == filler_ && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    ::chmod(extract_.c_str(), 0644);
+    if (::rename(extract_.c_str(), file_->c_str()) == 0) extract_.clear();  // installed: not a temporary
+  }
+  filler_ = -1;
+  remove_temporaries();
+}
+
+void CoreBtfCache::remove_temporaries() {
+  for (auto* path : {&object_copy_, &extract_}) {
+    if (!path->empty()) ::unlink(path->c_str());
+    path->clear();
+  }
+}
+
+}  // namespace hacoboot

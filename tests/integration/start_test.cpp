@@ -1,0 +1,79 @@
+// How the tool starts: the kernel types CO-RE needs, from a cache filled once
+// per kernel, and the two ways of seeing execve and listen.
+#include <sys/stat.h>
+
+#include "fixture.hpp"
+
+namespace hacoboot::it {
+namespace {
+
+class StartTest : public IntegrationTest {
+ protected:
+  // One boot, -v: the run's stderr tells where the kernel types came from.
+  ProcessResult boot_once(const std::vector<std::string>& args) {
+    std::vector<std::string> all{"-v", "--format", "json", "--run", launcher_command({"-n", "1"}), app().string()};
+    all.insert(all.end(), args.begin(), args.end());
+    auto r = run_sampler(all);
+    EXPECT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << "\nstderr: " << r.err;
+    if (r.status.exited && r.status.code == 0) expect_boot_counts(nlohmann::json::parse(r.out), 1, 1, 1, 0);
+    return r;
+  }
+
+  static std::vector<std::filesystem::path> files_in(const std::filesystem::path& directory) {
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(directory)) files.push_back(entry.path());
+    return files;
+  }
+};
+
+constexpr const char* kFromKernel = "kernel types from /sys/kernel/btf/vmlinux";
+
+TEST_F(StartTest, BtfCacheIsFilledByTheFirstRunAndUsedByTheNext) {
+  const auto cache = dir() / "btf-cache";
+  const auto first = boot_once({"--btf-cache", cache.string()});
+  EXPECT_NE(first.err.find(kFromKernel), std::string::npos) << first.err;
+  const auto files = files_in(cache);
+  ASSERT_EQ(files.size(), 1U) << "one extract, no temporary file left";
+  EXPECT_EQ(files.front().extension(), ".btf");
+  EXPECT_GT(std::filesystem::file_size(files.front()), 0U);
+
+  const auto second = boot_once({"--btf-cache", cache.string()});
+  EXPECT_NE(second.err.find("kernel types from " + files.front().string() + " (cached)"), std::string::npos)
+      << second.err;
+  EXPECT_EQ(files_in(cache).size(), 1U);
+}
+
+// Whoever can write to the cache decides which kernel memory the programs
+// read: a directory others may write to is not used, whatever it holds.
+TEST_F(StartTest, BtfCacheOthersCanWriteToIsIgnored) {
+  const auto cache = dir() / "btf-cache";
+  boot_once({"--btf-cache", cache.string()});
+  ASSERT_EQ(files_in(cache).size(), 1U);
+  ASSERT_EQ(::chmod(cache.c_str(), 0777), 0);
+  const auto r = boot_once({"--btf-cache", cache.string()});
+  EXPECT_NE(r.err.find(kFromKernel), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("not a directory only this user can write to"), std::string::npos) << r.err;
+}
+
+TEST_F(StartTest, BtfCacheOff) {
+  const auto r = boot_once({"--btf-cache", "off"});
+  EXPECT_NE(r.err.find(kFromKernel), std::string::npos) << r.err;
+}
+
+// Both ways of seeing execve and listen measure the same boots; -v says
+// which one ran.
+TEST_F(StartTest, SyscallTracepointsWithoutTracefsMountedOnTheHost) {
+  const auto r = boot_once({"--syscall-hooks", "tracepoints"});
+  EXPECT_NE(r.err.find("execve/listen through syscalls:* tracepoints"), std::string::npos) << r.err;
+}
+
+TEST_F(StartTest, RawSyscallsFallback) {
+  const auto traced = trace_boots({"-n", "3"}, {}, {"-v", "--syscall-hooks", "raw_syscalls"});
+  ASSERT_FALSE(HasFailure());
+  EXPECT_NE(traced.result.err.find("execve/listen through raw_syscalls"), std::string::npos) << traced.result.err;
+  expect_boot_counts(traced.summary, 3, 3, 3, 0);
+  expect_boots_match_truth(traced, 3);
+}
+
+}  // namespace
+}  // namespace hacoboot::it

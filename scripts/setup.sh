@@ -10,11 +10,13 @@ packages=(
   bpftool        # vmlinux.h and skeleton generation
   libbpf-dev libelf-dev zlib1g-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev
+  libcpp-httplib-dev  # the metrics endpoint
   systemtap-sdt-dev   # <sys/sdt.h> for the demo launcher's USDT probe
   # tests and checks
   googletest libgtest-dev
   clang-format clang-tidy
   bpftrace       # the reference tracer, compared against in the integration tests
+  prometheus     # promtool checks the metrics exposition (the package also brings the server)
   chromium       # renders the --timeline SVG headless in the integration tests
   # benchmarks (scripts/bench.sh)
   libbenchmark-dev

@@ -73,4 +73,12 @@ std::vector<StepTiming> BootRecord::timeline() const {
   return steps;
 }
 
+std::vector<StepTiming> BootRecord::steps_after_start() const {
+  auto steps = timeline();
+  std::erase_if(steps, [this](const StepTiming& timing) {
+    return !timing.since_start || timing.step == Step{Step::Kind::Phase, start_phase};
+  });
+  return steps;
+}
+
 }  // namespace hacoboot

@@ -11,7 +11,6 @@
 namespace hacoboot {
 namespace {
 
-constexpr std::int64_t kMaxPhase = 127;
 constexpr std::string_view kUnnamedPrefix = "PHASE_";
 
 constexpr std::array<std::pair<std::int64_t, std::string_view>, 25> kPhaseNames{{

@@ -61,26 +61,29 @@ std::array<std::uint64_t, 65> SampleStats::log2_counts() const {
   return slots;
 }
 
-void Summary::add(const BootRecord& boot) {
+void BootCounts::add(const BootRecord& boot) {
   if (!boot.started()) {
-    ++boots_.unstarted;
+    ++unstarted;
     return;
   }
-  ++boots_.started;
-  bool reached_execve = false;
-  bool reached_listen = false;
-  for (const auto& timing : boot.timeline()) {
-    if (!timing.since_start) continue;
-    if (timing.step == Step{Step::Kind::Phase, boot.start_phase}) continue;  // always 0
+  ++started;
+  const auto reached = [&boot](const std::optional<std::uint64_t>& ts_ns) {
+    return ts_ns && boot.since_start(*ts_ns).has_value();
+  };
+  const bool reached_execve = reached(boot.execve_ns);
+  const bool reached_listen = reached(boot.listen_ns);
+  execve += reached_execve ? 1 : 0;
+  listen += reached_listen ? 1 : 0;
+  incomplete += reached_execve && reached_listen ? 0 : 1;
+}
+
+void Summary::add(const BootRecord& boot) {
+  boots_.add(boot);
+  for (const auto& timing : boot.steps_after_start()) {
     auto& stats = steps_[timing.step];
     stats.since_start.add(*timing.since_start);
     if (timing.delta) stats.delta.add(*timing.delta);
-    reached_execve = reached_execve || timing.step.kind == Step::Kind::Execve;
-    reached_listen = reached_listen || timing.step.kind == Step::Kind::Listen;
   }
-  boots_.execve += reached_execve ? 1 : 0;
-  boots_.listen += reached_listen ? 1 : 0;
-  boots_.incomplete += reached_execve && reached_listen ? 0 : 1;
 }
 
 const SampleStats& Summary::since_start_of(const Step& step) const {

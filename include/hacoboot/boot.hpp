@@ -72,6 +72,10 @@ struct BootRecord {
   [[nodiscard]] std::optional<std::int64_t> last_phase() const;
   // Every phase and milestone, in time order.
   [[nodiscard]] std::vector<StepTiming> timeline() const;
+  // The timeline after the start, without the start phase itself (its time
+  // since start is always 0): the steps every figure aggregates. Each has
+  // since_start set; empty when not started.
+  [[nodiscard]] std::vector<StepTiming> steps_after_start() const;
 };
 
 }  // namespace hacoboot

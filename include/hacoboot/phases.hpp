@@ -12,6 +12,7 @@ namespace hacoboot {
 inline constexpr std::int64_t kPhaseCliStart = 0;
 inline constexpr std::int64_t kPhaseStartSupervisor = 1;
 inline constexpr std::int64_t kPhaseStartFork = 2;  // the container child is forked next
+inline constexpr std::int64_t kMaxPhase = 127;      // the largest number Haconiwa can fire
 
 // Name of a phase from Haconiwa's table; unknown phases by number ("PHASE_42").
 std::string phase_name(std::int64_t phase);

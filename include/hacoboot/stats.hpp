@@ -57,6 +57,9 @@ struct BootCounts {
   std::uint64_t listen = 0;      // ... and then listened
   std::uint64_t incomplete = 0;  // started, but missed execve or listen
   std::uint64_t unstarted = 0;   // seen only after their start (tracing began mid-launch)
+
+  // Counts one finished boot; a milestone counts only when it came after the start.
+  void add(const BootRecord& boot);
 };
 
 // Both timings of one step across boots.

@@ -1,6 +1,7 @@
 #include "event_builders.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace hacoboot::ev {
 
@@ -110,6 +111,17 @@ std::vector<std::int64_t> phase_numbers(const BootRecord& boot) {
   std::vector<std::int64_t> numbers;
   for (const auto& mark : boot.phases) numbers.push_back(mark.phase);
   return numbers;
+}
+
+BootRecord started_boot(std::uint64_t start, std::vector<PhaseMark> phases, std::optional<std::uint64_t> execve,
+                        std::optional<std::uint64_t> listen) {
+  BootRecord b;
+  b.start_phase = 1;
+  b.start_ns = start;
+  b.phases = std::move(phases);
+  b.execve_ns = execve;
+  b.listen_ns = listen;
+  return b;
 }
 
 const SampleStats* phase_since_start(const Summary& summary, std::int64_t n) {

@@ -4,6 +4,7 @@
 //   ev::phase(t, sv, sv, 1), ev::fork(t, sv, sv, child, Role::Container), ...
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,6 +64,10 @@ std::vector<std::int64_t> full_launch_phases();
 std::vector<Event> merge_by_time(std::vector<std::vector<Event>> lists);
 
 std::vector<std::int64_t> phase_numbers(const BootRecord& boot);
+
+// A finished boot started by phase 1 at `start`, for the aggregates (times absolute).
+BootRecord started_boot(std::uint64_t start, std::vector<PhaseMark> phases, std::optional<std::uint64_t> execve,
+                        std::optional<std::uint64_t> listen);
 
 // Time-since-start stats of phase n in a summary; nullptr when absent.
 const SampleStats* phase_since_start(const Summary& summary, std::int64_t n);

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "event_builders.hpp"
 #include "golden.hpp"
 #include "hacoboot/boot.hpp"
 #include "hacoboot/report.hpp"
@@ -14,17 +15,7 @@ namespace hacoboot {
 namespace {
 
 using test::matches_golden;
-
-BootRecord started_boot(std::uint64_t start, std::vector<PhaseMark> phases, std::optional<std::uint64_t> execve,
-                        std::optional<std::uint64_t> listen) {
-  BootRecord b;
-  b.start_phase = 1;
-  b.start_ns = start;
-  b.phases = std::move(phases);
-  b.execve_ns = execve;
-  b.listen_ns = listen;
-  return b;
-}
+using test::started_boot;
 
 // The fixed summary behind tests/unit/golden/summary.*: three started boots
 // (two complete, one died before execve) and one seen only after its start.

@@ -1,0 +1,175 @@
+#include "hacoboot/boot_metrics.hpp"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "event_builders.hpp"
+#include "golden.hpp"
+#include "hacoboot/boot.hpp"
+#include "hacoboot/phases.hpp"
+
+namespace hacoboot {
+namespace {
+
+using test::matches_golden;
+using test::started_boot;
+
+// The version changes with every release; the golden files do not.
+std::string without_version(std::string text) {
+  const std::string version = "version=\"" HACOBOOT_EXPECTED_VERSION "\"";
+  if (const auto at = text.find(version); at != std::string::npos) text.replace(at, version.size(), "version=\"V\"");
+  return text;
+}
+
+std::string render(const BootMetrics& metrics, const PhaseNames& names = {}) {
+  std::ostringstream out;
+  metrics.write(out, names);
+  return without_version(out.str());
+}
+
+// The value of one sample, by its exact name and labels; nullopt when absent.
+std::optional<std::string> sample(const std::string& text, const std::string& series) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with(series + " ")) return line.substr(series.size() + 1);
+  }
+  return std::nullopt;
+}
+
+// Boots behind tests/unit/golden/metrics.prom (ms since start):
+//   1: phases 2 at 0.25, 11 at 0.5, 21 at 2, 123 at 2.5; execve 3, listen 12
+//   2: phases 2 at 0.1 (on a bucket bound), 11 at 0.4, 21 at 2.5; execve 2.6, listen 1500
+//   3: phases 2 at 0.3, 11 at 0.7, then died: incomplete
+//   4: seen only after its start: counted nowhere
+BootMetrics golden_metrics() {
+  BootMetrics m;
+  m.add(started_boot(1'000'000,
+                     {{0, 900'000}, {1, 1'000'000}, {2, 1'250'000}, {11, 1'500'000}, {21, 3'000'000}, {123, 3'500'000}},
+                     4'000'000, 13'000'000));
+  m.add(started_boot(2'000'000, {{1, 2'000'000}, {2, 2'100'000}, {11, 2'400'000}, {21, 4'500'000}}, 4'600'000,
+                     1'502'000'000));
+  m.add(started_boot(3'000'000, {{1, 3'000'000}, {2, 3'300'000}, {11, 3'700'000}}, std::nullopt, std::nullopt));
+  BootRecord unstarted;
+  unstarted.phases = {{12, 500}};
+  unstarted.execve_ns = 900;
+  m.add(unstarted);
+  m.set_lost_events(3);
+  m.set_boots_in_flight(2);
+  return m;
+}
+
+// A user name with every character the format escapes but newline, which a
+// --phase-names line cannot hold (EscapesLabelValues covers it).
+const PhaseNames kGoldenNames = PhaseNames::parse(R"(123 user"marker\1)", "names");
+
+TEST(BootMetricsGolden, BeforeTheFirstBoot) {
+  EXPECT_TRUE(matches_golden("metrics.empty.prom", render(BootMetrics{})));
+}
+
+TEST(BootMetricsGolden, Boots) {
+  EXPECT_TRUE(matches_golden("metrics.prom", render(golden_metrics(), kGoldenNames)));
+}
+
+TEST(BootMetrics, BuildInfoCarriesTheVersion) {
+  std::ostringstream out;
+  BootMetrics{}.write(out, {});
+  EXPECT_EQ(sample(out.str(), "hacoboot_build_info{version=\"" HACOBOOT_EXPECTED_VERSION "\"}"), "1");
+}
+
+TEST(BootMetrics, ValueOnABoundGoesInThatBucket) {
+  BootMetrics m;
+  m.add(started_boot(0, {{1, 0}}, 1'000'000, 1'000'001));  // execve exactly 1 ms, listen 1 ns later
+  const auto text = render(m);
+  const auto bucket = [&](const std::string& family, const std::string& le) {
+    return sample(text, family + "_bucket{le=\"" + le + "\"}");
+  };
+  EXPECT_EQ(bucket("hacoboot_boot_execve_seconds", "0.0005"), "0");
+  EXPECT_EQ(bucket("hacoboot_boot_execve_seconds", "0.001"), "1");
+  EXPECT_EQ(bucket("hacoboot_boot_listen_seconds", "0.001"), "0");
+  EXPECT_EQ(bucket("hacoboot_boot_listen_seconds", "0.0025"), "1");
+  EXPECT_EQ(bucket("hacoboot_boot_listen_seconds", "+Inf"), "1");
+}
+
+TEST(BootMetrics, ZeroAndBeyondTheLastBound) {
+  BootMetrics m;
+  m.add(started_boot(0, {{1, 0}}, 0, 60'000'000'001));
+  const auto text = render(m);
+  EXPECT_EQ(sample(text, R"(hacoboot_boot_execve_seconds_bucket{le="0.0001"})"), "1");
+  EXPECT_EQ(sample(text, R"(hacoboot_boot_listen_seconds_bucket{le="60"})"), "0");
+  EXPECT_EQ(sample(text, R"(hacoboot_boot_listen_seconds_bucket{le="+Inf"})"), "1");
+  EXPECT_EQ(sample(text, "hacoboot_boot_listen_seconds_sum"), "60.000000001");
+}
+
+TEST(BootMetrics, BucketsAreCumulativeAndSumIsExact) {
+  BootMetrics m;
+  for (const std::uint64_t listen : {200'000, 300'000, 7'000'000}) m.add(started_boot(0, {{1, 0}}, 1, listen));
+  const auto text = render(m);
+  EXPECT_EQ(sample(text, R"(hacoboot_boot_listen_seconds_bucket{le="0.00025"})"), "1");
+  EXPECT_EQ(sample(text, R"(hacoboot_boot_listen_seconds_bucket{le="0.0005"})"), "2");
+  EXPECT_EQ(sample(text, R"(hacoboot_boot_listen_seconds_bucket{le="0.01"})"), "3");
+  EXPECT_EQ(sample(text, "hacoboot_boot_listen_seconds_sum"), "0.0075");
+  EXPECT_EQ(sample(text, "hacoboot_boot_listen_seconds_count"), "3");
+  EXPECT_EQ(sample(text, "hacoboot_boot_execve_seconds_sum"), "0.000000003");
+}
+
+TEST(BootMetrics, CountersFollowBootCounts) {
+  BootMetrics m;
+  m.add(started_boot(1'000, {{1, 1'000}}, 2'000, 3'000));                // complete
+  m.add(started_boot(1'000, {{1, 1'000}}, 2'000, std::nullopt));         // never listened
+  m.add(started_boot(1'000, {{1, 1'000}}, 500, 3'000));                  // execve before the start: missed
+  m.add(started_boot(1'000, {{1, 1'000}}, std::nullopt, std::nullopt));  // died early
+  BootRecord unstarted;
+  unstarted.listen_ns = 10;
+  m.add(unstarted);
+  m.set_lost_events(7);
+  m.set_lost_events(9);  // cumulative: the last value wins
+  m.set_boots_in_flight(4);
+  m.set_boots_in_flight(1);
+  const auto text = render(m);
+  EXPECT_EQ(sample(text, "hacoboot_boots_started_total"), "4");
+  EXPECT_EQ(sample(text, "hacoboot_boots_completed_total"), "1");
+  EXPECT_EQ(sample(text, "hacoboot_boots_incomplete_total"), "3");
+  EXPECT_EQ(sample(text, "hacoboot_events_lost_total"), "9");
+  EXPECT_EQ(sample(text, "hacoboot_boots_in_flight"), "1");
+  EXPECT_EQ(sample(text, "hacoboot_boot_execve_seconds_count"), "2");
+  EXPECT_EQ(sample(text, "hacoboot_boot_listen_seconds_count"), "2");
+}
+
+TEST(BootMetrics, MilestonesOwnTimeIsLabelledByTheirName) {
+  BootMetrics m;
+  m.add(started_boot(0, {{1, 0}, {2, 100}, {11, 300}, {21, 700}}, 1'000, 5'000));
+  const auto text = render(m);
+  EXPECT_EQ(sample(text, R"(hacoboot_phase_delta_seconds_sum{phase="execve",phase_name="execve"})"), "0.0000003");
+  EXPECT_EQ(sample(text, R"(hacoboot_phase_delta_seconds_sum{phase="listen",phase_name="listen"})"), "0.000004");
+  EXPECT_EQ(sample(text, R"(hacoboot_phase_delta_seconds_sum{phase="11",phase_name="CONTAINER_START"})"), "0.0000002");
+  // Milestones have their own since-start families; the start phase has no series.
+  EXPECT_EQ(text.find(R"(hacoboot_phase_since_start_seconds_count{phase="execve")"), std::string::npos);
+  EXPECT_EQ(text.find(R"(phase="1")"), std::string::npos);
+  EXPECT_EQ(sample(text, R"(hacoboot_phase_since_start_seconds_sum{phase="21",phase_name="CONTAINER_EXECING"})"),
+            "0.0000007");
+}
+
+TEST(BootMetrics, PhaseOutsideHaconiwasRangeGetsNoSeries) {
+  BootMetrics m;
+  m.add(started_boot(0, {{1, 0}, {kMaxPhase + 1, 10}, {-1, 20}, {kMaxPhase, 30}}, std::nullopt, std::nullopt));
+  const auto text = render(m);
+  EXPECT_EQ(text.find(R"(phase="128")"), std::string::npos);
+  EXPECT_EQ(text.find(R"(phase="-1")"), std::string::npos);
+  EXPECT_NE(text.find(R"(phase="127")"), std::string::npos);
+}
+
+TEST(BootMetrics, EscapesLabelValues) {
+  EXPECT_EQ(escape_label_value("plain_NAME"), "plain_NAME");
+  EXPECT_EQ(escape_label_value("a\\b\"c\nd"), R"(a\\b\"c\nd)");
+  BootMetrics m;
+  m.add(started_boot(0, {{1, 0}, {11, 10}}, std::nullopt, std::nullopt));
+  const auto text = render(m, PhaseNames::parse(R"(11 a"b\c)", "names"));
+  EXPECT_TRUE(sample(text, R"(hacoboot_phase_since_start_seconds_count{phase="11",phase_name="a\"b\\c"})")) << text;
+}
+
+}  // namespace
+}  // namespace hacoboot

@@ -14,6 +14,8 @@ packages=(
   # tests and checks
   googletest libgtest-dev
   clang-format clang-tidy
+  groff-base mandoc   # the man page check (ctest -L docs)
+  bash-completion     # the completion test also runs over bash-completion's helpers
   bpftrace       # the reference tracer, compared against in the integration tests
   chromium       # renders the --timeline SVG headless in the integration tests
   # benchmarks (scripts/bench.sh)

@@ -15,6 +15,8 @@ packages=(
   # tests and checks
   googletest libgtest-dev
   clang-format clang-tidy
+  groff-base mandoc   # the man page check (ctest -L docs)
+  bash-completion     # the completion test also runs over bash-completion's helpers
   bpftrace       # the reference tracer, compared against in the integration tests
   prometheus     # promtool checks the metrics exposition (the package also brings the server)
   chromium       # renders the --timeline SVG headless in the integration tests

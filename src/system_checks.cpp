@@ -45,10 +45,7 @@ std::string resolve_haconiwa(const std::string& name) {
 
 void require_phase_probe(const std::string& path) {
   const auto probes = read_usdt_probes(path);
-  const bool found = std::any_of(probes.begin(), probes.end(), [](const UsdtProbe& p) {
-    return p.provider == "haconiwa" && p.name == "bootstrap_phase_pass";
-  });
-  if (!found) {
+  if (std::none_of(probes.begin(), probes.end(), is_phase_probe)) {
     throw UsageError(path + ": no USDT probe haconiwa:bootstrap_phase_pass (is it Haconiwa built with SDT probes?)");
   }
 }

@@ -35,6 +35,10 @@
 
 /* Ring buffer fill level (bytes) from which producers wake the reader. */
 const volatile __u64 wakeup_bytes = 0;
+/* --pid: only launches by this process or its descendants; 0: any. */
+const volatile __u32 watched_tgid = 0;
+/* Deeper than any real haconiwa process tree; bounds the verifier's walk. */
+#define MAX_ANCESTRY 32
 
 struct tracked_process {
 	__u32 hpid;
@@ -123,6 +127,23 @@ static __always_inline struct tracked_process *member_of_container(__u32 pid)
 	return t && t->role != HACOBOOT_ROLE_LAUNCHER ? t : NULL;
 }
 
+/* Whether the current process is watched_tgid or one of its descendants. */
+static __always_inline bool under_watched_process(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	for (int depth = 0; depth < MAX_ANCESTRY && task; depth++) {
+		__u32 tgid = BPF_CORE_READ(task, tgid);
+
+		if (tgid == watched_tgid)
+			return true;
+		if (tgid <= 1)
+			return false;
+		task = BPF_CORE_READ(task, real_parent);
+	}
+	return false;
+}
+
 SEC("usdt")
 int BPF_USDT(on_phase, long phase, long hpid)
 {
@@ -130,6 +151,10 @@ int BPF_USDT(on_phase, long phase, long hpid)
 	struct tracked_process *t = bpf_map_lookup_elem(&tracked, &pid);
 	struct hacoboot_event *e;
 	__u32 boot = t ? t->boot : 0;
+
+	/* Tracked processes descend from a watched launcher already. */
+	if (watched_tgid && !t && !under_watched_process())
+		return 0;
 
 	/* CLI (phase 0) and supervisor (1, 2) pass phases with their own pid. */
 	if (phase <= HACOBOOT_PHASE_START_FORK && pid == hpid) {

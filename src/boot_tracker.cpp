@@ -126,6 +126,7 @@ void BootTracker::settle(LiveBoot& boot) {
   if (boot.settled) return;
   boot.settled = true;
   ++settled_;
+  if (settled_sink_) settled_sink_(boot.record);
 }
 
 void BootTracker::on_exit(const Event& event) {
@@ -166,6 +167,15 @@ void BootTracker::evict_oldest() {
     return a.second.record.sequence < b.second.record.sequence;
   });
   if (oldest != live_.end()) finish(oldest->first, BootEnd::Evicted);
+}
+
+void BootTracker::expire_vanished(const std::function<bool(std::uint32_t pid)>& is_alive) {
+  std::vector<std::uint32_t> vanished;
+  for (const auto& [hpid, boot] : live_) {
+    const auto container = boot.record.container_pid;
+    if (!is_alive(hpid) && (container == 0 || !is_alive(container))) vanished.push_back(hpid);
+  }
+  for (const auto hpid : vanished) finish(hpid, BootEnd::Vanished);
 }
 
 void BootTracker::finish_all() {

@@ -36,8 +36,8 @@ std::optional<std::string> gnu_build_id(std::span<const std::byte> notes) {
     const std::size_t next = desc_at + align4(header.n_descsz);
     if (header.n_namesz > notes.size() || header.n_descsz > notes.size() || next > notes.size()) break;
     const auto name = notes.subspan(name_at, header.n_namesz);
-    const bool is_gnu = header.n_namesz == sizeof(ELF_NOTE_GNU) &&
-                        std::memcmp(name.data(), ELF_NOTE_GNU, sizeof(ELF_NOTE_GNU)) == 0;
+    const bool is_gnu =
+        header.n_namesz == sizeof(ELF_NOTE_GNU) && std::memcmp(name.data(), ELF_NOTE_GNU, sizeof(ELF_NOTE_GNU)) == 0;
     if (is_gnu && header.n_type == NT_GNU_BUILD_ID && header.n_descsz > 0) {
       std::string hex;
       for (const std::byte b : notes.subspan(desc_at, header.n_descsz)) {

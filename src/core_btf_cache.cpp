@@ -111,8 +111,8 @@ std::string CoreBtfCache::start_filling() {
     return "cannot write to " + directory_.string() + ": " + why;
   }
   const std::string tool = bpftool->string();
-  const std::array<const char*, 7> argv{
-      tool.c_str(), "gen", "min_core_btf", kKernelBtf, extract_.c_str(), object_copy_.c_str(), nullptr};
+  const std::array<const char*, 7> argv{tool.c_str(),         "gen",  "min_core_btf", kKernelBtf, extract_.c_str(),
+                                        object_copy_.c_str(), nullptr};
   filler_ = ::fork();
   if (filler_ < 0) {
     remove_temporaries();
@@ -127,7 +127,8 @@ std::string CoreBtfCache::start_filling() {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execv(argv[0], const_cast<char* const*>(argv.data()));  // NOLINT(cppcoreguidelines-pro-type-const-cast): execv's C signature
+    ::execv(argv[0], const_cast<char* const*>(
+                         argv.data()));  // NOLINT(cppcoreguidelines-pro-type-const-cast): execv's C signature
     ::_exit(127);
   }
   return "filling the BTF cache with " + tool + " for the next runs";

@@ -38,6 +38,9 @@ EXAMPLES:
   hacoboot-sampler -n 20 --events boots.tsv --timeline boots.svg
                                             # 20 boots: raw rows and a waterfall
   hacoboot-sampler --haconiwa /opt/haconiwa/bin/haconiwa -d 30s --hist
+  hacoboot-sampler --serve 127.0.0.1:9477 /u/app/bin/rails
+                                            # exporter: Prometheus scrapes /metrics
+  hacoboot-sampler -p 4242 --list          # the probes of a running haconiwa
 
 EXIT STATUS:
   0 success, 1 runtime error (privileges, kernel, I/O), 2 bad usage or input,
@@ -118,8 +121,16 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   app.add_option("COMMAND", opt.command,
                  "Container init command: its execve (filename compared as given, like the "
                  "reference script) marks \"execve\". Default: the container's first execve.");
-  app.add_option("--haconiwa", opt.haconiwa, "Haconiwa binary holding the USDT probe (default: haconiwa in PATH)")
-      ->type_name("PATH");
+  auto* haconiwa_option =
+      app.add_option("--haconiwa", opt.haconiwa, "Haconiwa binary holding the USDT probe (default: haconiwa in PATH)")
+          ->type_name("PATH");
+  std::int64_t pid = 0;
+  app.add_option("-p,--pid", pid,
+                 "Only launches under this running haconiwa process (itself and its descendants); its binary "
+                 "through /proc/PID/exe")
+      ->type_name("PID")
+      ->excludes(haconiwa_option);
+  app.add_flag("--list", opt.list, "Print the USDT probes of the haconiwa binary and exit (no root needed)");
   std::string from;
   app.add_option("--from", from, "Phase that starts the clock, by number or name (default 1, START_SV)")
       ->type_name("PHASE");
@@ -166,6 +177,21 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   app.add_option("--trace-out", opt.trace_out, "Chrome Trace Event JSON (Perfetto UI) to FILE")
       ->type_name("FILE")
       ->group("Outputs");
+
+  std::string serve;
+  std::string textfile_interval;
+  app.add_option("--serve", serve,
+                 "Exporter: trace until stopped, serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR "
+                 "default 127.0.0.1; [::1]:PORT for IPv6)")
+      ->type_name("ADDR:PORT")
+      ->group("Exporter");
+  app.add_option("--textfile", opt.textfile,
+                 "Exporter: write the metrics to FILE.prom for node_exporter's textfile collector (atomically)")
+      ->type_name("FILE")
+      ->group("Exporter");
+  app.add_option("--textfile-interval", textfile_interval, "How often --textfile is rewritten (default 15s)")
+      ->type_name("DUR")
+      ->group("Exporter");
 
   std::string gate_statistic;
   std::string gate_list;
@@ -238,6 +264,19 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   if (given("--duration")) {
     opt.duration = parse_duration(duration);
     if (!opt.duration) throw UsageError("--duration: '" + duration + "' is not a duration such as 500ms, 30s or 5m");
+  }
+  if (given("--pid")) {
+    if (pid <= 0 || pid > std::int64_t{0x3fffffff})
+      throw UsageError("--pid: '" + std::to_string(pid) + "' is not a process id");
+    opt.pid = static_cast<std::uint32_t>(pid);
+  }
+  if (given("--serve")) opt.serve = parse_listen_address(serve);
+  if (given("--textfile-interval")) {
+    const auto interval = parse_duration(textfile_interval);
+    if (!interval || interval->count() <= 0) {
+      throw UsageError("--textfile-interval: '" + textfile_interval + "' is not a duration such as 15s or 1m");
+    }
+    opt.textfile_interval = *interval;
   }
   if (given("--warmup")) {
     if (warmup < 0) throw UsageError("--warmup: must not be negative");

@@ -17,8 +17,14 @@ OutputFile::OutputFile(std::string path) : name_(std::move(path)) {
     stream_ = &std::cout;
     return;
   }
+  owned_stream_ = std::make_unique<std::ostream>(nullptr);
+  stream_ = owned_stream_.get();
+  open(O_TRUNC);
+}
+
+void OutputFile::open(int flags) {
   constexpr mode_t kMode = 0644;
-  const int fd = ::open(name_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, kMode);
+  const int fd = ::open(name_.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | flags, kMode);
   if (fd < 0) {
     const int error = errno;
     const std::string why =
@@ -27,8 +33,13 @@ OutputFile::OutputFile(std::string path) : name_(std::move(path)) {
   }
   // The filebuf owns and closes the fd.
   buffer_ = std::make_unique<__gnu_cxx::stdio_filebuf<char>>(fd, std::ios::out);
-  owned_stream_ = std::make_unique<std::ostream>(buffer_.get());
-  stream_ = owned_stream_.get();
+  owned_stream_->rdbuf(buffer_.get());
+}
+
+void OutputFile::reopen() {
+  if (!buffer_) return;
+  finish();
+  open(O_APPEND);
 }
 
 OutputFile::~OutputFile() = default;

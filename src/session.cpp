@@ -2,13 +2,21 @@
 
 #include <fmt/format.h>
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <vector>
 
 #include "hacoboot/baseline.hpp"
+#include "hacoboot/boot_metrics.hpp"
 #include "hacoboot/boot_rows.hpp"
 #include "hacoboot/boot_tracker.hpp"
 #include "hacoboot/cgroup_paths.hpp"
@@ -16,16 +24,20 @@
 #include "hacoboot/core_btf_cache.hpp"
 #include "hacoboot/errors.hpp"
 #include "hacoboot/event.hpp"
+#include "hacoboot/metrics_server.hpp"
 #include "hacoboot/output_file.hpp"
+#include "hacoboot/probe_listing.hpp"
 #include "hacoboot/progress.hpp"
 #include "hacoboot/report.hpp"
 #include "hacoboot/stats.hpp"
 #include "hacoboot/stop_signals.hpp"
 #include "hacoboot/syscall_tracepoints.hpp"
 #include "hacoboot/system_checks.hpp"
+#include "hacoboot/textfile.hpp"
 #include "hacoboot/timeline.hpp"
 #include "hacoboot/trace_event.hpp"
 #include "hacoboot/tracer.hpp"
+#include "hacoboot/usdt_notes.hpp"
 
 namespace hacoboot {
 namespace {
@@ -39,6 +51,9 @@ constexpr std::size_t kMaxPictured = 10'000;
 // bpftool extracts the kernel types in ~0.1 s: a first run on a new kernel
 // that ends sooner waits this long for it at exit, at most.
 constexpr auto kBtfCachePatience = std::chrono::seconds(2);
+// How often boots whose exit events were lost are looked for: they would
+// otherwise stay in flight for ever in a long-running exporter.
+constexpr auto kExpiryInterval = std::chrono::seconds(60);
 
 std::optional<MetricTable> load_baseline(const std::string& path) {
   if (path.empty()) return std::nullopt;
@@ -49,6 +64,66 @@ std::optional<MetricTable> load_baseline(const std::string& path) {
   return parse_baseline(text.str(), path);
 }
 
+// The haconiwa binary: --pid's through /proc (whatever mount namespace it
+// runs in), or --haconiwa's.
+std::string haconiwa_binary(const Options& options) {
+  if (!options.pid) return resolve_haconiwa(options.haconiwa);
+  const auto exe = "/proc/" + std::to_string(*options.pid) + "/exe";
+  if (::access(exe.c_str(), R_OK) != 0) {
+    throw UsageError("--pid " + std::to_string(*options.pid) + ": cannot read " + exe + ": " + std::strerror(errno));
+  }
+  return exe;
+}
+
+bool process_exists(std::uint32_t pid) {
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+// Prometheus metrics of the settled boots, shared with the HTTP server's
+// threads; rewritten to --textfile every --textfile-interval.
+class MetricsExport {
+ public:
+  explicit MetricsExport(const Options& options) : options_(options) {
+    if (options.serve) server_.emplace(*options.serve, [this] { return render(); });
+    next_textfile_ = std::chrono::steady_clock::now();
+  }
+  [[nodiscard]] bool enabled() const { return server_.has_value() || !options_.textfile.empty(); }
+  [[nodiscard]] std::optional<std::uint16_t> port() const {
+    return server_ ? std::optional(server_->port()) : std::nullopt;
+  }
+
+  void add(const BootRecord& boot) {
+    const std::lock_guard lock(mutex_);
+    metrics_.add(boot);
+  }
+  // Called from the event loop: fresh gauges, and the textfile when due (or `now`).
+  void update(std::uint64_t lost_events, std::uint64_t in_flight, bool write_now) {
+    {
+      const std::lock_guard lock(mutex_);
+      metrics_.set_lost_events(lost_events);
+      metrics_.set_boots_in_flight(in_flight);
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (options_.textfile.empty() || (!write_now && now < next_textfile_)) return;
+    write_file_atomically(options_.textfile, render());
+    next_textfile_ = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(options_.textfile_interval);
+  }
+
+ private:
+  std::string render() {
+    std::ostringstream text;
+    const std::lock_guard lock(mutex_);
+    metrics_.write(text, options_.phase_names);
+    return text.str();
+  }
+
+  const Options& options_;
+  std::mutex mutex_;
+  BootMetrics metrics_;
+  std::chrono::steady_clock::time_point next_textfile_;
+  std::optional<MetricsServer> server_;  // last: stopped before what it reads goes
+};
+
 std::unique_ptr<OutputFile> open_if_named(const std::string& path) {
   if (path.empty()) return nullptr;
   return std::make_unique<OutputFile>(path);
@@ -58,12 +133,15 @@ std::unique_ptr<OutputFile> open_if_named(const std::string& path) {
 class BootSinks {
  public:
   BootSinks(const Options& options, OutputFile* events) : options_(options) {
-    if (events) {
-      const auto format =
-          options.events_format == EventsFormat::Jsonl ? BootRowWriter::Format::Jsonl : BootRowWriter::Format::Tsv;
-      rows_.emplace(events->stream(), format, options.phase_names);
-    }
+    if (events) start_rows(*events);
     keep_for_pictures_ = !options.timeline.empty() || !options.trace_out.empty();
+  }
+
+  // Rows from here on go to events (again, after a reopen: a TSV header first).
+  void start_rows(OutputFile& events) {
+    const auto format =
+        options_.events_format == EventsFormat::Jsonl ? BootRowWriter::Format::Jsonl : BootRowWriter::Format::Tsv;
+    rows_.emplace(events.stream(), format, options_.phase_names);
   }
 
   void on_boot(const BootRecord& finished, CgroupPaths& cgroups, ProgressLine& progress) {
@@ -89,7 +167,16 @@ class BootSinks {
 
 }  // namespace
 
+int list_probes(const Options& options, std::ostream& out) {
+  const auto binary = haconiwa_binary(options);
+  write_probe_list(binary, read_usdt_probes(binary), out);
+  out.flush();
+  if (!out) throw RuntimeError("writing the probe list failed");
+  return kExitOk;
+}
+
 int run_session(const Options& options, std::ostream& diagnostics) {
+  if (options.list) return list_probes(options, std::cout);
   // Every input and output first: a typo fails before anything is loaded.
   const auto baseline = load_baseline(options.baseline);
   OutputFile summary_out(options.output);
@@ -100,24 +187,30 @@ int run_session(const Options& options, std::ostream& diagnostics) {
 
   require_kernel_btf();
   require_bpf_privileges();
-  const std::string haconiwa = resolve_haconiwa(options.haconiwa);
+  const std::string haconiwa = haconiwa_binary(options);
   require_phase_probe(haconiwa);
 
   // Before loading: a Ctrl-C while attaching still ends with a summary.
-  const StopSignals stop_signals;
+  const StopSignals stop_signals(/*sighup_reopens=*/options.serve.has_value() || !options.textfile.empty());
   ProgressLine progress(!options.quiet);
   CgroupPaths cgroups;
   BootSinks sinks(options, events_out.get());
   BootTracker tracker({.start_phase = options.start_phase, .command = options.command},
                       [&](const BootRecord& boot) { sinks.on_boot(boot, cgroups, progress); });
+  // Bound before anything is loaded: a port in use fails fast.
+  MetricsExport metrics(options);
+  if (metrics.enabled()) {
+    tracker.on_settled([&](const BootRecord& boot) {
+      if (boot.sequence > options.warmup) metrics.add(boot);
+    });
+  }
   std::uint64_t undecodable = 0;
   std::optional<CoreBtfCache> btf_cache;
   if (options.btf_cache != "off") btf_cache.emplace(options.btf_cache, Tracer::bpf_object());
   const auto core_btf = btf_cache ? btf_cache->cached() : std::nullopt;
   std::string no_tracepoints = "--syscall-hooks raw_syscalls";
-  const auto syscall_tracepoints = options.syscall_hooks == SyscallHooks::RawSyscalls
-                                       ? std::nullopt
-                                       : find_syscall_tracepoints(no_tracepoints);
+  const auto syscall_tracepoints =
+      options.syscall_hooks == SyscallHooks::RawSyscalls ? std::nullopt : find_syscall_tracepoints(no_tracepoints);
   if (!syscall_tracepoints && options.syscall_hooks == SyscallHooks::Tracepoints) {
     throw RuntimeError("--syscall-hooks tracepoints: " + no_tracepoints);
   }
@@ -133,6 +226,7 @@ int run_session(const Options& options, std::ostream& diagnostics) {
                  .ring_buffer_bytes = options.ring_buffer_bytes,
                  .syscall_tracepoints = syscall_tracepoints,
                  .core_btf = core_btf ? core_btf->string() : std::string(),
+                 .watched_pid = options.pid.value_or(0),
                  .verbose = options.verbose},
                 [&](std::span<const std::byte> record) {
                   const auto event = decode_event(record);
@@ -160,12 +254,26 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   } else {
     diagnostics << "Tracing Haconiwa boots in " << haconiwa << "... Hit Ctrl-C to end." << std::endl;
   }
+  if (const auto port = metrics.port()) {
+    diagnostics << "Serving Prometheus metrics at http://" << to_string({options.serve->host, *port}) << "/metrics"
+                << std::endl;
+  }
   const auto started = std::chrono::steady_clock::now();
+  auto next_expiry = started + kExpiryInterval;
 
   std::optional<int> child_status;
   while (!StopSignals::received()) {
     tracer.poll(kPollInterval);
     progress.update(tracker.live_boots(), tracer.counters().lost_events);
+    if (std::chrono::steady_clock::now() >= next_expiry) {
+      tracker.expire_vanished(process_exists);
+      next_expiry = std::chrono::steady_clock::now() + kExpiryInterval;
+    }
+    if (metrics.enabled()) metrics.update(tracer.counters().lost_events, tracker.live_boots(), false);
+    if (StopSignals::take_reopen_request() && events_out) {
+      events_out->reopen();
+      sinks.start_rows(*events_out);
+    }
     if (child && (child_status = child->poll_exit())) break;
     if (options.count && tracker.settled_boots() >= *options.count) break;
     if (options.duration && std::chrono::steady_clock::now() - started >= *options.duration) break;
@@ -173,6 +281,7 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   tracer.poll(std::chrono::milliseconds(0));
   tracker.finish_all();
   progress.clear();
+  if (metrics.enabled()) metrics.update(tracer.counters().lost_events, 0, true);
 
   const auto counters = tracer.counters();
   if (counters.lost_events > 0 || counters.tracked_full > 0 || undecodable > 0) {

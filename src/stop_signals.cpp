@@ -7,8 +7,14 @@ namespace {
 
 volatile std::sig_atomic_t g_stop_signal = 0;
 volatile std::sig_atomic_t g_child_group = 0;
+volatile std::sig_atomic_t g_sighup_reopens = 0;
+volatile std::sig_atomic_t g_reopen_requested = 0;
 
 extern "C" void on_stop_signal(int signal) {
+  if (signal == SIGHUP && g_sighup_reopens != 0) {
+    g_reopen_requested = 1;
+    return;
+  }
   if (g_stop_signal == 0) {
     g_stop_signal = signal;
     return;
@@ -20,8 +26,10 @@ extern "C" void on_stop_signal(int signal) {
 
 }  // namespace
 
-StopSignals::StopSignals() {
+StopSignals::StopSignals(bool sighup_reopens) {
   g_stop_signal = 0;
+  g_reopen_requested = 0;
+  g_sighup_reopens = sighup_reopens ? 1 : 0;
   for (std::size_t i = 0; i < kSignals.size(); ++i) {
     struct sigaction action {};
     action.sa_handler = kSignals.at(i) == SIGPIPE ? SIG_IGN : on_stop_signal;
@@ -37,6 +45,12 @@ StopSignals::~StopSignals() {
 
 bool StopSignals::received() {
   return g_stop_signal != 0;
+}
+
+bool StopSignals::take_reopen_request() {
+  if (g_reopen_requested == 0) return false;
+  g_reopen_requested = 0;
+  return true;
 }
 
 void StopSignals::set_child_group(pid_t group) {

@@ -77,8 +77,10 @@ std::optional<Ids> read_ids_in_private_tracefs(std::string& reason) {
   std::size_t got = 0;
   for (ssize_t n = 0; got < reply.size(); got += static_cast<std::size_t>(n)) {
     n = ::read(read_end.get(), reply.data() + got, reply.size() - got);
-    if (n < 0 && errno == EINTR) n = 0;
-    else if (n <= 0) break;
+    if (n < 0 && errno == EINTR)
+      n = 0;
+    else if (n <= 0)
+      break;
   }
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {

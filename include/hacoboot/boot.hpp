@@ -47,6 +47,7 @@ enum class BootEnd : std::uint8_t {
   TracingStopped,  // still running when tracing stopped
   Replaced,        // its hpid started a new launch (its exit was never seen)
   Evicted,         // too many boots in flight at once
+  Vanished,        // its processes are gone though their exit was never seen (events lost)
 };
 
 // Everything one Haconiwa launch did, in absolute CLOCK_MONOTONIC ns.

@@ -27,7 +27,15 @@ class BootTracker {
 
   BootTracker(Config config, Sink on_boot_done);
 
+  // Also hand each started boot over once it settles: when it listens, or
+  // when it ends without listening. A long-running exporter counts a
+  // container that serves for days as soon as it is up, not when it exits.
+  void on_settled(Sink sink) { settled_sink_ = std::move(sink); }
+
   void on_event(const Event& event);
+  // Ends (as Vanished) every boot in flight whose processes are all gone
+  // according to is_alive(pid): their exit events were lost.
+  void expire_vanished(const std::function<bool(std::uint32_t pid)>& is_alive);
   // Tracing stops: every boot still in flight goes to the sink.
   void finish_all();
 
@@ -57,6 +65,7 @@ class BootTracker {
 
   Config config_;
   Sink sink_;
+  Sink settled_sink_;
   std::unordered_map<std::uint32_t, LiveBoot> live_;
   // Haconiwa's CLI passes phase 0 under its own pid, then forks the
   // supervisor: CLI pid -> phase 0 time, then supervisor pid -> that time.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hacoboot/baseline.hpp"
+#include "hacoboot/listen_address.hpp"
 #include "hacoboot/phases.hpp"
 #include "hacoboot/report.hpp"
 
@@ -20,6 +21,8 @@ struct Options {
   // What to trace
   std::string command;                // container init command; empty: first execve
   std::string haconiwa = "haconiwa";  // binary holding the probe (PATH lookup without '/')
+  std::optional<std::uint32_t> pid;   // only launches under this running haconiwa process
+  bool list = false;                  // print the binary's USDT probes and exit
   std::int64_t start_phase = kPhaseStartSupervisor;
   PhaseNames phase_names;
   // When to stop
@@ -36,6 +39,10 @@ struct Options {
   EventsFormat events_format = EventsFormat::Tsv;
   std::string timeline;   // SVG waterfall
   std::string trace_out;  // Chrome Trace Event JSON
+  // Exporter: Prometheus metrics over HTTP and/or in a node_exporter textfile
+  std::optional<ListenAddress> serve;
+  std::string textfile;
+  std::chrono::nanoseconds textfile_interval = std::chrono::seconds(15);
   // Regression gate
   std::string baseline;  // a saved --format json summary
   GateConfig gate;

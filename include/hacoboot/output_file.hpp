@@ -26,8 +26,13 @@ class OutputFile {
   [[nodiscard]] const std::string& name() const { return name_; }
   // Flushes; throws RuntimeError if anything written was lost (full disk, closed pipe).
   void finish();
+  // Finishes this file and goes on in a new one at the same path (appending
+  // if one is there): after logrotate moved it away. Standard output stays.
+  void reopen();
 
  private:
+  void open(int flags);
+
   std::string name_;
   std::unique_ptr<__gnu_cxx::stdio_filebuf<char>> buffer_;
   std::unique_ptr<std::ostream> owned_stream_;

@@ -8,13 +8,12 @@
 namespace hacoboot {
 
 // While alive: SIGINT, SIGTERM and SIGHUP ask the run to stop and print its
-// summary; a second one ends the process at once (status 128+signal, after
-// sending SIGTERM to the --run child's process group: the kernel detaches
-// the probes when our fds close). SIGPIPE is ignored, so that a closed
-// output pipe is a write error we report rather than a silent death.
+// summary (SIGHUP instead asks a long-running exporter to reopen its files); a second one ends the process at once
+// (status 128+signal, after sending SIGTERM to the --run child's process group: the kernel detaches the probes when our
+// fds close). SIGPIPE is ignored, so that a closed output pipe is a write error we report rather than a silent death.
 class StopSignals {
  public:
-  StopSignals();
+  explicit StopSignals(bool sighup_reopens = false);
   ~StopSignals();
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
@@ -22,6 +21,8 @@ class StopSignals {
   StopSignals& operator=(StopSignals&&) = delete;
 
   [[nodiscard]] static bool received();
+  // Whether SIGHUP asked to reopen the output files since the last call.
+  [[nodiscard]] static bool take_reopen_request();
   // The process group to terminate on a second signal; 0 for none.
   static void set_child_group(pid_t group);
 

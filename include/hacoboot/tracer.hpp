@@ -6,8 +6,8 @@
 #include <exception>
 #include <functional>
 #include <memory>
-#include <span>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "hacoboot/syscall_tracepoints.hpp"
@@ -43,6 +43,8 @@ class Tracer {
     // A BTF file with the kernel types the programs read (CoreBtfCache);
     // empty: libbpf reads the kernel's whole BTF.
     std::string core_btf{};
+    // Only launches by this process or its descendants (--pid); 0: any.
+    std::uint32_t watched_pid = 0;
     bool verbose = false;
   };
 

@@ -608,6 +608,35 @@ TEST_F(FaultSignalTest, SigintWhileAttachingEndsWithASummaryAndStartsNothing) {
   FAIL() << "never caught the tracer between loading and attaching in " << kAttempts << " attempts";
 }
 
+// An exporter runs for days: SIGHUP makes it reopen --events (logrotate has
+// moved the file away) and go on tracing, where a one-off run would stop.
+TEST_F(FaultSignalTest, SighupMakesAnExporterReopenItsEventsFileAndGoOn) {
+  const auto rows = new_file("rows.tsv");
+  const auto rotated = new_file("rows.1.tsv");
+  Process tracer(sampler_argv({"--serve", "127.0.0.1:0", "-o", "/dev/null", "--events", rows.string(), app().string()}),
+                 dir());
+  ASSERT_TRUE(tracer.wait_for_text("Serving Prometheus metrics", true, 60s)) << tracer.err();
+  const auto boot = [&](int n) {
+    const auto r = run_process({launcher().string(), "-n", std::to_string(n), "--", app().string()}, dir(), 60s);
+    ASSERT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << '\n' << r.err;
+  };
+  const auto boots_in = [](const std::filesystem::path& path) {
+    return rows_by_boot(parse_boot_rows(read_file(path))).size();
+  };
+  boot(1);
+  ASSERT_TRUE(wait_until([&] { return boots_in(rows) == 1; }, 30s)) << read_file(rows);
+  std::filesystem::rename(rows, rotated);
+  tracer.send_signal(SIGHUP);
+  ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(rows); }, 30s)) << "not reopened";
+  boot(2);
+  EXPECT_TRUE(wait_until([&] { return boots_in(rows) == 2; }, 30s)) << read_file(rows);
+  EXPECT_EQ(boots_in(rotated), 1U);
+  EXPECT_TRUE(tracer.running()) << "SIGHUP stopped the exporter";
+  tracer.send_signal(SIGTERM);
+  const auto status = tracer.wait_or_kill(60s);
+  EXPECT_TRUE(status.exited && status.code == 0) << status.describe() << "\nstderr: " << tracer.err();
+}
+
 // ---------------------------------------------------------------------------
 // --run-as: the traced command without root's privileges
 // ---------------------------------------------------------------------------

@@ -494,3 +494,49 @@ TEST(BootTrackerLaunchIds, AnOrphanedContainersEventsStayOutOfTheBootThatReusedI
 
 }  // namespace
 }  // namespace hacoboot
+
+namespace hacoboot {
+namespace {
+
+TEST(BootTrackerSettled, ABootIsHandedOverOnceWhenItListens) {
+  const test::Launch l;
+  std::vector<BootRecord> settled;
+  test::RecordingTracker rt(kAppCommand);
+  rt.tracker().on_settled([&](const BootRecord& boot) { settled.push_back(boot); });
+  const auto all = l.events();
+  const auto until_listen = l.events_until_listen();
+  rt.feed(until_listen);
+  ASSERT_EQ(settled.size(), 1U) << "settled at listen, while the container still runs";
+  EXPECT_TRUE(settled.front().complete());
+  EXPECT_TRUE(rt.done().empty());
+  rt.feed(std::vector<Event>(all.begin() + static_cast<std::ptrdiff_t>(until_listen.size()), all.end()));
+  EXPECT_EQ(settled.size(), 1U) << "settled once";
+  EXPECT_EQ(rt.done().size(), 1U);
+}
+
+TEST(BootTrackerSettled, ABootThatNeverListensSettlesWhenItEnds) {
+  const test::Launch l;
+  std::vector<BootRecord> settled;
+  test::RecordingTracker rt(kAppCommand);
+  rt.tracker().on_settled([&](const BootRecord& boot) { settled.push_back(boot); });
+  auto events = l.events();
+  events.erase(std::remove_if(events.begin(), events.end(), is_listen), events.end());
+  rt.feed(events);
+  ASSERT_EQ(settled.size(), 1U);
+  EXPECT_FALSE(settled.front().listen_ns.has_value());
+}
+
+TEST(BootTrackerExpiry, BootsWhoseProcessesAreGoneEndAsVanished) {
+  const test::Launch l;
+  test::RecordingTracker rt(kAppCommand);
+  rt.feed(l.events_until_listen());  // the exits were lost
+  rt.tracker().expire_vanished([&](std::uint32_t pid) { return pid == l.container; });
+  EXPECT_TRUE(rt.done().empty()) << "its container still runs";
+  rt.tracker().expire_vanished([](std::uint32_t) { return false; });
+  ASSERT_EQ(rt.done().size(), 1U);
+  EXPECT_EQ(rt.done().front().end, BootEnd::Vanished);
+  EXPECT_EQ(rt.tracker().live_boots(), 0U);
+}
+
+}  // namespace
+}  // namespace hacoboot

@@ -72,13 +72,12 @@ TEST(Options, EveryOptionInShortForm) {
 }
 
 TEST(Options, EveryOptionInLongForm) {
-  const auto cl =
-      parse("--haconiwa", "/opt/haconiwa/bin/haconiwa", "--format", "json", "--output", "boot.json", "--events",
-            "boots.jsonl", "--events-format", "jsonl", "--from", "START_FORK", "--run", "make boot", "--count", "3",
-            "--duration", "5m", "--warmup", "2", "--hist", "--timeline", "boots.svg", "--trace-out", "boots.trace.json",
-            "--baseline", "base.json", "--max-regression", "15.5", "--gate-stat", "p90", "--gate",
-            "execve,CONTAINER_CHROOTED,16", "--btf-cache", "/tmp/btf", "--syscall-hooks", "raw_syscalls", "--quiet",
-            "--verbose", "/bin/busybox");
+  const auto cl = parse("--haconiwa", "/opt/haconiwa/bin/haconiwa", "--format", "json", "--output", "boot.json",
+                        "--events", "boots.jsonl", "--events-format", "jsonl", "--from", "START_FORK", "--run",
+                        "make boot", "--count", "3", "--duration", "5m", "--warmup", "2", "--hist", "--timeline",
+                        "boots.svg", "--trace-out", "boots.trace.json", "--baseline", "base.json", "--max-regression",
+                        "15.5", "--gate-stat", "p90", "--gate", "execve,CONTAINER_CHROOTED,16", "--btf-cache",
+                        "/tmp/btf", "--syscall-hooks", "raw_syscalls", "--quiet", "--verbose", "/bin/busybox");
   const auto& o = cl.options;
   EXPECT_EQ(o.command, "/bin/busybox");
   EXPECT_EQ(o.haconiwa, "/opt/haconiwa/bin/haconiwa");
@@ -163,6 +162,31 @@ TEST(Options, BadDurationIsAUsageError) {
 TEST(Options, RunAsNeedsRun) {
   EXPECT_THROW(parse("--run-as", "nobody"), UsageError) << "BUG: --run-as without --run is silently ignored";
   EXPECT_EQ(parse("--run-as", "nobody", "--run", "true").options.run_as, "nobody");
+}
+
+TEST(Options, ExporterOptions) {
+  const auto o =
+      parse("--serve", ":9477", "--textfile", "/var/lib/node/hacoboot.prom", "--textfile-interval", "1m").options;
+  ASSERT_TRUE(o.serve.has_value());
+  EXPECT_EQ(o.serve->host, "127.0.0.1") << "metrics stay on loopback unless asked";
+  EXPECT_EQ(o.serve->port, 9477);
+  EXPECT_EQ(o.textfile, "/var/lib/node/hacoboot.prom");
+  EXPECT_EQ(o.textfile_interval, std::chrono::nanoseconds(std::chrono::minutes(1)));
+  EXPECT_EQ(parse().options.textfile_interval, std::chrono::nanoseconds(std::chrono::seconds(15)));
+  EXPECT_THROW(parse("--serve", "9477"), UsageError);
+  EXPECT_THROW(parse("--serve", "localhost:9477"), UsageError);
+  EXPECT_THROW(parse("--textfile-interval", "0s"), UsageError);
+  EXPECT_THROW(parse("--textfile-interval", "soon"), UsageError);
+}
+
+TEST(Options, PidAndList) {
+  const auto o = parse("-p", "4242", "--list").options;
+  EXPECT_EQ(o.pid, 4242U);
+  EXPECT_TRUE(o.list);
+  EXPECT_THROW(parse("-p", "0"), UsageError);
+  EXPECT_THROW(parse("--pid", "-5"), UsageError);
+  EXPECT_THROW(parse("--pid", "x"), UsageError);
+  EXPECT_THROW(parse("--pid", "42", "--haconiwa", "/usr/bin/haconiwa"), UsageError) << "which binary?";
 }
 
 TEST(Options, WarmupMayBeZeroButNotNegative) {

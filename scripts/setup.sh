@@ -18,7 +18,8 @@ packages=(
   groff-base mandoc   # the man page check (ctest -L docs)
   bash-completion     # the completion test also runs over bash-completion's helpers
   bpftrace       # the reference tracer, compared against in the integration tests
-  prometheus     # promtool checks the metrics exposition (the package also brings the server)
+  prometheus     # promtool checks the metrics exposition; the exporter test scrapes with the server
+  prometheus-node-exporter  # the exporter test reads --textfile through its textfile collector
   chromium       # renders the --timeline SVG headless in the integration tests
   # benchmarks (scripts/bench.sh)
   libbenchmark-dev

@@ -90,6 +90,10 @@ std::optional<std::filesystem::path> CoreBtfCache::cached() const {
   return file_;
 }
 
+void CoreBtfCache::discard() const {
+  if (file_) ::unlink(file_->c_str());
+}
+
 std::string CoreBtfCache::start_filling() {
   if (!file_) return "the kernel has no build id in " + std::string(kKernelNotes) + ": no BTF cache";
   if (filler_ > 0) return "already filling the BTF cache";

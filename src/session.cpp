@@ -124,6 +124,47 @@ class MetricsExport {
   std::optional<MetricsServer> server_;  // last: stopped before what it reads goes
 };
 
+// Loads and attaches the BPF programs: kernel types from the BTF cache when
+// it has them (or the whole kernel BTF, then filling the cache for the next
+// runs), execve/listen through the per-syscall tracepoints when allowed.
+std::unique_ptr<Tracer> start_tracer(const Options& options, const std::string& haconiwa, CoreBtfCache* btf_cache,
+                                     std::ostream& diagnostics, Tracer::RecordSink sink) {
+  std::string no_tracepoints = "--syscall-hooks raw_syscalls";
+  const auto syscall_tracepoints =
+      options.syscall_hooks == SyscallHooks::RawSyscalls ? std::nullopt : find_syscall_tracepoints(no_tracepoints);
+  if (!syscall_tracepoints && options.syscall_hooks == SyscallHooks::Tracepoints) {
+    throw RuntimeError("--syscall-hooks tracepoints: " + no_tracepoints);
+  }
+  const auto say = [&](const std::string& what) {
+    if (options.verbose) diagnostics << "hacoboot-sampler: " << what << '\n';
+  };
+  say("execve/listen through " +
+      (syscall_tracepoints ? std::string("syscalls:* tracepoints") : "raw_syscalls (" + no_tracepoints + ")"));
+  Tracer::Config config{.haconiwa_path = haconiwa,
+                        .ring_buffer_bytes = options.ring_buffer_bytes,
+                        .syscall_tracepoints = syscall_tracepoints,
+                        .watched_pid = options.pid.value_or(0),
+                        .verbose = options.verbose};
+
+  if (const auto cached = btf_cache ? btf_cache->cached() : std::nullopt) {
+    config.core_btf = cached->string();
+    try {
+      say("kernel types from " + config.core_btf + " (cached)");
+      return std::make_unique<Tracer>(config, sink);
+    } catch (const RuntimeError& error) {
+      // A damaged cache must not stop the tool: the kernel's BTF is still there.
+      diagnostics << "hacoboot-sampler: warning: " << config.core_btf << " is unusable (" << error.what()
+                  << "): removed; reading the kernel's BTF\n";
+      btf_cache->discard();
+      config.core_btf.clear();
+    }
+  }
+  say("kernel types from /sys/kernel/btf/vmlinux");
+  auto tracer = std::make_unique<Tracer>(config, std::move(sink));
+  if (btf_cache) say(btf_cache->start_filling());
+  return tracer;
+}
+
 std::unique_ptr<OutputFile> open_if_named(const std::string& path) {
   if (path.empty()) return nullptr;
   return std::make_unique<OutputFile>(path);
@@ -207,42 +248,17 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   std::uint64_t undecodable = 0;
   std::optional<CoreBtfCache> btf_cache;
   if (options.btf_cache != "off") btf_cache.emplace(options.btf_cache, Tracer::bpf_object());
-  const auto core_btf = btf_cache ? btf_cache->cached() : std::nullopt;
-  std::string no_tracepoints = "--syscall-hooks raw_syscalls";
-  const auto syscall_tracepoints =
-      options.syscall_hooks == SyscallHooks::RawSyscalls ? std::nullopt : find_syscall_tracepoints(no_tracepoints);
-  if (!syscall_tracepoints && options.syscall_hooks == SyscallHooks::Tracepoints) {
-    throw RuntimeError("--syscall-hooks tracepoints: " + no_tracepoints);
-  }
-  if (options.verbose) {
-    diagnostics << "hacoboot-sampler: kernel types from "
-                << (core_btf ? core_btf->string() + " (cached)" : std::string("/sys/kernel/btf/vmlinux")) << '\n'
-                << "hacoboot-sampler: execve/listen through "
-                << (syscall_tracepoints ? std::string("syscalls:* tracepoints")
-                                        : "raw_syscalls (" + no_tracepoints + ")")
-                << '\n';
-  }
-  Tracer tracer({.haconiwa_path = haconiwa,
-                 .ring_buffer_bytes = options.ring_buffer_bytes,
-                 .syscall_tracepoints = syscall_tracepoints,
-                 .core_btf = core_btf ? core_btf->string() : std::string(),
-                 .watched_pid = options.pid.value_or(0),
-                 .verbose = options.verbose},
-                [&](std::span<const std::byte> record) {
-                  const auto event = decode_event(record);
-                  if (!event) {
-                    ++undecodable;
-                    return;
-                  }
-                  // Resolve while the container is alive: its cgroup may be gone when the boot ends.
-                  if (event->kind == EventKind::Exec) cgroups.path_of(event->cgroup_id);
-                  tracker.on_event(*event);
-                });
-
-  if (btf_cache && !core_btf) {
-    const auto what = btf_cache->start_filling();
-    if (options.verbose) diagnostics << "hacoboot-sampler: " << what << '\n';
-  }
+  const auto tracer = start_tracer(options, haconiwa, btf_cache ? &*btf_cache : nullptr, diagnostics,
+                                   [&](std::span<const std::byte> record) {
+                                     const auto event = decode_event(record);
+                                     if (!event) {
+                                       ++undecodable;
+                                       return;
+                                     }
+                                     // Resolve while the container is alive: its cgroup may be gone when the boot ends.
+                                     if (event->kind == EventKind::Exec) cgroups.path_of(event->cgroup_id);
+                                     tracker.on_event(*event);
+                                   });
 
   std::optional<ChildProcess> child;
   if (options.run) {
@@ -263,13 +279,13 @@ int run_session(const Options& options, std::ostream& diagnostics) {
 
   std::optional<int> child_status;
   while (!StopSignals::received()) {
-    tracer.poll(kPollInterval);
-    progress.update(tracker.live_boots(), tracer.counters().lost_events);
+    tracer->poll(kPollInterval);
+    progress.update(tracker.live_boots(), tracer->counters().lost_events);
     if (std::chrono::steady_clock::now() >= next_expiry) {
       tracker.expire_vanished(process_exists);
       next_expiry = std::chrono::steady_clock::now() + kExpiryInterval;
     }
-    if (metrics.enabled()) metrics.update(tracer.counters().lost_events, tracker.live_boots(), false);
+    if (metrics.enabled()) metrics.update(tracer->counters().lost_events, tracker.live_boots(), false);
     if (StopSignals::take_reopen_request() && events_out) {
       events_out->reopen();
       sinks.start_rows(*events_out);
@@ -278,12 +294,12 @@ int run_session(const Options& options, std::ostream& diagnostics) {
     if (options.count && tracker.settled_boots() >= *options.count) break;
     if (options.duration && std::chrono::steady_clock::now() - started >= *options.duration) break;
   }
-  tracer.poll(std::chrono::milliseconds(0));
+  tracer->poll(std::chrono::milliseconds(0));
   tracker.finish_all();
   progress.clear();
-  if (metrics.enabled()) metrics.update(tracer.counters().lost_events, 0, true);
+  if (metrics.enabled()) metrics.update(tracer->counters().lost_events, 0, true);
 
-  const auto counters = tracer.counters();
+  const auto counters = tracer->counters();
   if (counters.lost_events > 0 || counters.tracked_full > 0 || undecodable > 0) {
     diagnostics << fmt::format(
         "hacoboot-sampler: warning: {} events lost (ring buffer full), {} processes untracked (map full), {} "
@@ -294,7 +310,7 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   const RunFacts facts{.start_phase = options.start_phase,
                        .command = options.command,
                        .lost_events = counters.lost_events + undecodable,
-                       .tracked_at_exit = tracer.tracked_processes(),
+                       .tracked_at_exit = tracer->tracked_processes(),
                        .names = options.phase_names};
   make_report_writer(options.format, options.histograms)->write(sinks.summary(), facts, summary_out.stream());
   summary_out.finish();

@@ -34,6 +34,9 @@ class CoreBtfCache {
   // (a regular file in a root-owned directory nobody else can write to).
   [[nodiscard]] std::optional<std::filesystem::path> cached() const;
 
+  // Removes this kernel's extract (found unusable), so the next run refills it.
+  void discard() const;
+
   // Starts bpftool in the background, at low priority, to fill the cache for
   // the next runs. Returns what it did, for -v ("bpftool not found", ...).
   std::string start_filling();

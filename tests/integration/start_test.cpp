@@ -2,6 +2,8 @@
 // per kernel, and the two ways of seeing execve and listen.
 #include <sys/stat.h>
 
+#include <fstream>
+
 #include "fixture.hpp"
 
 namespace hacoboot::it {
@@ -53,6 +55,22 @@ TEST_F(StartTest, BtfCacheOthersCanWriteToIsIgnored) {
   const auto r = boot_once({"--btf-cache", cache.string()});
   EXPECT_NE(r.err.find(kFromKernel), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("not a directory only this user can write to"), std::string::npos) << r.err;
+}
+
+// A damaged extract (disk error, a crash mid-copy by hand) must not stop the
+// tool: it warns, reads the kernel's BTF instead and refills the cache.
+TEST_F(StartTest, DamagedBtfCacheIsReplaced) {
+  const auto cache = dir() / "btf-cache";
+  boot_once({"--btf-cache", cache.string()});
+  const auto files = files_in(cache);
+  ASSERT_EQ(files.size(), 1U);
+  const auto good = read_file(files.front());
+  std::ofstream(files.front(), std::ios::trunc) << "not BTF at all";
+  const auto r = boot_once({"--btf-cache", cache.string()});
+  EXPECT_NE(r.err.find("is unusable"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(kFromKernel), std::string::npos) << r.err;
+  ASSERT_EQ(files_in(cache).size(), 1U);
+  EXPECT_EQ(read_file(files.front()), good) << "not refilled";
 }
 
 TEST_F(StartTest, BtfCacheOff) {

@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "hacoboot/errors.hpp"
 #include "hacoboot/hacoboot.h"  // the skeleton's .bss holds a struct hacoboot_counters
@@ -143,7 +145,19 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   if (!ring_buffer_) fail("opening the ring buffer", errno);
 }
 
-Tracer::~Tracer() = default;
+Tracer::~Tracer() {
+  if (!skeleton_) return;
+  // Every detach waits for RCU grace periods (a perf tracepoint's ~60 ms
+  // here): detached at once, the links share them, and Ctrl-C -> exit stays
+  // short. The skeleton then destroys what is left (maps, programs).
+  auto& links = skeleton_->links;
+  std::vector<std::thread> detaching;
+  for (bpf_link** link : {&links.on_phase, &links.on_fork, &links.on_exec, &links.on_exit, &links.on_sys_enter,
+                          &links.on_sys_exit, &links.on_execve, &links.on_execveat, &links.on_listen_exit}) {
+    if (*link != nullptr) detaching.emplace_back(bpf_link__destroy, std::exchange(*link, nullptr));
+  }
+  for (auto& thread : detaching) thread.join();
+}
 
 int Tracer::on_record(void* self, void* data, std::size_t size) {
   auto* tracer = static_cast<Tracer*>(self);

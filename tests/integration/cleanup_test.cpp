@@ -62,8 +62,7 @@ class CleanupTest : public IntegrationTest {
 TEST_F(CleanupTest, NothingLeftAttachedAfterTheRunCommandEnds) {
   const auto live = dir() / "live";
   const auto done = dir() / "done";
-  const std::string run = "touch " + shell_quote(live.string()) + "; while [ ! -e " + shell_quote(done.string()) +
-                          " ]; do sleep 0.05; done";
+  const std::string run = "touch " + shell_quote(live.string()) + "; " + wait_for_file_command(done);
   Process tracer(sampler_argv({"--format", "json", "--run", run}), dir());
   for (int i = 0; i < 600 && !std::filesystem::exists(live) && tracer.running(); ++i) std::this_thread::sleep_for(50ms);
   ASSERT_TRUE(std::filesystem::exists(live)) << "the --run command never started\n" << tracer.err();

@@ -440,7 +440,7 @@ TEST_F(FaultRingBufferTest, OnePageRingBufferWithTheReaderStopped) {
   const auto rows_path = new_file("rows.tsv");
   const auto go = dir() / "go";
   const auto done = dir() / "done";
-  const auto run = "while [ ! -e " + shell_quote(go.string()) + " ]; do sleep 0.05; done; " +
+  const auto run = wait_for_file_command(go) + "; " +
                    launcher_command({"--truth", truth_path.string(), "-n", std::to_string(kBoots), "-j", "25"}) +
                    "; touch " + shell_quote(done.string());
   Process tracer(sampler_argv({"--ringbuf-size", "4K", "--format", "json", "--events", rows_path.string(), "--run", run,
@@ -533,7 +533,7 @@ TEST_F(FaultSignalTest, SecondSigintExits130EndsTheRunCommandAndDetaches) {
 
 TEST_F(FaultSignalTest, ClosedStdoutPipeIsAReportedWriteError) {
   const auto done = dir() / "done";
-  const auto run = "while [ ! -e " + shell_quote(done.string()) + " ]; do sleep 0.05; done";
+  const auto run = wait_for_file_command(done);
   Process tracer(sampler_argv({"--format", "json", "--run", run}), dir(), StdoutTo::ClosedPipe);
   ASSERT_TRUE(wait_until([&] { return others_mentioning(done.string(), tracer.pid()) > 0 || !tracer.running(); }, 60s));
   ASSERT_TRUE(tracer.running()) << tracer.err();

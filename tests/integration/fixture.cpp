@@ -133,6 +133,10 @@ TracedBoots IntegrationTest::trace_boots(const std::vector<std::string>& launche
   return traced;
 }
 
+std::string wait_for_file_command(const std::filesystem::path& file) {
+  return "while [ ! -e " + shell_quote(file.string()) + " ] && kill -0 $PPID 2>/dev/null; do sleep 0.05; done";
+}
+
 void expect_boot_counts(const nlohmann::json& summary, std::uint64_t started, std::uint64_t execve,
                         std::uint64_t listen, std::uint64_t incomplete) {
   const auto boots = summary.value("boots", nlohmann::json::object());

@@ -65,6 +65,10 @@ class IntegrationTest : public ::testing::Test {
   unsigned files_ = 0;
 };
 
+// A --run command part that waits until `file` exists, or until the tracer
+// (its parent) is gone: a test that fails never leaves it looping.
+std::string wait_for_file_command(const std::filesystem::path& file);
+
 // Summary counts as JSON boots.{started,execve,listen,incomplete}.
 void expect_boot_counts(const nlohmann::json& summary, std::uint64_t started, std::uint64_t execve,
                         std::uint64_t listen, std::uint64_t incomplete);

@@ -129,28 +129,31 @@ class MetricsExport {
 // runs), execve/listen through the per-syscall tracepoints when allowed.
 std::unique_ptr<Tracer> start_tracer(const Options& options, const std::string& haconiwa, CoreBtfCache* btf_cache,
                                      std::ostream& diagnostics, Tracer::RecordSink sink) {
-  std::string no_tracepoints = "--syscall-hooks raw_syscalls";
-  const auto syscall_tracepoints =
-      options.syscall_hooks == SyscallHooks::RawSyscalls ? std::nullopt : find_syscall_tracepoints(no_tracepoints);
-  if (!syscall_tracepoints && options.syscall_hooks == SyscallHooks::Tracepoints) {
-    throw RuntimeError("--syscall-hooks tracepoints: " + no_tracepoints);
-  }
+  std::optional<SyscallTracepointLookup> lookup;
+  if (options.syscall_hooks != SyscallHooks::RawSyscalls) lookup.emplace();
   const auto say = [&](const std::string& what) {
     if (options.verbose) diagnostics << "hacoboot-sampler: " << what << '\n';
   };
-  say("execve/listen through " +
-      (syscall_tracepoints ? std::string("syscalls:* tracepoints") : "raw_syscalls (" + no_tracepoints + ")"));
   Tracer::Config config{.haconiwa_path = haconiwa,
                         .ring_buffer_bytes = options.ring_buffer_bytes,
-                        .syscall_tracepoints = syscall_tracepoints,
+                        .syscall_tracepoints = lookup ? &*lookup : nullptr,
+                        .raw_syscalls_fallback = options.syscall_hooks != SyscallHooks::Tracepoints,
                         .watched_pid = options.pid.value_or(0),
                         .verbose = options.verbose};
+  const auto say_hooks = [&](const Tracer& tracer) {
+    say("execve/listen through " +
+        (tracer.per_syscall_tracepoints()
+             ? std::string("syscalls:* tracepoints")
+             : "raw_syscalls (" + (lookup ? lookup->reason() : "--syscall-hooks raw_syscalls") + ")"));
+  };
 
   if (const auto cached = btf_cache ? btf_cache->cached() : std::nullopt) {
     config.core_btf = cached->string();
     try {
       say("kernel types from " + config.core_btf + " (cached)");
-      return std::make_unique<Tracer>(config, sink);
+      auto tracer = std::make_unique<Tracer>(config, sink);
+      say_hooks(*tracer);
+      return tracer;
     } catch (const RuntimeError& error) {
       // A damaged cache must not stop the tool: the kernel's BTF is still there.
       diagnostics << "hacoboot-sampler: warning: " << config.core_btf << " is unusable (" << error.what()
@@ -161,6 +164,7 @@ std::unique_ptr<Tracer> start_tracer(const Options& options, const std::string& 
   }
   say("kernel types from /sys/kernel/btf/vmlinux");
   auto tracer = std::make_unique<Tracer>(config, std::move(sink));
+  say_hooks(*tracer);
   if (btf_cache) say(btf_cache->start_filling());
   return tracer;
 }

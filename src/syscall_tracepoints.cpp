@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "hacoboot/unique_fd.hpp"
@@ -46,23 +47,32 @@ bool read_ids(const std::vector<std::string>& paths, Ids& ids) {
   return true;
 }
 
-// In a child: a private mount namespace, tracefs mounted there, the ids sent
-// back through a pipe. The mount goes away with the child.
-std::optional<Ids> read_ids_in_private_tracefs(std::string& reason) {
+}  // namespace
+
+SyscallTracepointLookup::SyscallTracepointLookup() {
+  for (const char* root : {kTracefs, kDebugfsTracing}) {
+    Ids found{};
+    if (read_ids(id_paths(root), found)) {
+      ids_ = SyscallTracepointIds{.execve_enter = found[0], .execveat_enter = found[1], .listen_exit = found[2]};
+      return;
+    }
+  }
+  // A private mount namespace, tracefs mounted there, the ids sent back
+  // through a pipe. The mount goes away with the child.
   const auto paths = id_paths(kTracefs);
   std::array<int, 2> fds{};
   if (::pipe2(fds.data(), O_CLOEXEC) != 0) {
-    reason = std::string("pipe: ") + std::strerror(errno);
-    return std::nullopt;
+    reason_ = std::string("pipe: ") + std::strerror(errno);
+    return;
   }
-  UniqueFd read_end(fds[0]);
   UniqueFd write_end(fds[1]);
-  const pid_t child = ::fork();
-  if (child < 0) {
-    reason = std::string("fork: ") + std::strerror(errno);
-    return std::nullopt;
+  child_ = ::fork();
+  if (child_ < 0) {
+    reason_ = std::string("fork: ") + std::strerror(errno);
+    ::close(fds[0]);
+    return;
   }
-  if (child == 0) {
+  if (child_ == 0) {
     Ids ids{};
     const bool ok = ::unshare(CLONE_NEWNS) == 0 && ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
                     ::mount("tracefs", kTracefs, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0 &&
@@ -72,45 +82,38 @@ std::optional<Ids> read_ids_in_private_tracefs(std::string& reason) {
                          : ::write(write_end.get(), &error, sizeof(error)) == sizeof(error);
     ::_exit(sent ? 0 : 1);
   }
-  write_end.reset();
-  std::array<std::byte, sizeof(Ids)> reply{};
+  reply_fd_ = fds[0];
+}
+
+SyscallTracepointLookup::~SyscallTracepointLookup() {
+  (void)result();
+}
+
+std::optional<SyscallTracepointIds> SyscallTracepointLookup::result() {
+  if (child_ < 0) return ids_;
+  UniqueFd reply(std::exchange(reply_fd_, -1));
+  std::array<std::byte, sizeof(Ids)> bytes{};
   std::size_t got = 0;
-  for (ssize_t n = 0; got < reply.size(); got += static_cast<std::size_t>(n)) {
-    n = ::read(read_end.get(), reply.data() + got, reply.size() - got);
-    if (n < 0 && errno == EINTR)
-      n = 0;
-    else if (n <= 0)
-      break;
+  while (got < bytes.size()) {
+    const ssize_t n = ::read(reply.get(), bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
   }
   int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(std::exchange(child_, -1), &status, 0) < 0 && errno == EINTR) {
   }
   if (got == sizeof(Ids)) {
     Ids ids{};
-    std::memcpy(ids.data(), reply.data(), sizeof(ids));
-    return ids;
+    std::memcpy(ids.data(), bytes.data(), sizeof(ids));
+    ids_ = SyscallTracepointIds{.execve_enter = ids[0], .execveat_enter = ids[1], .listen_exit = ids[2]};
+    return ids_;
   }
   int error = 0;
-  if (got >= sizeof(error)) std::memcpy(&error, reply.data(), sizeof(error));
-  reason = std::string("no syscall tracepoints in a private tracefs mount (") +
-           (error != 0 ? std::strerror(error) : "the helper failed") + ")";
+  if (got >= sizeof(error)) std::memcpy(&error, bytes.data(), sizeof(error));
+  reason_ = std::string("no syscall tracepoints in a private tracefs mount (") +
+            (error != 0 ? std::strerror(error) : "the helper failed") + ")";
   return std::nullopt;
-}
-
-}  // namespace
-
-std::optional<SyscallTracepointIds> find_syscall_tracepoints(std::string& reason) {
-  std::optional<Ids> ids;
-  for (const char* root : {kTracefs, kDebugfsTracing}) {
-    Ids found{};
-    if (read_ids(id_paths(root), found)) {
-      ids = found;
-      break;
-    }
-  }
-  if (!ids) ids = read_ids_in_private_tracefs(reason);
-  if (!ids) return std::nullopt;
-  return SyscallTracepointIds{.execve_enter = (*ids)[0], .execveat_enter = (*ids)[1], .listen_exit = (*ids)[2]};
 }
 
 }  // namespace hacoboot

@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -104,15 +105,20 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   skeleton_.reset(hacoboot_bpf__open_opts(&open_options));
   if (!skeleton_) fail("opening the BPF object", errno);
 
-  // One way of seeing execve and listen: the per-syscall tracepoints, or the
-  // raw_syscalls fallback. The tracepoints are attached by id below.
+  // Two ways of seeing execve and listen: the per-syscall tracepoints, or the
+  // raw_syscalls fallback. Both are loaded when both may serve, while the
+  // tracepoint ids are being looked up; one is attached, below.
   auto& progs = skeleton_->progs;
-  const bool per_syscall = config.syscall_tracepoints.has_value();
-  for (bpf_program* program : {progs.on_execve, progs.on_execveat, progs.on_listen_exit}) {
-    bpf_program__set_autoload(program, per_syscall);
+  const std::array tracepoint_programs{progs.on_execve, progs.on_execveat, progs.on_listen_exit};
+  const std::array raw_syscall_programs{progs.on_sys_enter, progs.on_sys_exit};
+  for (bpf_program* program : tracepoint_programs) {
+    bpf_program__set_autoload(program, config.syscall_tracepoints != nullptr);
     bpf_program__set_autoattach(program, false);
   }
-  for (bpf_program* program : {progs.on_sys_enter, progs.on_sys_exit}) bpf_program__set_autoload(program, !per_syscall);
+  for (bpf_program* program : raw_syscall_programs) {
+    bpf_program__set_autoload(program, config.raw_syscalls_fallback);
+    bpf_program__set_autoattach(program, false);
+  }
 
   const std::size_t rb_size = ring_buffer_size(config.ring_buffer_bytes);
   if (int err = bpf_map__set_max_entries(skeleton_->maps.events, static_cast<__u32>(rb_size)); err != 0) {
@@ -126,12 +132,20 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   if (int err = hacoboot_bpf__attach(skeleton_.get()); err != 0) {
     fail("attaching to the kernel's fork/exec/exit tracepoints", err);
   }
-  if (per_syscall) {
-    const auto& ids = *config.syscall_tracepoints;
-    auto& links = skeleton_->links;
-    links.on_execve = attach_to_tracepoint(progs.on_execve, ids.execve_enter, "sys_enter_execve");
-    links.on_execveat = attach_to_tracepoint(progs.on_execveat, ids.execveat_enter, "sys_enter_execveat");
-    links.on_listen_exit = attach_to_tracepoint(progs.on_listen_exit, ids.listen_exit, "sys_exit_listen");
+  auto& links = skeleton_->links;
+  const auto ids = config.syscall_tracepoints != nullptr ? config.syscall_tracepoints->result() : std::nullopt;
+  if (ids) {
+    links.on_execve = attach_to_tracepoint(progs.on_execve, ids->execve_enter, "sys_enter_execve");
+    links.on_execveat = attach_to_tracepoint(progs.on_execveat, ids->execveat_enter, "sys_enter_execveat");
+    links.on_listen_exit = attach_to_tracepoint(progs.on_listen_exit, ids->listen_exit, "sys_exit_listen");
+    per_syscall_tracepoints_ = true;
+  } else if (config.raw_syscalls_fallback) {
+    links.on_sys_enter = bpf_program__attach(progs.on_sys_enter);
+    if (links.on_sys_enter == nullptr) fail("attaching to raw_syscalls:sys_enter", errno);
+    links.on_sys_exit = bpf_program__attach(progs.on_sys_exit);
+    if (links.on_sys_exit == nullptr) fail("attaching to raw_syscalls:sys_exit", errno);
+  } else {
+    throw RuntimeError("--syscall-hooks tracepoints: " + config.syscall_tracepoints->reason());
   }
 
   // pid -1: a per-process uprobe would miss the phases of forked children.

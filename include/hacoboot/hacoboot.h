@@ -18,8 +18,12 @@
 /* Processes tracked at once: CLIs, supervisors and container members. */
 #define HACOBOOT_MAX_TRACKED 32768
 
-/* Threads between execve entry and sched_process_exec. */
-#define HACOBOOT_MAX_EXECING 8192
+/*
+ * Container threads between execve entry and sched_process_exec at once. An
+ * LRU map is preallocated (its size is start-up time): a few per booting
+ * container is plenty, and an overflow only loses the oldest entry time.
+ */
+#define HACOBOOT_MAX_EXECING 1024
 
 enum hacoboot_event_kind {
   HACOBOOT_EV_PHASE = 1,  /* USDT bootstrap_phase_pass: arg = phase */

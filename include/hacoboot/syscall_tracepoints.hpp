@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <optional>
 #include <string>
 
@@ -14,9 +16,28 @@ struct SyscallTracepointIds {
 
 // Reads the ids from tracefs: the mounted one, or, when tracefs is not
 // mounted, one mounted for a moment in the private mount namespace of a
-// short-lived child, so the host's mounts are never touched. nullopt (and
-// why in *reason) when the kernel has no syscall tracepoints
-// (CONFIG_FTRACE_SYSCALLS) or no tracefs can be had.
-std::optional<SyscallTracepointIds> find_syscall_tracepoints(std::string& reason);
+// short-lived child, so the host's mounts are never touched. The child runs
+// while the tool loads its BPF programs: started by the constructor, awaited
+// by result().
+class SyscallTracepointLookup {
+ public:
+  SyscallTracepointLookup();
+  ~SyscallTracepointLookup();  // reaps a child still running
+  SyscallTracepointLookup(const SyscallTracepointLookup&) = delete;
+  SyscallTracepointLookup& operator=(const SyscallTracepointLookup&) = delete;
+  SyscallTracepointLookup(SyscallTracepointLookup&&) = delete;
+  SyscallTracepointLookup& operator=(SyscallTracepointLookup&&) = delete;
+
+  // The ids; nullopt when the kernel has no syscall tracepoints
+  // (CONFIG_FTRACE_SYSCALLS) or no tracefs can be had, and reason() says why.
+  std::optional<SyscallTracepointIds> result();
+  [[nodiscard]] const std::string& reason() const { return reason_; }
+
+ private:
+  std::optional<SyscallTracepointIds> ids_;
+  std::string reason_;
+  int reply_fd_ = -1;
+  pid_t child_ = -1;
+};
 
 }  // namespace hacoboot

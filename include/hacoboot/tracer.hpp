@@ -37,9 +37,11 @@ class Tracer {
     // Rounded up to a power of two pages. Its pages are mapped twice in
     // user space, so this size counts double in the tool's RSS.
     std::size_t ring_buffer_bytes = kDefaultRingBufferBytes;
-    // execve/listen through these per-syscall tracepoints; without them,
-    // through raw_syscalls (a program run on every syscall of the host).
-    std::optional<SyscallTracepointIds> syscall_tracepoints{};
+    // execve/listen through the per-syscall tracepoints this finds, asked
+    // once the programs are loaded (the lookup runs meanwhile); otherwise
+    // through raw_syscalls, a program run on every syscall of the host.
+    SyscallTracepointLookup* syscall_tracepoints = nullptr;
+    bool raw_syscalls_fallback = true;
     // A BTF file with the kernel types the programs read (CoreBtfCache);
     // empty: libbpf reads the kernel's whole BTF.
     std::string core_btf{};
@@ -64,6 +66,8 @@ class Tracer {
   void poll(std::chrono::milliseconds timeout);
 
   [[nodiscard]] TracerCounters counters() const;
+  // Whether execve/listen come from the per-syscall tracepoints.
+  [[nodiscard]] bool per_syscall_tracepoints() const { return per_syscall_tracepoints_; }
   // Processes the kernel side still tracks (live launchers and container
   // members): what a run leaves in its maps, 0 once every boot is over.
   [[nodiscard]] std::uint64_t tracked_processes() const;
@@ -79,6 +83,7 @@ class Tracer {
 
   RecordSink sink_;
   std::exception_ptr sink_error_;
+  bool per_syscall_tracepoints_ = false;
   std::unique_ptr<hacoboot_bpf, SkeletonDeleter> skeleton_;
   std::unique_ptr<ring_buffer, RingBufferDeleter> ring_buffer_;
 };

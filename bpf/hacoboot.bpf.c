@@ -247,16 +247,10 @@ static __always_inline int execve_entered(void)
 }
 
 SEC("tracepoint/syscalls/sys_enter_execve")
-int on_execve(void *ctx)
-{
-	return execve_entered();
-}
+int on_execve(void *ctx) { return execve_entered(); }
 
 SEC("tracepoint/syscalls/sys_enter_execveat")
-int on_execveat(void *ctx)
-{
-	return execve_entered();
-}
+int on_execveat(void *ctx) { return execve_entered(); }
 
 SEC("raw_tp/sys_enter")
 int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
@@ -321,10 +315,7 @@ static __always_inline int listen_returned(long ret)
 }
 
 SEC("tracepoint/syscalls/sys_exit_listen")
-int on_listen_exit(struct trace_event_raw_sys_exit *ctx)
-{
-	return listen_returned(ctx->ret);
-}
+int on_listen_exit(struct trace_event_raw_sys_exit *ctx) { return listen_returned(ctx->ret); }
 
 SEC("raw_tp/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)

@@ -14,9 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "hacoboot/c_strings.hpp"
 #include "hacoboot/errors.hpp"
-
-extern char** environ;
 
 namespace hacoboot {
 namespace {
@@ -45,7 +44,7 @@ std::vector<std::string> environment_for(const std::optional<RunIdentity>& ident
 }
 
 // In the forked child: only what may run between fork and exec.
-[[noreturn]] void become_and_exec(const std::optional<RunIdentity>& identity, char* const argv[], char* const envp[]) {
+[[noreturn]] void become_and_exec(const std::optional<RunIdentity>& identity, char* const* argv, char* const* envp) {
   ::setpgid(0, 0);
   // An ignored signal stays ignored across exec: the tool ignores SIGPIPE,
   // the command's pipelines must not.
@@ -61,6 +60,18 @@ std::vector<std::string> environment_for(const std::optional<RunIdentity>& ident
   ::_exit(kExecFailed);
 }
 
+// Forks the shell that runs the --run command; returns its pid.
+pid_t spawn_shell(const std::string& command, const std::optional<RunIdentity>& run_as) {
+  std::vector<std::string> args{"sh", "-c", command};
+  const auto argv = c_string_array(args);
+  auto env = environment_for(run_as);
+  const auto envp = c_string_array(env);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw RuntimeError("--run: cannot fork: " + std::string(std::strerror(errno)));
+  if (pid == 0) become_and_exec(run_as, argv.data(), envp.data());
+  return pid;
+}
+
 }  // namespace
 
 RunIdentity resolve_run_as(const std::string& user) {
@@ -69,19 +80,8 @@ RunIdentity resolve_run_as(const std::string& user) {
   return {.uid = entry->pw_uid, .gid = entry->pw_gid, .name = entry->pw_name, .home = entry->pw_dir};
 }
 
-ChildProcess::ChildProcess(const std::string& command, const std::optional<RunIdentity>& run_as) {
-  std::string shell = "sh";
-  std::string dash_c = "-c";
-  std::string command_text = command;
-  const std::array<char*, 4> argv{shell.data(), dash_c.data(), command_text.data(), nullptr};
-  auto env = environment_for(run_as);
-  std::vector<char*> envp;
-  for (auto& entry : env) envp.push_back(entry.data());
-  envp.push_back(nullptr);
-
-  pid_ = ::fork();
-  if (pid_ < 0) throw RuntimeError("--run: cannot fork: " + std::string(std::strerror(errno)));
-  if (pid_ == 0) become_and_exec(run_as, argv.data(), envp.data());
+ChildProcess::ChildProcess(const std::string& command, const std::optional<RunIdentity>& run_as)
+    : pid_(spawn_shell(command, run_as)) {
   // Also from the parent: the group must exist before anyone signals it.
   ::setpgid(pid_, pid_);
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hacoboot/btf_cache_key.hpp"
+#include "hacoboot/c_strings.hpp"
 #include "hacoboot/unique_fd.hpp"
 
 namespace hacoboot {
@@ -114,9 +115,8 @@ std::string CoreBtfCache::start_filling() {
     remove_temporaries();
     return "cannot write to " + directory_.string() + ": " + why;
   }
-  const std::string tool = bpftool->string();
-  const std::array<const char*, 7> argv{tool.c_str(),         "gen",  "min_core_btf", kKernelBtf, extract_.c_str(),
-                                        object_copy_.c_str(), nullptr};
+  std::vector<std::string> args{bpftool->string(), "gen", "min_core_btf", kKernelBtf, extract_, object_copy_};
+  const auto argv = c_string_array(args);
   filler_ = ::fork();
   if (filler_ < 0) {
     remove_temporaries();
@@ -131,11 +131,10 @@ std::string CoreBtfCache::start_filling() {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execv(argv[0], const_cast<char* const*>(
-                         argv.data()));  // NOLINT(cppcoreguidelines-pro-type-const-cast): execv's C signature
+    ::execv(argv[0], argv.data());
     ::_exit(127);
   }
-  return "filling the BTF cache with " + tool + " for the next runs";
+  return "filling the BTF cache with " + args[0] + " for the next runs";
 }
 
 void CoreBtfCache::finish_filling(std::chrono::milliseconds patience) {

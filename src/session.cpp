@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -68,7 +68,7 @@ std::optional<MetricTable> load_baseline(const std::string& path) {
 // runs in), or --haconiwa's.
 std::string haconiwa_binary(const Options& options) {
   if (!options.pid) return resolve_haconiwa(options.haconiwa);
-  const auto exe = "/proc/" + std::to_string(*options.pid) + "/exe";
+  auto exe = "/proc/" + std::to_string(*options.pid) + "/exe";
   if (::access(exe.c_str(), R_OK) != 0) {
     throw UsageError("--pid " + std::to_string(*options.pid) + ": cannot read " + exe + ": " + std::strerror(errno));
   }

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -26,6 +27,7 @@ using Ids = std::array<int, kEvents.size()>;
 // "<root>/events/syscalls/<event>/id" for each event, built before any fork.
 std::vector<std::string> id_paths(const char* root) {
   std::vector<std::string> paths;
+  paths.reserve(kEvents.size());
   for (const char* event : kEvents) paths.push_back(std::string(root) + "/events/syscalls/" + event + "/id");
   return paths;
 }
@@ -40,7 +42,7 @@ bool read_ids(const std::vector<std::string>& paths, Ids& ids) {
     ::close(fd);
     if (n <= 0) return false;
     int id = 0;
-    for (ssize_t j = 0; j < n && text[j] >= '0' && text[j] <= '9'; ++j) id = id * 10 + (text[j] - '0');
+    std::from_chars(text.data(), text.data() + n, id);
     if (id <= 0) return false;
     ids[i] = id;
   }

@@ -66,8 +66,8 @@ bpf_link* attach_to_tracepoint(bpf_program* program, int id, const char* name) {
   attr.type = PERF_TYPE_TRACEPOINT;
   attr.size = sizeof(attr);
   attr.config = static_cast<__u64>(id);
-  attr.sample_period = 1;
-  attr.wakeup_events = 1;
+  attr.sample_period = 1;  // NOLINT(cppcoreguidelines-pro-type-union-access): perf_event_attr's C layout
+  attr.wakeup_events = 1;  // NOLINT(cppcoreguidelines-pro-type-union-access)
   // pid -1, cpu 0: a tracepoint's BPF program runs on every CPU for every task.
   const long fd = ::syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
   if (fd < 0) fail(std::string("opening tracepoint syscalls:") + name, errno);

@@ -33,8 +33,8 @@ constexpr std::uint32_t kNtGnuBuildId = 3;
 
 TEST(GnuBuildId, FoundAfterOtherNotes) {
   std::vector<std::byte> notes;
-  append_note(notes, "Xen", 1, {1, 2, 3});                         // another owner
-  append_note(notes, "GNU", 1, {9, 9, 9, 9});                      // GNU, another type
+  append_note(notes, "Xen", 1, {1, 2, 3});                                   // another owner
+  append_note(notes, "GNU", 1, {9, 9, 9, 9});                                // GNU, another type
   append_note(notes, "GNU", kNtGnuBuildId, {0x85, 0xc7, 0x0e, 0x01, 0xff});  // odd length: padded
   append_note(notes, "Linux", 2, {0});
   EXPECT_EQ(gnu_build_id(notes), "85c70e01ff");

@@ -324,6 +324,44 @@ TEST_F(ExporterTest, PidTracesOnlyTheLaunchesOfThatProcess) {
   FAIL() << "the tracer never got live before A's first START_SV, even with a 30 s delay";
 }
 
+// Haconiwa running in another mount namespace (as when it runs in a
+// container): its binary's path exists only there, so only /proc/PID/exe
+// reaches it from the host.
+TEST_F(ExporterTest, PidReachesAHaconiwaWhoseBinaryOnlyItsMountNamespaceSees) {
+  const auto unshare = find_in_path("unshare");
+  if (!unshare) GTEST_SKIP() << "unshare not found in PATH";
+  const auto hidden = dir() / "hidden";
+  std::filesystem::create_directory(hidden);
+  const auto truth = new_file("truth.tsv");
+  const auto rows_path = new_file("rows.tsv");
+  const auto inside = (hidden / "haconiwa").string();
+  const std::string script =
+      "mount -t tmpfs hidden " + shell_quote(hidden.string()) + " && cp " + shell_quote(launcher().string()) + " " +
+      shell_quote(inside) + " && exec " +
+      shell_command({inside, "--phase-delay", "0:5000", "-n", "1", "--truth", truth.string(), "--", app().string()});
+  Process haconiwa({unshare->string(), "--mount", "--propagation", "private", "/bin/sh", "-c", script}, dir());
+  const auto exe = std::filesystem::path("/proc") / std::to_string(haconiwa.pid()) / "exe";
+  ASSERT_TRUE(wait_until(
+      [&] {
+        std::error_code ec;
+        return std::filesystem::read_symlink(exe, ec) == inside || !haconiwa.running();
+      },
+      60s))
+      << "the launcher never ran in its namespace";
+  ASSERT_TRUE(haconiwa.running()) << haconiwa.err();
+  ASSERT_FALSE(std::filesystem::exists(inside)) << "the host sees the binary: the test proves nothing";
+
+  Process tracer({sampler().string(), "-p", std::to_string(haconiwa.pid()), "--btf-cache", HACOBOOT_TEST_BTF_CACHE,
+                  "--format", "json", "--events", rows_path.string(), app().string()},
+                 dir());
+  ASSERT_TRUE(tracer.wait_for_text("Hit Ctrl-C", true, 90s)) << tracer.err();
+  const auto status = haconiwa.wait_or_kill(120s);
+  ASSERT_TRUE(status.exited && status.code == 0) << status.describe() << "\n" << haconiwa.err();
+  stop_tracer(tracer);
+  const auto summary = nlohmann::json::parse(tracer.out());
+  expect_boot_counts(summary, 1, 1, 1, 0);
+}
+
 // ---------------------------------------------------------------------------
 // --serve, scraped by a real Prometheus
 // ---------------------------------------------------------------------------

@@ -687,10 +687,12 @@ def measure_accuracy(ctx: Context, results: Results) -> None:
                 avg_mid[what][tool].append(abs(tool_avg - truth_mid_avg) / 1e3)
                 avg_low[what][tool].append((tool_avg - truth_low_avg) / 1e3)
 
-    results.add(Row("2. peak RSS of the tracer (ru_maxrss, accuracy runs)", "MB", ours=rss[OURS], ref=rss[REF],
-                    goal="<= 16 MB", met=statistics.median(rss[OURS]) <= 16))
-    results.add(Row("2b. tracer's own peak RSS while tracing (VmHWM before Ctrl-C)", "MB", ours=hwm[OURS],
-                    ref=hwm[REF]))
+    results.add(Row("2. peak RSS of the tracer (VmHWM at Ctrl-C, accuracy runs)", "MB", ours=hwm[OURS], ref=hwm[REF],
+                    goal="<= 16 MB", met=statistics.median(hwm[OURS]) <= 16))
+    # wait4's ru_maxrss also counts the image the process replaced at exec:
+    # the fork of this Python driver (~15-19 MB), whatever the tracer uses.
+    results.add(Row("2b. ru_maxrss from wait4 (includes the spawning Python's pre-exec image)", "MB",
+                    ours=rss[OURS], ref=rss[REF]))
     for letter, what in (("a", "execve"), ("b", "listen")):
         results.add(Row(f"6{letter}. {what}: |avg - truth avg (bracket mids)|, {boots} boots", "us",
                         ours=avg_mid[what][OURS], ref=avg_mid[what][REF], ratio=False))

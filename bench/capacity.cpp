@@ -37,23 +37,14 @@
 
 extern char** environ;
 
+#include "bench_util.hpp"
+
 namespace {
 
-std::int64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
+using hacoboot::bench::monotonic_ns;
 
 long parse_positive(const char* text) {
-  char* end = nullptr;
-  errno = 0;
-  const long value = std::strtol(text, &end, 10);
-  if (errno != 0 || *end != '\0' || value <= 0) {
-    std::fprintf(stderr, "hacoboot-bench-capacity: bad number '%s'\n", text);
-    std::exit(2);
-  }
-  return value;
+  return hacoboot::bench::parse_positive(text, "hacoboot-bench-capacity");
 }
 
 struct Received {

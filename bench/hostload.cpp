@@ -25,23 +25,14 @@
 #include <string_view>
 #include <vector>
 
+#include "bench_util.hpp"
+
 namespace {
 
-std::int64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
+using hacoboot::bench::monotonic_ns;
 
 long parse_count(const char* text) {
-  char* end = nullptr;
-  errno = 0;
-  const long value = text != nullptr ? std::strtol(text, &end, 10) : -1;
-  if (text == nullptr || errno != 0 || *end != '\0' || value <= 0) {
-    std::fputs("hacoboot-bench-hostload: expected a positive count\n", stderr);
-    std::exit(2);
-  }
-  return value;
+  return hacoboot::bench::parse_positive(text, "hacoboot-bench-hostload");
 }
 
 std::int64_t thread_cpu_ns() {

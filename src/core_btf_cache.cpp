@@ -15,9 +15,9 @@
 #include <thread>
 #include <vector>
 
+#include <string_view>
 #include "hacoboot/btf_cache_key.hpp"
 #include "hacoboot/c_strings.hpp"
-#include "hacoboot/unique_fd.hpp"
 
 namespace hacoboot {
 namespace {
@@ -58,23 +58,6 @@ std::optional<std::filesystem::path> find_bpftool() {
   return std::nullopt;
 }
 
-// A new empty file named after `pattern` (ending in XXXXXX) in directory.
-std::filesystem::path make_temporary(const std::filesystem::path& directory, const char* pattern, UniqueFd& fd) {
-  std::string name = (directory / pattern).string();
-  fd.reset(::mkostemp(name.data(), O_CLOEXEC));
-  return fd.valid() ? std::filesystem::path(name) : std::filesystem::path();
-}
-
-bool write_all(int fd, std::span<const std::byte> bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes = bytes.subspan(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
 }  // namespace
 
 CoreBtfCache::CoreBtfCache(std::filesystem::path directory, std::span<const std::byte> bpf_object)
@@ -106,21 +89,24 @@ std::string CoreBtfCache::start_filling() {
   if (!trusted(directory_, S_IFDIR)) {
     return directory_.string() + " is not a directory only this user can write to: not caching BTF there";
   }
-  UniqueFd object_fd;
-  UniqueFd extract_fd;
-  object_copy_ = make_temporary(directory_, ".object-XXXXXX", object_fd);
-  extract_ = make_temporary(directory_, ".btf-XXXXXX", extract_fd);
-  if (object_copy_.empty() || extract_.empty() || !write_all(object_fd.get(), bpf_object_)) {
+  object_copy_.emplace((directory_ / ".object-XXXXXX").string());
+  extract_.emplace((directory_ / ".btf-XXXXXX").string());
+  const std::string_view object(reinterpret_cast<const char*>(bpf_object_.data()), bpf_object_.size());
+  if (!object_copy_->valid() || !extract_->valid() || !object_copy_->write(object) || !object_copy_->close()) {
     const std::string why = std::strerror(errno);
-    remove_temporaries();
+    object_copy_.reset();
+    extract_.reset();
     return "cannot write to " + directory_.string() + ": " + why;
   }
-  std::vector<std::string> args{bpftool->string(), "gen", "min_core_btf", kKernelBtf, extract_, object_copy_};
+  std::vector<std::string> args{bpftool->string(),   "gen", "min_core_btf", kKernelBtf, extract_->name(),
+                                object_copy_->name()};
   const auto argv = c_string_array(args);
   filler_ = ::fork();
   if (filler_ < 0) {
-    remove_temporaries();
-    return std::string("cannot fork bpftool: ") + std::strerror(errno);
+    const std::string why = std::strerror(errno);
+    object_copy_.reset();
+    extract_.reset();
+    return "cannot fork bpftool: " + why;
   }
   if (filler_ == 0) {
     // Its own group: a Ctrl-C at the terminal is for the tool, which decides.
@@ -150,18 +136,12 @@ void CoreBtfCache::finish_filling(std::chrono::milliseconds patience) {
     while (::waitpid(filler_, &status, 0) < 0 && errno == EINTR) {
     }
   } else if (done == filler_ && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-    ::chmod(extract_.c_str(), 0644);
-    if (::rename(extract_.c_str(), file_->c_str()) == 0) extract_.clear();  // installed: not a temporary
+    ::fchmod(extract_->fd(), 0644);
+    extract_->rename_to(file_->string());
   }
   filler_ = -1;
-  remove_temporaries();
-}
-
-void CoreBtfCache::remove_temporaries() {
-  for (auto* path : {&object_copy_, &extract_}) {
-    if (!path->empty()) ::unlink(path->c_str());
-    path->clear();
-  }
+  object_copy_.reset();
+  extract_.reset();
 }
 
 }  // namespace hacoboot

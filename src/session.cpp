@@ -284,12 +284,13 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   std::optional<int> child_status;
   while (!StopSignals::received()) {
     tracer->poll(kPollInterval);
-    progress.update(tracker.live_boots(), tracer->counters().lost_events);
+    const auto lost_events = tracer->counters().lost_events;
+    progress.update(tracker.live_boots(), lost_events);
     if (std::chrono::steady_clock::now() >= next_expiry) {
       tracker.expire_vanished(process_exists);
       next_expiry = std::chrono::steady_clock::now() + kExpiryInterval;
     }
-    if (metrics.enabled()) metrics.update(tracer->counters().lost_events, tracker.live_boots(), false);
+    if (metrics.enabled()) metrics.update(lost_events, tracker.live_boots(), false);
     if (StopSignals::take_reopen_request() && events_out) {
       events_out->reopen();
       sinks.start_rows(*events_out);

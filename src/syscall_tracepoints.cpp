@@ -49,13 +49,17 @@ bool read_ids(const std::vector<std::string>& paths, Ids& ids) {
   return true;
 }
 
+SyscallTracepointIds to_ids(const Ids& ids) {
+  return {.execve_enter = ids[0], .execveat_enter = ids[1], .listen_exit = ids[2]};
+}
+
 }  // namespace
 
 SyscallTracepointLookup::SyscallTracepointLookup() {
   for (const char* root : {kTracefs, kDebugfsTracing}) {
     Ids found{};
     if (read_ids(id_paths(root), found)) {
-      ids_ = SyscallTracepointIds{.execve_enter = found[0], .execveat_enter = found[1], .listen_exit = found[2]};
+      ids_ = to_ids(found);
       return;
     }
   }
@@ -108,7 +112,7 @@ std::optional<SyscallTracepointIds> SyscallTracepointLookup::result() {
   if (got == sizeof(Ids)) {
     Ids ids{};
     std::memcpy(ids.data(), bytes.data(), sizeof(ids));
-    ids_ = SyscallTracepointIds{.execve_enter = ids[0], .execveat_enter = ids[1], .listen_exit = ids[2]};
+    ids_ = to_ids(ids);
     return ids_;
   }
   int error = 0;

@@ -11,43 +11,20 @@
 #include <utility>
 
 #include "hacoboot/errors.hpp"
-#include "hacoboot/unique_fd.hpp"
 
 namespace hacoboot {
-namespace {
+TemporaryFile::TemporaryFile(std::string name_template) : name_(std::move(name_template)) {
+  fd_.reset(::mkostemp(name_.data(), O_CLOEXEC));
+  if (!fd_.valid()) name_.clear();
+}
 
-// A temporary file that is removed unless it was renamed into place.
-class TemporaryFile {
- public:
-  // mkostemp creates with O_CREAT | O_EXCL, so it never opens through a link
-  // planted at the random name.
-  explicit TemporaryFile(std::string name_template) : name_(std::move(name_template)) {
-    fd_.reset(::mkostemp(name_.data(), O_CLOEXEC));
-    if (!fd_.valid()) name_.clear();
-  }
-  TemporaryFile(const TemporaryFile&) = delete;
-  TemporaryFile& operator=(const TemporaryFile&) = delete;
-  TemporaryFile(TemporaryFile&&) = delete;
-  TemporaryFile& operator=(TemporaryFile&&) = delete;
-  ~TemporaryFile() {
-    if (!name_.empty()) ::unlink(name_.c_str());
-  }
+TemporaryFile::~TemporaryFile() {
+  if (!name_.empty()) ::unlink(name_.c_str());
+}
 
-  [[nodiscard]] bool valid() const { return fd_.valid(); }
-  [[nodiscard]] int fd() const { return fd_.get(); }
-  [[nodiscard]] const std::string& name() const { return name_; }
-  // Closes the file, reporting a failed close (NFS reports write errors there).
-  bool close() { return ::close(fd_.release()) == 0; }
-  void renamed() { name_.clear(); }
-
- private:
-  std::string name_;
-  UniqueFd fd_;
-};
-
-bool write_all(int fd, std::string_view data) {
+bool TemporaryFile::write(std::string_view data) const {
   while (!data.empty()) {
-    const ssize_t written = ::write(fd, data.data(), data.size());
+    const ssize_t written = ::write(fd_.get(), data.data(), data.size());
     if (written < 0 && errno == EINTR) continue;
     if (written < 0) return false;
     data.remove_prefix(static_cast<std::size_t>(written));
@@ -55,7 +32,15 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
-}  // namespace
+bool TemporaryFile::close() {
+  return ::close(fd_.release()) == 0;
+}
+
+bool TemporaryFile::rename_to(const std::string& path) {
+  if (::rename(name_.c_str(), path.c_str()) != 0) return false;
+  name_.clear();
+  return true;
+}
 
 void write_file_atomically(const std::string& path, std::string_view contents) {
   const std::filesystem::path target(path);
@@ -74,12 +59,11 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   };
   constexpr mode_t kMode = 0644;
   check(::fchmod(temporary.fd(), kMode) == 0, "chmod");
-  check(write_all(temporary.fd(), contents), "write");
+  check(temporary.write(contents), "write");
   // On disk before the rename, so that a crash cannot leave an empty file at `path`.
   check(::fsync(temporary.fd()) == 0, "fsync");
   check(temporary.close(), "close");
-  check(::rename(temporary.name().c_str(), path.c_str()) == 0, "rename");
-  temporary.renamed();
+  check(temporary.rename_to(path), "rename");
 }
 
 }  // namespace hacoboot

@@ -106,17 +106,19 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   if (!skeleton_) fail("opening the BPF object", errno);
 
   // Two ways of seeing execve and listen: the per-syscall tracepoints, or the
-  // raw_syscalls fallback. Both are loaded when both may serve, while the
-  // tracepoint ids are being looked up; one is attached, below.
+  // raw_syscalls fallback. Both are loaded only while the tracepoint ids are
+  // still being looked up (in parallel with the load); one is attached, below.
   auto& progs = skeleton_->progs;
+  auto* lookup = config.syscall_tracepoints;
   const std::array tracepoint_programs{progs.on_execve, progs.on_execveat, progs.on_listen_exit};
   const std::array raw_syscall_programs{progs.on_sys_enter, progs.on_sys_exit};
   for (bpf_program* program : tracepoint_programs) {
-    bpf_program__set_autoload(program, config.syscall_tracepoints != nullptr);
+    bpf_program__set_autoload(program, lookup != nullptr);
     bpf_program__set_autoattach(program, false);
   }
+  const bool tracepoints_known = lookup != nullptr && !lookup->pending() && lookup->result().has_value();
   for (bpf_program* program : raw_syscall_programs) {
-    bpf_program__set_autoload(program, config.raw_syscalls_fallback);
+    bpf_program__set_autoload(program, config.raw_syscalls_fallback && !tracepoints_known);
     bpf_program__set_autoattach(program, false);
   }
 
@@ -133,7 +135,7 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
     fail("attaching to the kernel's fork/exec/exit tracepoints", err);
   }
   auto& links = skeleton_->links;
-  const auto ids = config.syscall_tracepoints != nullptr ? config.syscall_tracepoints->result() : std::nullopt;
+  const auto ids = lookup != nullptr ? lookup->result() : std::nullopt;
   if (ids) {
     links.on_execve = attach_to_tracepoint(progs.on_execve, ids->execve_enter, "sys_enter_execve");
     links.on_execveat = attach_to_tracepoint(progs.on_execveat, ids->execveat_enter, "sys_enter_execveat");
@@ -145,7 +147,7 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
     links.on_sys_exit = bpf_program__attach(progs.on_sys_exit);
     if (links.on_sys_exit == nullptr) fail("attaching to raw_syscalls:sys_exit", errno);
   } else {
-    throw RuntimeError("--syscall-hooks tracepoints: " + config.syscall_tracepoints->reason());
+    throw RuntimeError("--syscall-hooks tracepoints: " + lookup->reason());
   }
 
   // pid -1: a per-process uprobe would miss the phases of forked children.

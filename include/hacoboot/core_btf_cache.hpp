@@ -9,6 +9,8 @@
 #include <span>
 #include <string>
 
+#include "hacoboot/textfile.hpp"
+
 namespace hacoboot {
 
 inline constexpr const char* kDefaultBtfCacheDir = "/var/cache/hacoboot-sampler";
@@ -46,13 +48,12 @@ class CoreBtfCache {
   void finish_filling(std::chrono::milliseconds patience);
 
  private:
-  void remove_temporaries();
-
   std::filesystem::path directory_;
   std::span<const std::byte> bpf_object_;
   std::optional<std::filesystem::path> file_;  // unset: no build id
-  std::filesystem::path object_copy_;
-  std::filesystem::path extract_;
+  // bpftool's input and output while it runs; removed unless installed.
+  std::optional<TemporaryFile> object_copy_;
+  std::optional<TemporaryFile> extract_;
   pid_t filler_ = -1;
 };
 

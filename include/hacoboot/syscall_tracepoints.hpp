@@ -32,6 +32,8 @@ class SyscallTracepointLookup {
   // (CONFIG_FTRACE_SYSCALLS) or no tracefs can be had, and reason() says why.
   std::optional<SyscallTracepointIds> result();
   [[nodiscard]] const std::string& reason() const { return reason_; }
+  // Whether the answer is still on its way (the private-mount child runs).
+  [[nodiscard]] bool pending() const { return child_ >= 0; }
 
  private:
   std::optional<SyscallTracepointIds> ids_;

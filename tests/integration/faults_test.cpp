@@ -241,70 +241,81 @@ std::set<std::int64_t> phases_of(const std::vector<BootRow>& rows) {
 // ---------------------------------------------------------------------------
 // Boots killed half-way
 // ---------------------------------------------------------------------------
-using FaultKillTest = FaultTest;
+// One launch traced with --events, a process of it SIGKILLed while asleep in
+// a --phase-delay, the launch left to end, the tracer stopped.
+class FaultKillTest : public FaultTest {
+ protected:
+  enum class Victim : std::uint8_t { Supervisor, Container };
+
+  struct KilledLaunch {
+    std::uint32_t hpid = 0;
+    std::int64_t container = 0;  // 0: killed before its fork
+    std::int64_t killed_at_ns = 0;
+    nlohmann::json summary;
+    std::vector<BootRow> rows;
+    Truth truth;
+  };
+
+  // `ready_key`: the truth key the supervisor writes once the victim's delay
+  // is near (start_hi before the fork, container_pid after it).
+  void kill_mid_boot(const std::vector<std::string>& launcher_args, const char* ready_key, Victim victim,
+                     KilledLaunch& out) {
+    const auto truth_path = new_file("truth.tsv");
+    const auto rows_path = new_file("rows.tsv");
+    auto tracer = start_tracer({"--format", "json", "--events", rows_path.string(), app().string()});
+    ASSERT_FALSE(HasFailure());
+    Process boot(launcher_argv(truth_path, launcher_args), dir());
+    pid_t target = 0;
+    ASSERT_TRUE(wait_until(
+        [&] {
+          const auto truth = read_truth(truth_path);
+          const auto hpid = only_hpid_with(truth, ready_key);
+          if (!hpid) return false;
+          out.hpid = *hpid;
+          const auto& facts = truth.at(*hpid);
+          out.container = facts.count("container_pid") > 0 ? facts.at("container_pid") : 0;
+          target = static_cast<pid_t>(victim == Victim::Supervisor ? out.hpid : out.container);
+          return target > 0 && asleep_in_nanosleep(target);
+        },
+        60s))
+        << "the " << (victim == Victim::Supervisor ? "supervisor" : "container") << " never reached its delay";
+    out.killed_at_ns = monotonic_now_ns();
+    ASSERT_NO_FATAL_FAILURE(signal_ours(target, SIGKILL, launcher().string()));
+    boot.wait_or_kill(60s);
+    expect_all_gone(truth_path.string());
+    out.summary = stop_tracer(*tracer);
+    out.rows = parse_boot_rows(read_file(rows_path));
+    out.truth = parse_truth(read_file(truth_path));
+  }
+};
 
 TEST_F(FaultKillTest, SupervisorKilledBeforeForkIsIncomplete) {
-  const auto truth_path = new_file("truth.tsv");
-  const auto rows_path = new_file("rows.tsv");
-  auto tracer = start_tracer({"--format", "json", "--events", rows_path.string(), app().string()});
-  ASSERT_FALSE(HasFailure());
-
   // The supervisor sleeps right after START_SV (the truth's start lines), before its fork.
-  Process boot(launcher_argv(truth_path, {"--phase-delay", "1:600000"}), dir());
-  std::optional<std::uint32_t> hpid;
-  ASSERT_TRUE(wait_until(
-      [&] {
-        hpid = only_hpid_with(read_truth(truth_path), "start_hi");
-        return hpid && asleep_in_nanosleep(static_cast<pid_t>(*hpid));
-      },
-      60s))
-      << "the supervisor never reached its START_SV delay";
-  ASSERT_NO_FATAL_FAILURE(signal_ours(static_cast<pid_t>(*hpid), SIGKILL, launcher().string()));
-  boot.wait_or_kill(60s);
-  expect_all_gone(truth_path.string());
+  KilledLaunch killed;
+  ASSERT_NO_FATAL_FAILURE(kill_mid_boot({"--phase-delay", "1:600000"}, "start_hi", Victim::Supervisor, killed));
 
-  const auto summary = stop_tracer(*tracer);
-  expect_boot_counts(summary, 1, 0, 0, 1);
-  expect_nothing_left_tracked(summary);
-  const auto rows = single_boot(parse_boot_rows(read_file(rows_path)));
+  expect_boot_counts(killed.summary, 1, 0, 0, 1);
+  expect_nothing_left_tracked(killed.summary);
+  const auto rows = single_boot(killed.rows);
   ASSERT_FALSE(rows.empty());
-  EXPECT_EQ(rows.front().hpid, *hpid);
+  EXPECT_EQ(rows.front().hpid, killed.hpid);
   EXPECT_EQ(rows.front().container_pid, 0U) << "there never was a container";
   EXPECT_FALSE(has_kind(rows, "execve") || has_kind(rows, "listen"));
   EXPECT_EQ(phases_of(rows), (std::set<std::int64_t>{0, 1})) << "CLI_START and START_SV only";
 }
 
 TEST_F(FaultKillTest, ContainerKilledBeforeExecveIsIncomplete) {
-  const auto truth_path = new_file("truth.tsv");
-  const auto rows_path = new_file("rows.tsv");
-  auto tracer = start_tracer({"--format", "json", "--events", rows_path.string(), app().string()});
-  ASSERT_FALSE(HasFailure());
+  // The container sleeps after CONTAINER_CGROUP_SETUP (15), long before its
+  // execve; the supervisor then reports the dead container and exits 1.
+  KilledLaunch killed;
+  ASSERT_NO_FATAL_FAILURE(kill_mid_boot({"--phase-delay", "15:600000"}, "container_pid", Victim::Container, killed));
 
-  // The container sleeps after CONTAINER_CGROUP_SETUP (15), long before its execve.
-  Process boot(launcher_argv(truth_path, {"--phase-delay", "15:600000"}), dir());
-  std::optional<std::uint32_t> hpid;
-  std::int64_t container = 0;
-  ASSERT_TRUE(wait_until(
-      [&] {
-        const auto truth = read_truth(truth_path);
-        hpid = only_hpid_with(truth, "container_pid");
-        if (!hpid) return false;
-        container = truth.at(*hpid).at("container_pid");
-        return asleep_in_nanosleep(static_cast<pid_t>(container));
-      },
-      60s))
-      << "the container never reached its phase-15 delay";
-  ASSERT_NO_FATAL_FAILURE(signal_ours(static_cast<pid_t>(container), SIGKILL, launcher().string()));
-  boot.wait_or_kill(60s);  // the supervisor reports the dead container and exits 1
-  expect_all_gone(truth_path.string());
-
-  const auto summary = stop_tracer(*tracer);
-  expect_boot_counts(summary, 1, 0, 0, 1);
-  expect_nothing_left_tracked(summary);
-  const auto rows = single_boot(parse_boot_rows(read_file(rows_path)));
+  expect_boot_counts(killed.summary, 1, 0, 0, 1);
+  expect_nothing_left_tracked(killed.summary);
+  const auto rows = single_boot(killed.rows);
   ASSERT_FALSE(rows.empty());
-  EXPECT_EQ(rows.front().hpid, *hpid);
-  EXPECT_EQ(static_cast<std::int64_t>(rows.front().container_pid), container);
+  EXPECT_EQ(rows.front().hpid, killed.hpid);
+  EXPECT_EQ(static_cast<std::int64_t>(rows.front().container_pid), killed.container);
   EXPECT_FALSE(has_kind(rows, "execve") || has_kind(rows, "listen"));
   const auto phases = phases_of(rows);
   EXPECT_EQ(phases.count(15), 1U) << "CONTAINER_CGROUP_SETUP was passed";
@@ -315,37 +326,22 @@ TEST_F(FaultKillTest, ContainerKilledBeforeExecveIsIncomplete) {
 // Killing the supervisor does not kill its container: that boot goes on and
 // is counted once the container is done, not cut short.
 TEST_F(FaultKillTest, SupervisorKilledAfterForkLeavesItsContainerBooting) {
-  const auto truth_path = new_file("truth.tsv");
-  const auto rows_path = new_file("rows.tsv");
-  auto tracer = start_tracer({"--format", "json", "--events", rows_path.string(), app().string()});
-  ASSERT_FALSE(HasFailure());
+  // Supervisor asleep after END_SETUP (3, after its fork); the container
+  // pauses at 15, then runs on, orphaned, to listen and exits.
+  KilledLaunch killed;
+  ASSERT_NO_FATAL_FAILURE(kill_mid_boot({"--phase-delay", "3:600000", "--phase-delay", "15:1000"}, "container_pid",
+                                        Victim::Supervisor, killed));
 
-  // Supervisor asleep after END_SETUP (3, after its fork); the container pauses at 15.
-  Process boot(launcher_argv(truth_path, {"--phase-delay", "3:600000", "--phase-delay", "15:1000"}), dir());
-  std::optional<std::uint32_t> hpid;
-  ASSERT_TRUE(wait_until(
-      [&] {
-        hpid = only_hpid_with(read_truth(truth_path), "container_pid");
-        return hpid && asleep_in_nanosleep(static_cast<pid_t>(*hpid));
-      },
-      60s))
-      << "the supervisor never reached its phase-3 delay";
-  const auto killed_at = monotonic_now_ns();
-  ASSERT_NO_FATAL_FAILURE(signal_ours(static_cast<pid_t>(*hpid), SIGKILL, launcher().string()));
-  boot.wait_or_kill(60s);
-  expect_all_gone(truth_path.string());  // the orphaned container runs on to listen and exits
-
-  const auto summary = stop_tracer(*tracer);
   TracedBoots traced;
-  traced.summary = summary;
-  traced.rows = parse_boot_rows(read_file(rows_path));
-  traced.truth = parse_truth(read_file(truth_path));
-  const auto& fact = traced.truth[*hpid];
-  if (fact.count("exec_lo") > 0 && fact.at("exec_lo") < killed_at) {
+  traced.summary = killed.summary;
+  traced.rows = killed.rows;
+  traced.truth = killed.truth;
+  const auto& fact = traced.truth[killed.hpid];
+  if (fact.count("exec_lo") > 0 && fact.at("exec_lo") < killed.killed_at_ns) {
     std::cout << "[   NOTE   ] the container had already exec'd when its supervisor was killed\n";
   }
-  expect_boot_counts(summary, 1, 1, 1, 0);
-  expect_nothing_left_tracked(summary);
+  expect_boot_counts(traced.summary, 1, 1, 1, 0);
+  expect_nothing_left_tracked(traced.summary);
   expect_boots_match_truth(traced, 1);
   const auto phases = phases_of(traced.rows);
   EXPECT_EQ(phases.count(3), 1U);

@@ -1,106 +1,56 @@
 #include "hacoboot/metrics_server.hpp"
 
-#include <httplib.h>
-#include <netdb.h>
-#include <pthread.h>
-#include <sys/socket.h>
+#include <dlfcn.h>
 
-#include <cerrno>
-#include <csignal>
-#include <cstring>
-#include <utility>
+#include <system_error>
 
 #include "hacoboot/errors.hpp"
 
 namespace hacoboot {
+
+void MetricsServer::ModuleCloser::operator()(void* handle) const {
+  ::dlclose(handle);
+}
+
+std::vector<std::filesystem::path> http_module_candidates() {
+  std::error_code error;
+  const auto executable = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return {};
+  const auto directory = executable.parent_path();
+  return {directory / kHttpModuleName, (directory / HACOBOOT_MODULE_DIR_FROM_BIN / kHttpModuleName).lexically_normal()};
+}
+
 namespace {
 
-using namespace std::chrono_literals;
-
-constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
-constexpr const char* kIndexPage =
-    "<html><head><title>hacoboot-sampler</title></head>\n"
-    "<body><h1>hacoboot-sampler</h1><p><a href=\"/metrics\">Metrics</a></p></body></html>\n";
-
-// A few workers, so that one slow client does not hold up the scraper.
-constexpr std::size_t kWorkers = 4;
-// Short timeouts bound how long the destructor waits for a worker that holds
-// an idle keep-alive connection or a slow request; a scraper sends at once.
-constexpr time_t kKeepAliveSeconds = 1;
-constexpr time_t kReadTimeoutSeconds = 2;
-
-// Blocks every signal in the calling thread while alive, so that threads
-// started meanwhile begin with all signals blocked.
-class BlockedSignals {
- public:
-  BlockedSignals() {
-    sigset_t all;
-    sigfillset(&all);
-    ::pthread_sigmask(SIG_BLOCK, &all, &previous_);
+std::filesystem::path find_http_module() {
+  const auto candidates = http_module_candidates();
+  std::string looked_in;
+  for (const auto& candidate : candidates) {
+    std::error_code error;
+    if (std::filesystem::is_regular_file(candidate, error)) return candidate;
+    looked_in += (looked_in.empty() ? "" : ", ") + candidate.string();
   }
-  BlockedSignals(const BlockedSignals&) = delete;
-  BlockedSignals& operator=(const BlockedSignals&) = delete;
-  BlockedSignals(BlockedSignals&&) = delete;
-  BlockedSignals& operator=(BlockedSignals&&) = delete;
-  ~BlockedSignals() { ::pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
-
- private:
-  sigset_t previous_{};
-};
-
-// httplib's default also sets SO_REUSEPORT, which would let a second exporter
-// bind the same port and silently take half of the scrapes. SO_REUSEADDR
-// alone still allows a restart while old connections linger in TIME_WAIT.
-void reuse_address_only(int socket) {
-  const int yes = 1;
-  ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  throw RuntimeError(std::string("--serve needs the HTTP module ") + kHttpModuleName + ", installed with the tool (looked in " +
+                     (looked_in.empty() ? "nothing: /proc/self/exe is unreadable" : looked_in) + ")");
 }
 
 }  // namespace
 
 MetricsServer::MetricsServer(const ListenAddress& address, Render render)
-    : server_(std::make_unique<httplib::Server>()) {
-  server_->set_socket_options(reuse_address_only);
-  // httplib takes ownership of the raw pointer it asks for.
-  server_->new_task_queue = [] { return std::make_unique<httplib::ThreadPool>(kWorkers).release(); };
-  server_->set_keep_alive_timeout(kKeepAliveSeconds);
-  server_->set_read_timeout(kReadTimeoutSeconds, 0);
-  server_->Get("/metrics", [render = std::move(render)](const httplib::Request&, httplib::Response& response) {
-    response.set_content(render(), kMetricsContentType);
-  });
-  server_->Get("/", [](const httplib::Request&, httplib::Response& response) {
-    response.set_content(kIndexPage, "text/html; charset=utf-8");
-  });
+    : MetricsServer(address, std::move(render), find_http_module()) {}
 
-  // The host is an IP literal (parse_listen_address): no resolver involved.
-  errno = 0;
-  int port = -1;
-  if (address.port == 0) {
-    port = server_->bind_to_any_port(address.host, AI_NUMERICHOST);
-  } else if (server_->bind_to_port(address.host, address.port, AI_NUMERICHOST)) {
-    port = address.port;
-  }
-  if (port < 0) {
-    const int error = errno;
-    throw RuntimeError(to_string(address) + ": cannot listen: " + (error != 0 ? std::strerror(error) : "bind failed"));
-  }
-  port_ = static_cast<std::uint16_t>(port);
-
-  {
-    const BlockedSignals blocked;  // the stop signals belong to the tracing thread
-    thread_ = std::thread([this] {
-      server_->listen_after_bind();
-      accept_loop_ended_ = true;
-    });
-  }
-  // httplib 0.11's stop() does nothing before the accept loop has begun: wait
-  // for it, so that the destructor's stop() is never lost.
-  while (!server_->is_running() && !accept_loop_ended_) std::this_thread::sleep_for(1ms);
+MetricsServer::MetricsServer(const ListenAddress& address, Render render, const std::filesystem::path& module) {
+  // Kept loaded until exit (NODELETE): libstdc++ may hold thread-exit
+  // handlers from the module's threads.
+  module_.reset(::dlopen(module.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE));
+  if (!module_) throw RuntimeError("loading the HTTP module: " + std::string(::dlerror()));
+  auto* open = reinterpret_cast<OpenMetricsEndpoint*>(::dlsym(module_.get(), kOpenMetricsEndpointSymbol));
+  if (open == nullptr) throw RuntimeError(module.string() + " is not hacoboot-sampler's HTTP module");
+  std::string error;
+  open(address.host, address.port, std::move(render), endpoint_, error);
+  if (!endpoint_) throw RuntimeError(to_string(address) + ": cannot listen: " + error);
 }
 
-MetricsServer::~MetricsServer() {
-  server_->stop();
-  thread_.join();
-}
+MetricsServer::~MetricsServer() = default;
 
 }  // namespace hacoboot

@@ -468,6 +468,48 @@ TEST_F(ExporterTest, PrometheusScrapesTheBootsOfTheServedMetrics) {
 }
 
 // ---------------------------------------------------------------------------
+// The HTTP module: installed with the tool, loaded only for --serve
+// ---------------------------------------------------------------------------
+// What the process `pid` has mapped, /proc/PID/maps.
+std::string mapped_files(pid_t pid) {
+  return read_file("/proc/" + std::to_string(pid) + "/maps");
+}
+
+TEST_F(ExporterTest, InstalledToolLoadsItsHttpModuleOnlyToServe) {
+  const auto prefix = dir() / "prefix";
+  const auto install = run_process({HACOBOOT_CMAKE_COMMAND, "--install", HACOBOOT_BUILD_DIR, "--prefix", prefix.string()},
+                                   dir(), 120s);
+  ASSERT_TRUE(install.status.exited && install.status.code == 0) << install.status.describe() << "\n" << install.err;
+  const auto installed = prefix / "bin" / "hacoboot-sampler";
+
+  // Without --serve: tracing, and neither cpp-httplib nor OpenSSL in memory.
+  {
+    auto argv = sampler_argv({});
+    argv[0] = installed.string();
+    Process tool(argv, dir());
+    ASSERT_TRUE(tool.wait_for_text("Hit Ctrl-C to end.", true, 90s)) << tool.err();
+    const auto maps = mapped_files(tool.pid());
+    EXPECT_EQ(line_containing(maps, "httplib"), "");
+    EXPECT_EQ(line_containing(maps, "libssl"), "");
+    EXPECT_EQ(line_containing(maps, "hacoboot-sampler-http"), "");
+    stop_tracer(tool);
+  }
+  // With --serve: the module from the installed library directory, serving.
+  auto argv = sampler_argv({"--serve", "127.0.0.1:0"});
+  argv[0] = installed.string();
+  Process tool(argv, dir());
+  ASSERT_TRUE(tool.wait_for_text("/metrics\n", true, 90s)) << tool.err();
+  const auto port = served_port(tool.err());
+  ASSERT_NE(port, 0) << "no port in: " << tool.err();
+  const auto module = line_containing(mapped_files(tool.pid()), "hacoboot-sampler-http.so");
+  EXPECT_NE(module.find((prefix / "lib").string()), std::string::npos) << "mapped: " << module;
+  const auto answer = http_get(port, "/metrics");
+  EXPECT_TRUE(answer.ok()) << answer.describe();
+  EXPECT_NE(line_starting(answer.body, "hacoboot_build_info"), "") << answer.body;
+  stop_tracer(tool);
+}
+
+// ---------------------------------------------------------------------------
 // --textfile, read by node_exporter's textfile collector
 // ---------------------------------------------------------------------------
 TEST_F(ExporterTest, NodeExporterReadsTheTextfile) {

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -19,13 +20,15 @@ namespace {
 using namespace std::chrono_literals;
 
 const ListenAddress kAnyLoopbackPort{"127.0.0.1", 0};
+// The tests run from their own directory, not the tool's.
+const std::filesystem::path kModule = HACOBOOT_HTTP_MODULE;
 
 MetricsServer::Render fixed(std::string body) {
   return [body = std::move(body)] { return body; };
 }
 
 TEST(MetricsServer, ServesMetricsAsTextFormat004) {
-  const MetricsServer server(kAnyLoopbackPort, fixed("hacoboot_boots_started_total 3\n"));
+  const MetricsServer server(kAnyLoopbackPort, fixed("hacoboot_boots_started_total 3\n"), kModule);
   ASSERT_NE(server.port(), 0);
   httplib::Client client("127.0.0.1", server.port());
   const auto response = client.Get("/metrics");
@@ -37,7 +40,7 @@ TEST(MetricsServer, ServesMetricsAsTextFormat004) {
 
 TEST(MetricsServer, RendersOnEveryScrape) {
   std::atomic<int> scrapes = 0;
-  const MetricsServer server(kAnyLoopbackPort, [&scrapes] { return std::to_string(++scrapes); });
+  const MetricsServer server(kAnyLoopbackPort, [&scrapes] { return std::to_string(++scrapes); }, kModule);
   httplib::Client client("127.0.0.1", server.port());
   for (const char* expected : {"1", "2"}) {
     const auto response = client.Get("/metrics");
@@ -47,7 +50,7 @@ TEST(MetricsServer, RendersOnEveryScrape) {
 }
 
 TEST(MetricsServer, IndexLinksToMetricsAndOtherPathsAreNotFound) {
-  const MetricsServer server(kAnyLoopbackPort, fixed(""));
+  const MetricsServer server(kAnyLoopbackPort, fixed(""), kModule);
   httplib::Client client("127.0.0.1", server.port());
   const auto index = client.Get("/");
   ASSERT_TRUE(index) << httplib::to_string(index.error());
@@ -61,10 +64,10 @@ TEST(MetricsServer, IndexLinksToMetricsAndOtherPathsAreNotFound) {
 }
 
 TEST(MetricsServer, PortInUseIsAnErrorNamingTheAddress) {
-  const MetricsServer first(kAnyLoopbackPort, fixed(""));
+  const MetricsServer first(kAnyLoopbackPort, fixed(""), kModule);
   const ListenAddress same{"127.0.0.1", first.port()};
   try {
-    const MetricsServer second(same, fixed(""));
+    const MetricsServer second(same, fixed(""), kModule);
     FAIL() << "a second server listened on " << to_string(same);
   } catch (const RuntimeError& e) {
     EXPECT_EQ(std::string(e.what()), to_string(same) + ": cannot listen: Address already in use");
@@ -74,7 +77,7 @@ TEST(MetricsServer, PortInUseIsAnErrorNamingTheAddress) {
 TEST(MetricsServer, ServesOnIpv6Loopback) {
   std::optional<MetricsServer> server;
   try {
-    server.emplace(ListenAddress{"::1", 0}, fixed("ok"));
+    server.emplace(ListenAddress{"::1", 0}, fixed("ok"), kModule);
   } catch (const RuntimeError& e) {
     GTEST_SKIP() << "no IPv6 loopback here: " << e.what();
   }
@@ -87,7 +90,7 @@ TEST(MetricsServer, ServesOnIpv6Loopback) {
 TEST(MetricsServer, StopsPromptlyWhileAClientKeepsItsConnection) {
   const auto start = std::chrono::steady_clock::now();
   {
-    const MetricsServer server(kAnyLoopbackPort, fixed("x"));
+    const MetricsServer server(kAnyLoopbackPort, fixed("x"), kModule);
     httplib::Client client("127.0.0.1", server.port());
     client.set_keep_alive(true);
     ASSERT_TRUE(client.Get("/metrics"));
@@ -99,11 +102,33 @@ TEST(MetricsServer, LeavesTheCallersSignalMaskAlone) {
   sigset_t before;
   sigset_t after;
   ::pthread_sigmask(SIG_SETMASK, nullptr, &before);
-  const MetricsServer server(kAnyLoopbackPort, fixed(""));
+  const MetricsServer server(kAnyLoopbackPort, fixed(""), kModule);
   ::pthread_sigmask(SIG_SETMASK, nullptr, &after);
   for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
     EXPECT_EQ(sigismember(&before, signal), sigismember(&after, signal)) << "signal " << signal;
   }
+}
+
+TEST(MetricsServer, MissingModuleIsAnErrorNamingIt) {
+  try {
+    const MetricsServer server(kAnyLoopbackPort, fixed(""), kModule.parent_path() / "no-such-module.so");
+    FAIL() << "a server started without its module";
+  } catch (const RuntimeError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("loading the HTTP module"), std::string::npos) << message;
+    EXPECT_NE(message.find("no-such-module.so"), std::string::npos) << message;
+  }
+}
+
+// Started from the build tree or installed, the tool finds the module in one
+// of the places it looks: beside itself, or its library directory.
+TEST(MetricsServer, ToolLooksBesideItselfThenInItsLibraryDirectory) {
+  const auto candidates = http_module_candidates();
+  ASSERT_EQ(candidates.size(), 2U);
+  const auto here = std::filesystem::read_symlink("/proc/self/exe").parent_path();
+  EXPECT_EQ(candidates[0], here / kHttpModuleName);
+  EXPECT_EQ(candidates[1].filename(), kHttpModuleName);
+  EXPECT_EQ(candidates[1].parent_path().filename(), "hacoboot-sampler");
 }
 
 }  // namespace

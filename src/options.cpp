@@ -76,6 +76,12 @@ constexpr std::array<std::pair<std::string_view, SyscallHooks>, 3> kSyscallHooks
     {"raw_syscalls", SyscallHooks::RawSyscalls},
 }};
 
+constexpr std::array<std::pair<std::string_view, UsdtAttach>, 3> kUsdtAttach{{
+    {"auto", UsdtAttach::Auto},
+    {"uprobe_multi", UsdtAttach::UprobeMulti},
+    {"perf", UsdtAttach::Perf},
+}};
+
 std::string read_file(const std::string& path, const char* option) {
   std::ifstream in(path);
   if (!in) throw UsageError(std::string(option) + ": cannot read " + path);
@@ -160,6 +166,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   std::string format;
   std::string events_format;
   std::string syscall_hooks;
+  std::string usdt_attach;
   app.add_option("-f,--format", format, "Summary: table (default), bpftrace, json, tsv")
       ->type_name("FORMAT")
       ->group("Outputs");
@@ -219,6 +226,10 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   app.add_option("--syscall-hooks", syscall_hooks,
                  "How execve/listen are seen: auto (default: tracepoints when the kernel has them), tracepoints "
                  "(syscalls:*), raw_syscalls (a program on every syscall)")
+      ->type_name("HOW");
+  app.add_option("--usdt-attach", usdt_attach,
+                 "How the probe is attached: auto (default: uprobe_multi when the kernel has it), uprobe_multi "
+                 "(one BPF link, Linux 6.6+), perf (libbpf's perf uprobes)")
       ->type_name("HOW");
   app.add_flag("-q,--quiet", opt.quiet, "No progress line on a terminal");
   app.add_flag("-v,--verbose", opt.verbose, "libbpf's log and the attach choices on stderr");
@@ -293,6 +304,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   if (given("--format")) opt.format = pick(kFormats, format, "--format");
   if (given("--events-format")) opt.events_format = pick(kEventsFormats, events_format, "--events-format");
   if (given("--syscall-hooks")) opt.syscall_hooks = pick(kSyscallHooks, syscall_hooks, "--syscall-hooks");
+  if (given("--usdt-attach")) opt.usdt_attach = pick(kUsdtAttach, usdt_attach, "--usdt-attach");
   if (given("--gate-stat")) {
     const auto statistic = parse_gate_statistic(gate_statistic);
     if (!statistic)

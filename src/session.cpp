@@ -138,6 +138,7 @@ std::unique_ptr<Tracer> start_tracer(const Options& options, const std::string& 
                         .ring_buffer_bytes = options.ring_buffer_bytes,
                         .syscall_tracepoints = lookup ? &*lookup : nullptr,
                         .raw_syscalls_fallback = options.syscall_hooks != SyscallHooks::Tracepoints,
+                        .usdt_attach = options.usdt_attach,
                         .watched_pid = options.pid.value_or(0),
                         .verbose = options.verbose};
   const auto say_hooks = [&](const Tracer& tracer) {
@@ -145,6 +146,7 @@ std::unique_ptr<Tracer> start_tracer(const Options& options, const std::string& 
         (tracer.per_syscall_tracepoints()
              ? std::string("syscalls:* tracepoints")
              : "raw_syscalls (" + (lookup ? lookup->reason() : "--syscall-hooks raw_syscalls") + ")"));
+    say("the probe through " + tracer.usdt_attachment());
   };
 
   if (const auto cached = btf_cache ? btf_cache->cached() : std::nullopt) {

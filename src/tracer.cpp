@@ -14,9 +14,11 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "hacoboot/errors.hpp"
+#include "hacoboot/usdt_multi_link.hpp"
 #include "hacoboot/hacoboot.h"  // the skeleton's .bss holds a struct hacoboot_counters
 
 // clang++ has no _Bool; the skeleton's kconfig struct (from usdt.bpf.h) uses it.
@@ -80,6 +82,25 @@ bpf_link* attach_to_tracepoint(bpf_program* program, int id, const char* name) {
   return link;  // owns the perf event fd from now on
 }
 
+// The phase probe's sites planned for one uprobe_multi link, or nullopt
+// with `why_not` set when libbpf's perf uprobes must do (a kernel before
+// 6.6, arguments only libbpf locates), or when asked for.
+std::optional<UsdtMultiAttach> plan_phase_probe(const Tracer::Config& config, std::string& why_not) {
+  if (config.usdt_attach == UsdtAttach::Perf) {
+    why_not = "--usdt-attach perf";
+    return std::nullopt;
+  }
+  if (!kernel_has_uprobe_multi()) {
+    why_not = "the kernel has no uprobe_multi links (Linux 6.6+)";
+  } else {
+    auto planned = plan_usdt_multi_attach(config.haconiwa_path);
+    if (auto* plan = std::get_if<UsdtMultiAttach>(&planned)) return std::move(*plan);
+    why_not = std::get<std::string>(planned);
+  }
+  if (config.usdt_attach == UsdtAttach::UprobeMulti) throw RuntimeError("--usdt-attach uprobe_multi: " + why_not);
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::span<const std::byte> Tracer::bpf_object() {
@@ -122,6 +143,12 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
     bpf_program__set_autoattach(program, false);
   }
 
+  std::string why_not_multi;
+  const auto phase_probe = plan_phase_probe(config, why_not_multi);
+  if (phase_probe) {
+    bpf_program__set_expected_attach_type(progs.on_phase, static_cast<bpf_attach_type>(uprobe_multi_attach_type()));
+  }
+
   const std::size_t rb_size = ring_buffer_size(config.ring_buffer_bytes);
   if (int err = bpf_map__set_max_entries(skeleton_->maps.events, static_cast<__u32>(rb_size)); err != 0) {
     fail("sizing the ring buffer", err);
@@ -150,11 +177,18 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
     throw RuntimeError("--syscall-hooks tracepoints: " + lookup->reason());
   }
 
-  // pid -1: a per-process uprobe would miss the phases of forked children.
-  skeleton_->links.on_phase = bpf_program__attach_usdt(skeleton_->progs.on_phase, -1, config.haconiwa_path.c_str(),
-                                                       "haconiwa", "bootstrap_phase_pass", nullptr);
-  if (skeleton_->links.on_phase == nullptr) {
-    fail("attaching USDT haconiwa:bootstrap_phase_pass in " + config.haconiwa_path, errno);
+  if (phase_probe) {
+    const bpf_map* specs = bpf_object__find_map_by_name(skeleton_->obj, "__bpf_usdt_specs");
+    if (specs == nullptr) throw RuntimeError("the BPF object has no USDT spec map");
+    phase_link_ = attach_usdt_multi(bpf_program__fd(progs.on_phase), bpf_map__fd(specs), bpf_map__value_size(specs),
+                                    *phase_probe);
+    usdt_attachment_ = "one uprobe_multi link";
+  } else {
+    // pid -1: a per-process uprobe would miss the phases of forked children.
+    links.on_phase = bpf_program__attach_usdt(progs.on_phase, -1, config.haconiwa_path.c_str(), "haconiwa",
+                                              "bootstrap_phase_pass", nullptr);
+    if (links.on_phase == nullptr) fail("attaching USDT haconiwa:bootstrap_phase_pass in " + config.haconiwa_path, errno);
+    usdt_attachment_ = "perf uprobes (" + why_not_multi + ")";
   }
 
   ring_buffer_.reset(ring_buffer__new(bpf_map__fd(skeleton_->maps.events), on_record, this, nullptr));
@@ -163,11 +197,12 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
 
 Tracer::~Tracer() {
   if (!skeleton_) return;
-  // Every detach waits for RCU grace periods (a perf tracepoint's ~60 ms
-  // here): detached at once, the links share them, and Ctrl-C -> exit stays
-  // short. The skeleton then destroys what is left (maps, programs).
+  // Every detach waits for RCU grace periods (a perf event's two, ~27 ms
+  // each here, one of them under a kernel-wide mutex): detached at once,
+  // the links overlap what they can, and Ctrl-C -> exit stays short. The skeleton then destroys what is left (maps, programs).
   auto& links = skeleton_->links;
   std::vector<std::thread> detaching;
+  if (phase_link_.valid()) detaching.emplace_back([link = std::move(phase_link_)]() mutable { link.reset(); });
   for (bpf_link** link : {&links.on_phase, &links.on_fork, &links.on_exec, &links.on_exit, &links.on_sys_enter,
                           &links.on_sys_exit, &links.on_execve, &links.on_execveat, &links.on_listen_exit}) {
     if (*link != nullptr) detaching.emplace_back(bpf_link__destroy, std::exchange(*link, nullptr));

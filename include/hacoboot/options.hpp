@@ -16,6 +16,8 @@ namespace hacoboot {
 enum class EventsFormat : std::uint8_t { Tsv, Jsonl };
 // How the kernel side sees execve and listen.
 enum class SyscallHooks : std::uint8_t { Auto, Tracepoints, RawSyscalls };
+// How the phase probe is attached.
+enum class UsdtAttach : std::uint8_t { Auto, UprobeMulti, Perf };
 
 struct Options {
   // What to trace
@@ -50,6 +52,7 @@ struct Options {
   std::uint64_t ring_buffer_bytes = std::uint64_t{1} << 20;
   std::string btf_cache = "/var/cache/hacoboot-sampler";  // "off": none
   SyscallHooks syscall_hooks = SyscallHooks::Auto;
+  UsdtAttach usdt_attach = UsdtAttach::Auto;
   // Diagnostics
   bool quiet = false;
   bool verbose = false;

@@ -10,7 +10,9 @@
 #include <span>
 #include <string>
 
+#include "hacoboot/options.hpp"
 #include "hacoboot/syscall_tracepoints.hpp"
+#include "hacoboot/unique_fd.hpp"
 
 struct hacoboot_bpf;
 struct ring_buffer;
@@ -45,6 +47,8 @@ class Tracer {
     // A BTF file with the kernel types the programs read (CoreBtfCache);
     // empty: libbpf reads the kernel's whole BTF.
     std::string core_btf{};
+    // uprobe_multi, perf uprobes, or the first of them that works here.
+    UsdtAttach usdt_attach = UsdtAttach::Auto;
     // Only launches by this process or its descendants (--pid); 0: any.
     std::uint32_t watched_pid = 0;
     bool verbose = false;
@@ -68,6 +72,9 @@ class Tracer {
   [[nodiscard]] TracerCounters counters() const;
   // Whether execve/listen come from the per-syscall tracepoints.
   [[nodiscard]] bool per_syscall_tracepoints() const { return per_syscall_tracepoints_; }
+  // How the probe was attached, for -v: "one uprobe_multi link", or "perf
+  // uprobes (why not uprobe_multi)".
+  [[nodiscard]] const std::string& usdt_attachment() const { return usdt_attachment_; }
   // Processes the kernel side still tracks (live launchers and container
   // members): what a run leaves in its maps, 0 once every boot is over.
   [[nodiscard]] std::uint64_t tracked_processes() const;
@@ -84,7 +91,9 @@ class Tracer {
   RecordSink sink_;
   std::exception_ptr sink_error_;
   bool per_syscall_tracepoints_ = false;
+  std::string usdt_attachment_;
   std::unique_ptr<hacoboot_bpf, SkeletonDeleter> skeleton_;
+  UniqueFd phase_link_;  // the uprobe_multi link; unset: the skeleton's on_phase link
   std::unique_ptr<ring_buffer, RingBufferDeleter> ring_buffer_;
 };
 

@@ -15,6 +15,10 @@ struct UsdtProbe {
   std::string arguments;        // e.g. "-8@%rdi -8@%rsi"
   std::uint64_t address = 0;    // link-time address of the probe site
   std::uint64_t semaphore = 0;  // link-time address of its semaphore; 0: none
+  // Where the kernel's uprobe attaches: the offsets in the file of the probe
+  // site and of the semaphore (0: none, or not in the file's segments).
+  std::uint64_t file_offset = 0;
+  std::uint64_t semaphore_file_offset = 0;
 };
 
 // The probe hacoboot-sampler attaches to: arg0 = phase, arg1 = hpid.

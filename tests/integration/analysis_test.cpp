@@ -450,8 +450,9 @@ TEST_F(AnalysisTest, BaselineGatePassesTheSameSpeedAndFailsSlowerBoots) {
   expect_exit(run_boots(kGateBoots, {"-f", "json", "-o", baseline.string(), "-q"}), 0);
   ASSERT_FALSE(HasFailure());
 
-  // 100 %: two noisy cores must not fail a same-speed run.
-  const std::vector<std::string> gate{"--baseline", baseline.string(), "--max-regression", "100", "-q"};
+  // +500 %: a same-speed run on two busy cores was seen 2.6x slower than its
+  // baseline; the slowed run below is ~100x slower.
+  const std::vector<std::string> gate{"--baseline", baseline.string(), "--max-regression", "500", "-q"};
   const auto same = run_boots(kGateBoots, gate);
   expect_exit(same, 0);
   EXPECT_TRUE(contains(same.err, "BASELINE COMPARISON")) << "no comparison table on stderr:\n" << same.err;
@@ -460,9 +461,9 @@ TEST_F(AnalysisTest, BaselineGatePassesTheSameSpeedAndFailsSlowerBoots) {
   }
   EXPECT_TRUE(contains(same.err, "gate: passed")) << same.err;
 
-  // Every container waits 300 ms after phase 12: execve and listen come far
-  // later, even against a baseline slowed down by a busy host.
-  const auto slower = run_boots(kGateBoots, gate, {"--phase-delay", "12:300"});
+  // Every container waits 500 ms after phase 12: execve and listen come far
+  // later (a few ms without), even against a baseline slowed down by a busy host.
+  const auto slower = run_boots(kGateBoots, gate, {"--phase-delay", "12:500"});
   expect_exit(slower, 3);
   for (const std::string metric : {"execve", "listen"}) {
     EXPECT_TRUE(contains(line_starting_with(slower.err, metric + " "), "REGRESSED")) << metric << "\n" << slower.err;

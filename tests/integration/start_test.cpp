@@ -1,5 +1,6 @@
 // How the tool starts: the kernel types CO-RE needs, from a cache filled once
-// per kernel, and the two ways of seeing execve and listen.
+// per kernel, the two ways of seeing execve and listen, and the two ways of
+// attaching the probe.
 #include <sys/stat.h>
 
 #include <fstream>
@@ -91,6 +92,39 @@ TEST_F(StartTest, RawSyscallsFallback) {
   EXPECT_NE(traced.result.err.find("execve/listen through raw_syscalls"), std::string::npos) << traced.result.err;
   expect_boot_counts(traced.summary, 3, 3, 3, 0);
   expect_boots_match_truth(traced, 3);
+}
+
+// Both ways of attaching the probe read the phases and hpids of the same
+// boots; -v says which one ran.
+TEST_F(StartTest, ProbeThroughOneUprobeMultiLink) {
+  const auto traced = trace_boots({"-n", "3"}, {}, {"-v", "--usdt-attach", "uprobe_multi"});
+  ASSERT_FALSE(HasFailure());
+  EXPECT_NE(traced.result.err.find("the probe through one uprobe_multi link"), std::string::npos) << traced.result.err;
+  expect_boot_counts(traced.summary, 3, 3, 3, 0);
+  expect_boots_match_truth(traced, 3);
+}
+
+TEST_F(StartTest, ProbeThroughLibbpfPerfUprobes) {
+  const auto traced = trace_boots({"-n", "3"}, {}, {"-v", "--usdt-attach", "perf"});
+  ASSERT_FALSE(HasFailure());
+  EXPECT_NE(traced.result.err.find("the probe through perf uprobes (--usdt-attach perf)"), std::string::npos)
+      << traced.result.err;
+  expect_boot_counts(traced.summary, 3, 3, 3, 0);
+  expect_boots_match_truth(traced, 3);
+}
+
+// A probe guarded by a semaphore fires only while a tracer has raised it:
+// the binary passes START_SV (argc 1) with its own pid only then.
+TEST_F(StartTest, SemaphoreGuardedProbeIsRaisedByEitherAttachment) {
+  for (const char* how : {"uprobe_multi", "perf"}) {
+    const auto r = run_process({sampler().string(), "--haconiwa", HACOBOOT_SEMAPHORE_PROBES_PATH, "--btf-cache",
+                                HACOBOOT_TEST_BTF_CACHE, "--usdt-attach", how, "--format", "json", "--run",
+                                HACOBOOT_SEMAPHORE_PROBES_PATH},
+                               dir(), 90s);
+    ASSERT_TRUE(r.status.exited && r.status.code == 0) << how << ": " << r.status.describe() << "\nstderr: " << r.err;
+    const auto summary = nlohmann::json::parse(r.out);
+    EXPECT_EQ(summary.value("boots", nlohmann::json::object()).value("started", -1), 1) << how << ": " << r.out;
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -112,6 +113,34 @@ TEST(UsdtNotes, SemaphoreAddressesAreTheSemaphoreSymbols) {
   write_probe_list(HACOBOOT_SEMAPHORE_PROBES_PATH, probes, listing);
   EXPECT_EQ(listing.str().find("none"), std::string::npos) << listing.str();
   EXPECT_EQ(listing.str().find("unrecognised"), std::string::npos) << listing.str();
+}
+
+// The bytes of `path` at `offset`, `count` of them ("" past the end).
+std::string file_bytes(const std::string& path, std::uint64_t offset, std::size_t count) {
+  std::ifstream in(path, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(offset));
+  std::string bytes(count, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(count));
+  return in ? bytes : "";
+}
+
+// The offsets a uprobe attaches at: on x86-64 every probe site is a one-byte
+// nop (0x90) in the file, and a semaphore is a 16-bit counter, 0 in the file.
+TEST(UsdtNotes, FileOffsetsPointAtTheProbeSitesAndSemaphores) {
+  for (const std::string path : {HACOBOOT_LAUNCHER_PATH, HACOBOOT_SEMAPHORE_PROBES_PATH}) {
+    for (const auto& probe : read_usdt_probes(path)) {
+      ASSERT_NE(probe.file_offset, 0U) << path << ": " << probe.name;
+#if defined(__x86_64__)
+      EXPECT_EQ(file_bytes(path, probe.file_offset, 1), "\x90") << path << ": " << probe.name;
+#endif
+      if (probe.semaphore == 0) {
+        EXPECT_EQ(probe.semaphore_file_offset, 0U) << path << ": " << probe.name;
+        continue;
+      }
+      ASSERT_NE(probe.semaphore_file_offset, 0U) << path << ": " << probe.name;
+      EXPECT_EQ(file_bytes(path, probe.semaphore_file_offset, 2), std::string(2, '\0')) << path << ": " << probe.name;
+    }
+  }
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // usdt-semaphore-probes: Haconiwa's three probes, each guarded by a USDT
 // semaphore (the demo launcher's probe has none), with register, constant
 // and memory operands, so that reading .note.stapsdt is checked against
-// readelf on every kind of note the compiler writes. Never traced: it only
-// has to be read.
+// readelf on every kind of note the compiler writes, and so that a tracer
+// is seen raising a semaphore (the phase probe fires only then).
 #define _SDT_HAS_SEMAPHORES 1
 #include <sys/sdt.h>
 #include <unistd.h>

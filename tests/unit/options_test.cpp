@@ -51,6 +51,7 @@ TEST(Options, Defaults) {
   EXPECT_EQ(o.phase_names.name(123), "USR1");
   EXPECT_EQ(o.btf_cache, "/var/cache/hacoboot-sampler");
   EXPECT_EQ(o.syscall_hooks, SyscallHooks::Auto);
+  EXPECT_EQ(o.usdt_attach, UsdtAttach::Auto);
   EXPECT_EQ(cl.exit_message, std::nullopt);
   EXPECT_TRUE(cl.warnings.empty());
 }
@@ -77,7 +78,7 @@ TEST(Options, EveryOptionInLongForm) {
                         "make boot", "--count", "3", "--duration", "5m", "--warmup", "2", "--hist", "--timeline",
                         "boots.svg", "--trace-out", "boots.trace.json", "--baseline", "base.json", "--max-regression",
                         "15.5", "--gate-stat", "p90", "--gate", "execve,CONTAINER_CHROOTED,16", "--btf-cache",
-                        "/tmp/btf", "--syscall-hooks", "raw_syscalls", "--quiet", "--verbose", "/bin/busybox");
+                        "/tmp/btf", "--syscall-hooks", "raw_syscalls", "--usdt-attach", "perf", "--quiet", "--verbose", "/bin/busybox");
   const auto& o = cl.options;
   EXPECT_EQ(o.command, "/bin/busybox");
   EXPECT_EQ(o.haconiwa, "/opt/haconiwa/bin/haconiwa");
@@ -99,6 +100,7 @@ TEST(Options, EveryOptionInLongForm) {
   EXPECT_EQ(o.gate.gated, (std::set<std::string>{"execve", "phase:18", "phase:16"}));
   EXPECT_EQ(o.btf_cache, "/tmp/btf");
   EXPECT_EQ(o.syscall_hooks, SyscallHooks::RawSyscalls);
+  EXPECT_EQ(o.usdt_attach, UsdtAttach::Perf);
   EXPECT_TRUE(o.quiet);
   EXPECT_TRUE(o.verbose);
   EXPECT_TRUE(cl.warnings.empty());
@@ -121,6 +123,8 @@ TEST(Options, UnknownFormatIsAUsageError) {
   EXPECT_THROW(parse("-f", "jsonl"), UsageError);
   EXPECT_THROW(parse("--events-format", "csv"), UsageError);
   EXPECT_THROW(parse("--syscall-hooks", "fentry"), UsageError);
+  EXPECT_THROW(parse("--usdt-attach", "kprobe"), UsageError);
+  EXPECT_EQ(parse("--usdt-attach", "uprobe_multi").options.usdt_attach, UsdtAttach::UprobeMulti);
 }
 
 // `-f "$FORMAT"` with FORMAT unset: an empty value is no format, and must be

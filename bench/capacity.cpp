@@ -4,7 +4,7 @@
 //   hacoboot-bench-capacity MARKER PRODUCERS HITS
 //
 // Loads the tool's own BPF object through its Tracer (same ring buffer size,
-// same 20 ms poll as the tool's session), attaches the USDT probe to MARKER
+// same poll interval as the tool's session), attaches the USDT probe to MARKER
 // (hacoboot-bench-marker), runs PRODUCERS copies of `MARKER hits HITS` at
 // once and counts every record that reaches user space. Each producer emits
 // HITS phase events and one exit event (it passes phases 1 and 2 under its
@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "hacoboot/hacoboot.h"
+#include "hacoboot/session.hpp"
 #include "hacoboot/tracer.hpp"
 
 extern char** environ;
@@ -85,10 +86,10 @@ int run(const std::string& marker, long producers, long hits) {
   }
   posix_spawn_file_actions_destroy(&quiet);
 
-  // The tool's session loop: poll every 20 ms until the producers are done.
+  // The tool's session loop: poll until the producers are done.
   std::int64_t end = 0;
   while (!running.empty()) {
-    tracer.poll(std::chrono::milliseconds(20));
+    tracer.poll(hacoboot::kPollInterval);
     for (auto it = running.begin(); it != running.end();) {
       int status = 0;
       if (waitpid(*it, &status, WNOHANG) == *it) {

@@ -6,6 +6,7 @@
 //                                                   (phases 11-21, then execve)
 #include "truth.hpp"
 
+#include <fcntl.h>
 #include <getopt.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -69,6 +70,7 @@ struct Options {
   std::string truth_path;
   bool die_before_exec = false;
   bool namespaces = true;
+  bool execveat = false;  // exec COMMAND through execveat(2)
   std::array<long, kMaxPhase + 1> delay_ms{};
   std::vector<char*> command;  // nullptr-terminated, for execve
 };
@@ -137,7 +139,11 @@ int wait_status(pid_t pid) {
   pass(ctx, kContainerExecing, hpid);
   ctx.truth.record(hpid, "exec_lo", monotonic_ns());
   // execve, not execvp: the tracer matches the exec filename against COMMAND.
-  execve(ctx.opt.command[0], ctx.opt.command.data(), envp);
+  if (ctx.opt.execveat) {
+    syscall(SYS_execveat, AT_FDCWD, ctx.opt.command[0], ctx.opt.command.data(), envp, 0);
+  } else {
+    execve(ctx.opt.command[0], ctx.opt.command.data(), envp);
+  }
   std::fprintf(stderr, "hacoboot-launcher: cannot execute %s: %s\n", ctx.opt.command[0], std::strerror(errno));
   _exit(kExitContainerFailed);
 }
@@ -253,6 +259,7 @@ constexpr const char* kUsage =
     "      --die-before-exec    container exits 1 after phase 20 instead of exec'ing\n"
     "      --phase-delay PHASE:MS  sleep MS ms after passing PHASE (repeatable)\n"
     "      --no-namespaces      do not create namespaces (for non-root use)\n"
+    "      --execveat           the container runs COMMAND with execveat(2), not execve\n"
     "  -h, --help               show this help\n"
     "COMMAND is executed as given (no PATH lookup) with HACOBOOT_HPID and, with\n"
     "--truth, HACOBOOT_TRUTH added to the environment.\n";
@@ -285,7 +292,7 @@ void parse_phase_delay(const char* text, Options& opt) {
 }
 
 Options parse_options(int argc, char** argv) {
-  enum : int { kTruth = 256, kDie, kDelay, kNoNs };
+  enum : int { kTruth = 256, kDie, kDelay, kNoNs, kExecveat };
   static const option long_options[] = {
       {"boots", required_argument, nullptr, 'n'},
       {"parallel", required_argument, nullptr, 'j'},
@@ -293,6 +300,7 @@ Options parse_options(int argc, char** argv) {
       {"die-before-exec", no_argument, nullptr, kDie},
       {"phase-delay", required_argument, nullptr, kDelay},
       {"no-namespaces", no_argument, nullptr, kNoNs},
+      {"execveat", no_argument, nullptr, kExecveat},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0},
   };
@@ -315,6 +323,7 @@ Options parse_options(int argc, char** argv) {
       case kDie: opt.die_before_exec = true; break;
       case kDelay: parse_phase_delay(optarg, opt); break;
       case kNoNs: opt.namespaces = false; break;
+      case kExecveat: opt.execveat = true; break;
       case 'h': std::fputs(kUsage, stdout); std::exit(0);
       case ':': usage_error(std::string("option ") + argv[optind - 1] + " needs an argument");
       default:  // optopt is 0 for an unknown long option

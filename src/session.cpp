@@ -42,9 +42,6 @@
 namespace hacoboot {
 namespace {
 
-// Signals interrupt the wait at once; producers wake it when the ring buffer
-// fills up. 50 ms keeps an idle tool at 20 wake-ups a second.
-constexpr auto kPollInterval = std::chrono::milliseconds(50);
 // Boots kept for --timeline / --trace-out: the pictures are for looking at,
 // and memory must not grow with the length of the run.
 constexpr std::size_t kMaxPictured = 10'000;

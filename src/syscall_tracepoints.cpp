@@ -21,7 +21,7 @@ namespace {
 
 constexpr const char* kTracefs = "/sys/kernel/tracing";
 constexpr const char* kDebugfsTracing = "/sys/kernel/debug/tracing";
-constexpr std::array<const char*, 3> kEvents = {"sys_enter_execve", "sys_enter_execveat", "sys_exit_listen"};
+constexpr std::array<const char*, 2> kEvents = {"sys_enter_execve", "sys_exit_listen"};
 using Ids = std::array<int, kEvents.size()>;
 
 // "<root>/events/syscalls/<event>/id" for each event, built before any fork.
@@ -50,7 +50,7 @@ bool read_ids(const std::vector<std::string>& paths, Ids& ids) {
 }
 
 SyscallTracepointIds to_ids(const Ids& ids) {
-  return {.execve_enter = ids[0], .execveat_enter = ids[1], .listen_exit = ids[2]};
+  return {.execve_enter = ids[0], .listen_exit = ids[1]};
 }
 
 }  // namespace

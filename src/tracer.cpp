@@ -131,7 +131,7 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   // still being looked up (in parallel with the load); one is attached, below.
   auto& progs = skeleton_->progs;
   auto* lookup = config.syscall_tracepoints;
-  const std::array tracepoint_programs{progs.on_execve, progs.on_execveat, progs.on_listen_exit};
+  const std::array tracepoint_programs{progs.on_execve, progs.on_listen_exit};
   const std::array raw_syscall_programs{progs.on_sys_enter, progs.on_sys_exit};
   for (bpf_program* program : tracepoint_programs) {
     bpf_program__set_autoload(program, lookup != nullptr);
@@ -165,7 +165,6 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   const auto ids = lookup != nullptr ? lookup->result() : std::nullopt;
   if (ids) {
     links.on_execve = attach_to_tracepoint(progs.on_execve, ids->execve_enter, "sys_enter_execve");
-    links.on_execveat = attach_to_tracepoint(progs.on_execveat, ids->execveat_enter, "sys_enter_execveat");
     links.on_listen_exit = attach_to_tracepoint(progs.on_listen_exit, ids->listen_exit, "sys_exit_listen");
     per_syscall_tracepoints_ = true;
   } else if (config.raw_syscalls_fallback) {
@@ -204,7 +203,7 @@ Tracer::~Tracer() {
   std::vector<std::thread> detaching;
   if (phase_link_.valid()) detaching.emplace_back([link = std::move(phase_link_)]() mutable { link.reset(); });
   for (bpf_link** link : {&links.on_phase, &links.on_fork, &links.on_exec, &links.on_exit, &links.on_sys_enter,
-                          &links.on_sys_exit, &links.on_execve, &links.on_execveat, &links.on_listen_exit}) {
+                          &links.on_sys_exit, &links.on_execve, &links.on_listen_exit}) {
     if (*link != nullptr) detaching.emplace_back(bpf_link__destroy, std::exchange(*link, nullptr));
   }
   for (auto& thread : detaching) thread.join();

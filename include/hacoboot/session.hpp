@@ -1,10 +1,16 @@
 #pragma once
 
+#include <chrono>
 #include <iosfwd>
 
 #include "hacoboot/options.hpp"
 
 namespace hacoboot {
+
+// The event loop's longest wait for records. Signals interrupt the wait at
+// once; producers wake it when the ring buffer fills up. 50 ms keeps an idle
+// tool at 20 wake-ups a second.
+inline constexpr std::chrono::milliseconds kPollInterval{50};
 
 // One tracing run, start to summary: checks, load and attach, the --run
 // child, the event loop, the report. Returns the process exit status; throws

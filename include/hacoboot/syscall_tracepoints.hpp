@@ -10,7 +10,6 @@ namespace hacoboot {
 // Perf event ids of the per-syscall tracepoints the kernel side attaches to.
 struct SyscallTracepointIds {
   int execve_enter = -1;    // syscalls:sys_enter_execve
-  int execveat_enter = -1;  // syscalls:sys_enter_execveat
   int listen_exit = -1;     // syscalls:sys_exit_listen
 };
 

@@ -37,6 +37,19 @@ TEST_F(BootsTest, ConcurrentBootsAreNotMixedUp) {
   EXPECT_EQ(hpids, truth_hpids) << "the traced boots are not the launcher's supervisors";
 }
 
+// A container exec'ing its command with execveat(2) (fexecve) is measured
+// like one calling execve, timed when the exec completes, with either set of
+// syscall hooks; the figure stays inside the ground truth's bracket.
+TEST_F(BootsTest, ExecveatIsMeasuredLikeExecve) {
+  for (const char* hooks : {"tracepoints", "raw_syscalls"}) {
+    SCOPED_TRACE(hooks);
+    const auto traced = trace_boots({"-n", "3", "--execveat"}, {}, {"--syscall-hooks", hooks});
+    ASSERT_FALSE(HasFailure());
+    expect_boot_counts(traced.summary, 3, 3, 3, 0);
+    expect_boots_match_truth(traced, 3);
+  }
+}
+
 TEST_F(BootsTest, ContainerDyingBeforeExecIsIncomplete) {
   const auto traced = trace_boots({"-n", "5", "--die-before-exec"});
   ASSERT_FALSE(HasFailure());

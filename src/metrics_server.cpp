@@ -30,7 +30,8 @@ std::filesystem::path find_http_module() {
     if (std::filesystem::is_regular_file(candidate, error)) return candidate;
     looked_in += (looked_in.empty() ? "" : ", ") + candidate.string();
   }
-  throw RuntimeError(std::string("--serve needs the HTTP module ") + kHttpModuleName + ", installed with the tool (looked in " +
+  throw RuntimeError(std::string("--serve needs the HTTP module ") + kHttpModuleName +
+                     ", installed with the tool (looked in " +
                      (looked_in.empty() ? "nothing: /proc/self/exe is unreadable" : looked_in) + ")");
 }
 

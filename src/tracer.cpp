@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "hacoboot/errors.hpp"
-#include "hacoboot/usdt_multi_link.hpp"
 #include "hacoboot/hacoboot.h"  // the skeleton's .bss holds a struct hacoboot_counters
+#include "hacoboot/usdt_multi_link.hpp"
 
 // clang++ has no _Bool; the skeleton's kconfig struct (from usdt.bpf.h) uses it.
 #if defined(__clang__)
@@ -186,7 +186,8 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
     // pid -1: a per-process uprobe would miss the phases of forked children.
     links.on_phase = bpf_program__attach_usdt(progs.on_phase, -1, config.haconiwa_path.c_str(), "haconiwa",
                                               "bootstrap_phase_pass", nullptr);
-    if (links.on_phase == nullptr) fail("attaching USDT haconiwa:bootstrap_phase_pass in " + config.haconiwa_path, errno);
+    if (links.on_phase == nullptr)
+      fail("attaching USDT haconiwa:bootstrap_phase_pass in " + config.haconiwa_path, errno);
     usdt_attachment_ = "perf uprobes (" + why_not_multi + ")";
   }
 
@@ -198,7 +199,8 @@ Tracer::~Tracer() {
   if (!skeleton_) return;
   // Every detach waits for RCU grace periods (a perf event's two, ~27 ms
   // each here, one of them under a kernel-wide mutex): detached at once,
-  // the links overlap what they can, and Ctrl-C -> exit stays short. The skeleton then destroys what is left (maps, programs).
+  // the links overlap what they can, and Ctrl-C -> exit stays short. The skeleton then destroys what is left (maps,
+  // programs).
   auto& links = skeleton_->links;
   std::vector<std::thread> detaching;
   if (phase_link_.valid()) detaching.emplace_back([link = std::move(phase_link_)]() mutable { link.reset(); });

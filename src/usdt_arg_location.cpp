@@ -11,7 +11,7 @@ namespace {
 #if defined(__x86_64__)
 struct RegisterNames {
   std::array<std::string_view, 4> names;  // 64-, 32-, 16- and 8-bit
-  std::int16_t offset;                    // in the kernel's x86-64 struct pt_regs
+  std::int16_t offset = 0;                // in the kernel's x86-64 struct pt_regs
 };
 
 // The kernel's x86-64 struct pt_regs: r15 r14 r13 r12 bp bx r11 r10 r9 r8 ax

@@ -96,9 +96,8 @@ std::variant<UsdtMultiAttach, std::string> plan_usdt_multi_attach(const std::str
     if (probe.file_offset == 0 || (probe.semaphore != 0 && probe.semaphore_file_offset == 0)) {
       return std::string("a probe site outside the binary's loadable segments");
     }
-    UsdtMultiAttach::Site site{.file_offset = probe.file_offset,
-                               .semaphore_file_offset = probe.semaphore_file_offset,
-                               .arguments = {}};
+    UsdtMultiAttach::Site site{
+        .file_offset = probe.file_offset, .semaphore_file_offset = probe.semaphore_file_offset, .arguments = {}};
     for (const auto& argument : parse_usdt_arguments(probe.arguments)) {
       const auto location = locate_usdt_argument(argument);
       if (!location) return "argument '" + argument.operand + "' is for libbpf to locate";

@@ -118,8 +118,8 @@ std::vector<UsdtProbe> read_usdt_probes(const std::string& path) {
   for (Elf_Scn* section = elf_nextscn(elf.get(), nullptr); section != nullptr;
        section = elf_nextscn(elf.get(), section)) {
     GElf_Shdr shdr{};
-    const char* name = gelf_getshdr(section, &shdr) != nullptr ? elf_strptr(elf.get(), section_names, shdr.sh_name)
-                                                                : nullptr;
+    const char* name =
+        gelf_getshdr(section, &shdr) != nullptr ? elf_strptr(elf.get(), section_names, shdr.sh_name) : nullptr;
     if (name != nullptr && std::strcmp(name, ".stapsdt.base") == 0) base_section = shdr.sh_addr;
   }
 

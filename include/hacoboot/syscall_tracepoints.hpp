@@ -9,8 +9,8 @@ namespace hacoboot {
 
 // Perf event ids of the per-syscall tracepoints the kernel side attaches to.
 struct SyscallTracepointIds {
-  int execve_enter = -1;    // syscalls:sys_enter_execve
-  int listen_exit = -1;     // syscalls:sys_exit_listen
+  int execve_enter = -1;  // syscalls:sys_enter_execve
+  int listen_exit = -1;   // syscalls:sys_exit_listen
 };
 
 // Reads the ids from tracefs: the mounted one, or, when tracefs is not

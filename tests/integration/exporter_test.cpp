@@ -477,8 +477,8 @@ std::string mapped_files(pid_t pid) {
 
 TEST_F(ExporterTest, InstalledToolLoadsItsHttpModuleOnlyToServe) {
   const auto prefix = dir() / "prefix";
-  const auto install = run_process({HACOBOOT_CMAKE_COMMAND, "--install", HACOBOOT_BUILD_DIR, "--prefix", prefix.string()},
-                                   dir(), 120s);
+  const auto install =
+      run_process({HACOBOOT_CMAKE_COMMAND, "--install", HACOBOOT_BUILD_DIR, "--prefix", prefix.string()}, dir(), 120s);
   ASSERT_TRUE(install.status.exited && install.status.code == 0) << install.status.describe() << "\n" << install.err;
   const auto installed = prefix / "bin" / "hacoboot-sampler";
 

@@ -116,6 +116,15 @@ bool asleep_in_nanosleep(pid_t pid) {
   return number == SYS_clock_nanosleep;
 }
 
+// Exited: no such process, or a zombie no one has reaped yet.
+bool has_exited(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const auto state_at = line.rfind(')') + 2;
+  return state_at >= line.size() || line[state_at] == 'Z' || line[state_at] == 'X';
+}
+
 bool blocked_writing_stdout(pid_t pid) {
   const auto [number, fd] = current_syscall(pid);
   return (number == SYS_write || number == SYS_writev) && fd == "0x1";
@@ -283,6 +292,12 @@ class FaultKillTest : public FaultTest {
     ASSERT_NO_FATAL_FAILURE(signal_ours(target, SIGKILL, launcher().string()));
     boot.wait_or_kill(60s);
     expect_all_gone(truth_path.string());
+    // An orphaned container is looked for by pid too: in the middle of its
+    // execve its /proc cmdline and environ read empty for a moment.
+    if (out.container > 0) {
+      EXPECT_TRUE(wait_until([&] { return has_exited(static_cast<pid_t>(out.container)); }, 30s))
+          << "container " << out.container << " still running";
+    }
     out.summary = stop_tracer(*tracer);
     out.rows = parse_boot_rows(read_file(rows_path));
     out.truth = parse_truth(read_file(truth_path));

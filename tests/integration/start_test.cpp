@@ -22,6 +22,18 @@ class StartTest : public IntegrationTest {
     return r;
   }
 
+  // Three boots traced with -v and `args`: every one measured within the
+  // ground truth, and stderr says `said` (which hooks or attachment ran).
+  void expect_three_boots_traced(const std::vector<std::string>& args, const std::string& said) {
+    std::vector<std::string> all{"-v"};
+    all.insert(all.end(), args.begin(), args.end());
+    const auto traced = trace_boots({"-n", "3"}, {}, all);
+    ASSERT_FALSE(HasFailure());
+    EXPECT_NE(traced.result.err.find(said), std::string::npos) << traced.result.err;
+    expect_boot_counts(traced.summary, 3, 3, 3, 0);
+    expect_boots_match_truth(traced, 3);
+  }
+
   static std::vector<std::filesystem::path> files_in(const std::filesystem::path& directory) {
     std::vector<std::filesystem::path> files;
     for (const auto& entry : std::filesystem::directory_iterator(directory)) files.push_back(entry.path());
@@ -87,40 +99,27 @@ TEST_F(StartTest, SyscallTracepointsWithoutTracefsMountedOnTheHost) {
 }
 
 TEST_F(StartTest, RawSyscallsFallback) {
-  const auto traced = trace_boots({"-n", "3"}, {}, {"-v", "--syscall-hooks", "raw_syscalls"});
-  ASSERT_FALSE(HasFailure());
-  EXPECT_NE(traced.result.err.find("execve/listen through raw_syscalls"), std::string::npos) << traced.result.err;
-  expect_boot_counts(traced.summary, 3, 3, 3, 0);
-  expect_boots_match_truth(traced, 3);
+  expect_three_boots_traced({"--syscall-hooks", "raw_syscalls"}, "execve/listen through raw_syscalls");
 }
 
 // Both ways of attaching the probe read the phases and hpids of the same
 // boots; -v says which one ran.
 TEST_F(StartTest, ProbeThroughOneUprobeMultiLink) {
-  const auto traced = trace_boots({"-n", "3"}, {}, {"-v", "--usdt-attach", "uprobe_multi"});
-  ASSERT_FALSE(HasFailure());
-  EXPECT_NE(traced.result.err.find("the probe through one uprobe_multi link"), std::string::npos) << traced.result.err;
-  expect_boot_counts(traced.summary, 3, 3, 3, 0);
-  expect_boots_match_truth(traced, 3);
+  expect_three_boots_traced({"--usdt-attach", "uprobe_multi"}, "the probe through one uprobe_multi link");
 }
 
 TEST_F(StartTest, ProbeThroughLibbpfPerfUprobes) {
-  const auto traced = trace_boots({"-n", "3"}, {}, {"-v", "--usdt-attach", "perf"});
-  ASSERT_FALSE(HasFailure());
-  EXPECT_NE(traced.result.err.find("the probe through perf uprobes (--usdt-attach perf)"), std::string::npos)
-      << traced.result.err;
-  expect_boot_counts(traced.summary, 3, 3, 3, 0);
-  expect_boots_match_truth(traced, 3);
+  expect_three_boots_traced({"--usdt-attach", "perf"}, "the probe through perf uprobes (--usdt-attach perf)");
 }
 
 // A probe guarded by a semaphore fires only while a tracer has raised it:
 // the binary passes START_SV (argc 1) with its own pid only then.
 TEST_F(StartTest, SemaphoreGuardedProbeIsRaisedByEitherAttachment) {
   for (const char* how : {"uprobe_multi", "perf"}) {
-    const auto r = run_process({sampler().string(), "--haconiwa", HACOBOOT_SEMAPHORE_PROBES_PATH, "--btf-cache",
-                                HACOBOOT_TEST_BTF_CACHE, "--usdt-attach", how, "--format", "json", "--run",
-                                HACOBOOT_SEMAPHORE_PROBES_PATH},
-                               dir(), 90s);
+    const auto r = run_process(
+        {sampler().string(), "--haconiwa", HACOBOOT_SEMAPHORE_PROBES_PATH, "--btf-cache", HACOBOOT_TEST_BTF_CACHE,
+         "--usdt-attach", how, "--format", "json", "--run", HACOBOOT_SEMAPHORE_PROBES_PATH},
+        dir(), 90s);
     ASSERT_TRUE(r.status.exited && r.status.code == 0) << how << ": " << r.status.describe() << "\nstderr: " << r.err;
     const auto summary = nlohmann::json::parse(r.out);
     EXPECT_EQ(summary.value("boots", nlohmann::json::object()).value("started", -1), 1) << how << ": " << r.out;

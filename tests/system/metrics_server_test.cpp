@@ -40,7 +40,8 @@ TEST(MetricsServer, ServesMetricsAsTextFormat004) {
 
 TEST(MetricsServer, RendersOnEveryScrape) {
   std::atomic<int> scrapes = 0;
-  const MetricsServer server(kAnyLoopbackPort, [&scrapes] { return std::to_string(++scrapes); }, kModule);
+  const MetricsServer server(
+      kAnyLoopbackPort, [&scrapes] { return std::to_string(++scrapes); }, kModule);
   httplib::Client client("127.0.0.1", server.port());
   for (const char* expected : {"1", "2"}) {
     const auto response = client.Get("/metrics");

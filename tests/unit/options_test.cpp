@@ -73,12 +73,13 @@ TEST(Options, EveryOptionInShortForm) {
 }
 
 TEST(Options, EveryOptionInLongForm) {
-  const auto cl = parse("--haconiwa", "/opt/haconiwa/bin/haconiwa", "--format", "json", "--output", "boot.json",
-                        "--events", "boots.jsonl", "--events-format", "jsonl", "--from", "START_FORK", "--run",
-                        "make boot", "--count", "3", "--duration", "5m", "--warmup", "2", "--hist", "--timeline",
-                        "boots.svg", "--trace-out", "boots.trace.json", "--baseline", "base.json", "--max-regression",
-                        "15.5", "--gate-stat", "p90", "--gate", "execve,CONTAINER_CHROOTED,16", "--btf-cache",
-                        "/tmp/btf", "--syscall-hooks", "raw_syscalls", "--usdt-attach", "perf", "--quiet", "--verbose", "/bin/busybox");
+  const auto cl =
+      parse("--haconiwa", "/opt/haconiwa/bin/haconiwa", "--format", "json", "--output", "boot.json", "--events",
+            "boots.jsonl", "--events-format", "jsonl", "--from", "START_FORK", "--run", "make boot", "--count", "3",
+            "--duration", "5m", "--warmup", "2", "--hist", "--timeline", "boots.svg", "--trace-out", "boots.trace.json",
+            "--baseline", "base.json", "--max-regression", "15.5", "--gate-stat", "p90", "--gate",
+            "execve,CONTAINER_CHROOTED,16", "--btf-cache", "/tmp/btf", "--syscall-hooks", "raw_syscalls",
+            "--usdt-attach", "perf", "--quiet", "--verbose", "/bin/busybox");
   const auto& o = cl.options;
   EXPECT_EQ(o.command, "/bin/busybox");
   EXPECT_EQ(o.haconiwa, "/opt/haconiwa/bin/haconiwa");

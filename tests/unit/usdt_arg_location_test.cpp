@@ -32,7 +32,8 @@ TEST(UsdtArgLocation, NarrowRegistersReadTheWholeRegisterAndShift) {
 }
 
 TEST(UsdtArgLocation, StackSlotsAreReadThroughTheirBaseRegister) {
-  EXPECT_EQ(locate("-4@-12(%rbp)"), (UsdtArgLocation{Type::RegisterDeref, static_cast<std::uint64_t>(-12), 32, true, 32}));
+  EXPECT_EQ(locate("-4@-12(%rbp)"),
+            (UsdtArgLocation{Type::RegisterDeref, static_cast<std::uint64_t>(-12), 32, true, 32}));
   EXPECT_EQ(locate("8@(%rsp)"), (UsdtArgLocation{Type::RegisterDeref, 0, 152, false, 0}));
   EXPECT_EQ(locate("8@16(%rax)"), (UsdtArgLocation{Type::RegisterDeref, 16, 80, false, 0}));
 }

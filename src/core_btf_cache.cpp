@@ -18,6 +18,7 @@
 #include <string_view>
 #include "hacoboot/btf_cache_key.hpp"
 #include "hacoboot/c_strings.hpp"
+#include "hacoboot/cache_trust.hpp"
 
 namespace hacoboot {
 namespace {
@@ -30,14 +31,6 @@ std::optional<std::string> running_kernel_build_id() {
   std::ifstream in(kKernelNotes, std::ios::binary);
   const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return gnu_build_id(std::as_bytes(std::span(bytes)));
-}
-
-// Owned by us (root) and writable by nobody else: what CO-RE reads from it
-// decides which kernel memory the programs read.
-bool trusted(const std::filesystem::path& path, mode_t type) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0 && (st.st_mode & S_IFMT) == type && st.st_uid == ::geteuid() &&
-         (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
 }
 
 std::optional<std::filesystem::path> find_bpftool() {
@@ -70,7 +63,7 @@ CoreBtfCache::~CoreBtfCache() {
 }
 
 std::optional<std::filesystem::path> CoreBtfCache::cached() const {
-  if (!file_ || !trusted(directory_, S_IFDIR) || !trusted(*file_, S_IFREG)) return std::nullopt;
+  if (!file_ || !owned_by_us_alone(directory_, S_IFDIR) || !owned_by_us_alone(*file_, S_IFREG)) return std::nullopt;
   return file_;
 }
 
@@ -86,7 +79,7 @@ std::string CoreBtfCache::start_filling() {
   if (::mkdir(directory_.c_str(), 0700) != 0 && errno != EEXIST) {
     return "cannot create " + directory_.string() + ": " + std::strerror(errno);
   }
-  if (!trusted(directory_, S_IFDIR)) {
+  if (!owned_by_us_alone(directory_, S_IFDIR)) {
     return directory_.string() + " is not a directory only this user can write to: not caching BTF there";
   }
   object_copy_.emplace((directory_ / ".object-XXXXXX").string());
@@ -137,7 +130,10 @@ void CoreBtfCache::finish_filling(std::chrono::milliseconds patience) {
     }
   } else if (done == filler_ && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     ::fchmod(extract_->fd(), 0644);
-    extract_->rename_to(file_->string());
+    // Extracts for the other kernels stay: one may be booted again.
+    const auto name = file_->filename().string();
+    if (extract_->rename_to(file_->string()))
+      remove_superseded(directory_, name.substr(0, name.find('-') + 1), ".btf", *file_);
   }
   filler_ = -1;
   object_copy_.reset();

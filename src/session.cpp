@@ -127,7 +127,8 @@ class MetricsExport {
 std::unique_ptr<Tracer> start_tracer(const Options& options, const std::string& haconiwa, CoreBtfCache* btf_cache,
                                      std::ostream& diagnostics, Tracer::RecordSink sink) {
   std::optional<SyscallTracepointLookup> lookup;
-  if (options.syscall_hooks != SyscallHooks::RawSyscalls) lookup.emplace();
+  // The tracepoint ids are cached beside the kernel types, or not at all.
+  if (options.syscall_hooks != SyscallHooks::RawSyscalls) lookup.emplace(btf_cache ? options.btf_cache : "");
   const auto say = [&](const std::string& what) {
     if (options.verbose) diagnostics << "hacoboot-sampler: " << what << '\n';
   };
@@ -141,7 +142,7 @@ std::unique_ptr<Tracer> start_tracer(const Options& options, const std::string& 
   const auto say_hooks = [&](const Tracer& tracer) {
     say("execve/listen through " +
         (tracer.per_syscall_tracepoints()
-             ? std::string("syscalls:* tracepoints")
+             ? "syscalls:* tracepoints (ids from " + lookup->source() + ")"
              : "raw_syscalls (" + (lookup ? lookup->reason() : "--syscall-hooks raw_syscalls") + ")"));
     say("the probe through " + tracer.usdt_attachment());
   };

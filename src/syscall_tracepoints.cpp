@@ -1,8 +1,11 @@
 #include "hacoboot/syscall_tracepoints.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,9 +14,14 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "hacoboot/cache_trust.hpp"
+#include "hacoboot/errors.hpp"
+#include "hacoboot/textfile.hpp"
 #include "hacoboot/unique_fd.hpp"
 
 namespace hacoboot {
@@ -23,6 +31,8 @@ constexpr const char* kTracefs = "/sys/kernel/tracing";
 constexpr const char* kDebugfsTracing = "/sys/kernel/debug/tracing";
 constexpr std::array<const char*, 2> kEvents = {"sys_enter_execve", "sys_exit_listen"};
 using Ids = std::array<int, kEvents.size()>;
+// The ids cache: one file per boot, named by its boot id.
+constexpr std::string_view kCachePrefix = "syscall-tracepoints-";
 
 // "<root>/events/syscalls/<event>/id" for each event, built before any fork.
 std::vector<std::string> id_paths(const char* root) {
@@ -53,14 +63,50 @@ SyscallTracepointIds to_ids(const Ids& ids) {
   return {.execve_enter = ids[0], .listen_exit = ids[1]};
 }
 
+// The cache file: the ids in kEvents' order, e.g. "862 2235\n".
+std::optional<Ids> read_cached_ids(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  Ids ids{};
+  for (int& id : ids) {
+    if (!(in >> id) || id <= 0) return std::nullopt;
+  }
+  std::string rest;
+  if (in >> rest) return std::nullopt;
+  return ids;
+}
+
+void write_cached_ids(const std::filesystem::path& file, const SyscallTracepointIds& ids) {
+  const auto directory = file.parent_path();
+  if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) return;
+  if (!owned_by_us_alone(directory, S_IFDIR)) return;
+  try {
+    write_file_atomically(file.string(), fmt::format("{} {}\n", ids.execve_enter, ids.listen_exit));
+  } catch (const RuntimeError&) {
+    return;  // a cache: the next run looks the ids up again
+  }
+  remove_superseded(directory, std::string(kCachePrefix), "", file);
+}
+
 }  // namespace
 
-SyscallTracepointLookup::SyscallTracepointLookup() {
+SyscallTracepointLookup::SyscallTracepointLookup(const std::filesystem::path& cache_dir) {
   for (const char* root : {kTracefs, kDebugfsTracing}) {
     Ids found{};
     if (read_ids(id_paths(root), found)) {
       ids_ = to_ids(found);
+      source_ = root;
       return;
+    }
+  }
+  const auto boot_id = cache_dir.empty() ? std::nullopt : current_boot_id();
+  if (boot_id) {
+    cache_file_ = cache_dir / (std::string(kCachePrefix) + *boot_id);
+    if (owned_by_us_alone(cache_dir, S_IFDIR) && owned_by_us_alone(*cache_file_, S_IFREG)) {
+      if (const auto cached = read_cached_ids(*cache_file_)) {
+        ids_ = to_ids(*cached);
+        source_ = cache_file_->string() + " (cached)";
+        return;
+      }
     }
   }
   // A private mount namespace, tracefs mounted there, the ids sent back
@@ -91,6 +137,12 @@ SyscallTracepointLookup::SyscallTracepointLookup() {
   reply_fd_ = fds[0];
 }
 
+bool SyscallTracepointLookup::ready() const {
+  if (child_ < 0) return true;
+  pollfd reply{.fd = reply_fd_, .events = POLLIN, .revents = 0};
+  return ::poll(&reply, 1, 0) == 1;
+}
+
 SyscallTracepointLookup::~SyscallTracepointLookup() {
   (void)result();
 }
@@ -113,6 +165,8 @@ std::optional<SyscallTracepointIds> SyscallTracepointLookup::result() {
     Ids ids{};
     std::memcpy(ids.data(), bytes.data(), sizeof(ids));
     ids_ = to_ids(ids);
+    source_ = "a private tracefs mount";
+    if (cache_file_) write_cached_ids(*cache_file_, *ids_);
     return ids_;
   }
   int error = 0;

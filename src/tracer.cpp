@@ -137,7 +137,7 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
     bpf_program__set_autoload(program, lookup != nullptr);
     bpf_program__set_autoattach(program, false);
   }
-  const bool tracepoints_known = lookup != nullptr && !lookup->pending() && lookup->result().has_value();
+  const bool tracepoints_known = lookup != nullptr && lookup->ready() && lookup->result().has_value();
   for (bpf_program* program : raw_syscall_programs) {
     bpf_program__set_autoload(program, config.raw_syscalls_fallback && !tracepoints_known);
     bpf_program__set_autoattach(program, false);

@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -17,10 +18,13 @@ struct SyscallTracepointIds {
 // mounted, one mounted for a moment in the private mount namespace of a
 // short-lived child, so the host's mounts are never touched. The child runs
 // while the tool loads its BPF programs: started by the constructor, awaited
-// by result().
+// by result(). What the child found is kept in `cache_dir` (the BTF cache's,
+// same trust rules) for the rest of this boot: the ids never change until
+// the next reboot, and the next runs neither fork nor mount.
 class SyscallTracepointLookup {
  public:
-  SyscallTracepointLookup();
+  // Empty cache_dir: no cache.
+  explicit SyscallTracepointLookup(const std::filesystem::path& cache_dir = {});
   ~SyscallTracepointLookup();  // reaps a child still running
   SyscallTracepointLookup(const SyscallTracepointLookup&) = delete;
   SyscallTracepointLookup& operator=(const SyscallTracepointLookup&) = delete;
@@ -33,9 +37,15 @@ class SyscallTracepointLookup {
   [[nodiscard]] const std::string& reason() const { return reason_; }
   // Whether the answer is still on its way (the private-mount child runs).
   [[nodiscard]] bool pending() const { return child_ >= 0; }
+  // Whether result() would not wait: the answer is there, or nothing is pending.
+  [[nodiscard]] bool ready() const;
+  // Where the ids came from, for -v: tracefs, the cache file, or the child.
+  [[nodiscard]] const std::string& source() const { return source_; }
 
  private:
   std::optional<SyscallTracepointIds> ids_;
+  std::optional<std::filesystem::path> cache_file_;
+  std::string source_;
   std::string reason_;
   int reply_fd_ = -1;
   pid_t child_ = -1;

@@ -34,9 +34,16 @@ class StartTest : public IntegrationTest {
     expect_boots_match_truth(traced, 3);
   }
 
-  static std::vector<std::filesystem::path> files_in(const std::filesystem::path& directory) {
+  // The files in a cache directory whose names start with `prefix` and end
+  // with `suffix`: the kernel type extracts ("", ".btf"), the tracepoint ids.
+  static std::vector<std::filesystem::path> files_in(const std::filesystem::path& directory,
+                                                     const std::string& prefix = "",
+                                                     const std::string& suffix = ".btf") {
     std::vector<std::filesystem::path> files;
-    for (const auto& entry : std::filesystem::directory_iterator(directory)) files.push_back(entry.path());
+    for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+      const auto name = entry.path().filename().string();
+      if (name.starts_with(prefix) && name.ends_with(suffix)) files.push_back(entry.path());
+    }
     return files;
   }
 };
@@ -45,17 +52,37 @@ constexpr const char* kFromKernel = "kernel types from /sys/kernel/btf/vmlinux";
 
 TEST_F(StartTest, BtfCacheIsFilledByTheFirstRunAndUsedByTheNext) {
   const auto cache = dir() / "btf-cache";
+  // An extract for another kernel stays whatever happens: it may be booted again.
+  ASSERT_TRUE(std::filesystem::create_directory(cache));
+  ASSERT_EQ(::chmod(cache.c_str(), 0700), 0);
+  const auto other_kernel = cache / "0123456789abcdef-0000000000000000.btf";
+  std::ofstream(other_kernel) << "another kernel's types";
+  const auto this_kernels = [&] {
+    auto files = files_in(cache);
+    std::erase(files, other_kernel);
+    return files;
+  };
+
   const auto first = boot_once({"--btf-cache", cache.string()});
   EXPECT_NE(first.err.find(kFromKernel), std::string::npos) << first.err;
-  const auto files = files_in(cache);
-  ASSERT_EQ(files.size(), 1U) << "one extract, no temporary file left";
-  EXPECT_EQ(files.front().extension(), ".btf");
+  const auto files = this_kernels();
+  ASSERT_EQ(files.size(), 1U) << "one extract";
+  EXPECT_EQ(files_in(cache, ".").size(), 0U) << "a temporary file is left";
   EXPECT_GT(std::filesystem::file_size(files.front()), 0U);
 
   const auto second = boot_once({"--btf-cache", cache.string()});
   EXPECT_NE(second.err.find("kernel types from " + files.front().string() + " (cached)"), std::string::npos)
       << second.err;
-  EXPECT_EQ(files_in(cache).size(), 1U);
+  EXPECT_EQ(this_kernels().size(), 1U);
+
+  // A tool upgrade: the extract of the older object is replaced, not kept.
+  const auto name = files.front().filename().string();
+  const auto older_object = cache / (name.substr(0, name.find('-') + 1) + "0000000000000000.btf");
+  std::filesystem::rename(files.front(), older_object);
+  const auto third = boot_once({"--btf-cache", cache.string()});
+  EXPECT_NE(third.err.find(kFromKernel), std::string::npos) << third.err;
+  EXPECT_EQ(this_kernels(), files) << "the older object's extract is still there";
+  EXPECT_TRUE(std::filesystem::exists(other_kernel)) << "another kernel's extract was removed";
 }
 
 // Whoever can write to the cache decides which kernel memory the programs
@@ -89,6 +116,47 @@ TEST_F(StartTest, DamagedBtfCacheIsReplaced) {
 TEST_F(StartTest, BtfCacheOff) {
   const auto r = boot_once({"--btf-cache", "off"});
   EXPECT_NE(r.err.find(kFromKernel), std::string::npos) << r.err;
+}
+
+// Where tracefs is not mounted, the first run on a boot finds the syscall
+// tracepoint ids through a private mount and keeps them for the next runs,
+// which neither fork nor mount; a damaged file is looked up again.
+TEST_F(StartTest, SyscallTracepointIdsAreCachedForTheRestOfTheBoot) {
+  if (std::filesystem::exists("/sys/kernel/tracing/events/syscalls")) {
+    GTEST_SKIP() << "tracefs is mounted here: the ids are read from it, nothing to cache";
+  }
+  const auto cache = dir() / "cache";
+  ASSERT_TRUE(std::filesystem::create_directory(cache));
+  ASSERT_EQ(::chmod(cache.c_str(), 0700), 0);
+  const auto earlier_boot = cache / "syscall-tracepoints-00000000-0000-0000-0000-000000000000";
+  std::ofstream(earlier_boot) << "1 2\n";
+  const auto first = boot_once({"--btf-cache", cache.string()});
+  EXPECT_NE(first.err.find("(ids from a private tracefs mount)"), std::string::npos) << first.err;
+  const auto files = files_in(cache, "syscall-tracepoints-", "");
+  ASSERT_EQ(files.size(), 1U) << "an earlier boot's ids are left";
+  EXPECT_EQ(files.front().filename().string(),
+            "syscall-tracepoints-" + split_lines(read_file("/proc/sys/kernel/random/boot_id")).at(0));
+
+  // The kernel's own ids, from tracefs mounted in a private mount namespace.
+  const auto unshare = find_in_path("unshare");
+  ASSERT_TRUE(unshare) << "unshare not found in PATH";
+  const std::vector<std::string> argv{unshare->string(), "-m", "sh", "-c",
+                                      "mount -t tracefs tracefs /sys/kernel/tracing && "
+                                      "cat /sys/kernel/tracing/events/syscalls/sys_enter_execve/id "
+                                      "/sys/kernel/tracing/events/syscalls/sys_exit_listen/id"};
+  const auto ids = run_process(argv, dir(), 30s);
+  ASSERT_TRUE(ids.status.exited && ids.status.code == 0) << ids.err;
+  const auto lines = split_lines(ids.out);
+  ASSERT_EQ(lines.size(), 2U) << ids.out;
+  EXPECT_EQ(read_file(files.front()), lines[0] + " " + lines[1] + "\n");
+
+  const auto second = boot_once({"--btf-cache", cache.string()});
+  EXPECT_NE(second.err.find("(ids from " + files.front().string() + " (cached))"), std::string::npos) << second.err;
+
+  std::ofstream(files.front(), std::ios::trunc) << "862";
+  const auto third = boot_once({"--btf-cache", cache.string()});
+  EXPECT_NE(third.err.find("(ids from a private tracefs mount)"), std::string::npos) << third.err;
+  EXPECT_EQ(read_file(files.front()), lines[0] + " " + lines[1] + "\n") << "not rewritten";
 }
 
 // Both ways of seeing execve and listen measure the same boots; -v says

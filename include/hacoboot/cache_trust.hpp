@@ -1,0 +1,27 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace hacoboot {
+
+// Whether `path` is of `type` (S_IFDIR or S_IFREG; a symbolic link is not
+// followed), belongs to the effective user and nobody else can write to it.
+// The tool's caches (kernel types, tracepoint ids) decide what its BPF
+// programs read and attach to: it takes them only from such files.
+bool owned_by_us_alone(const std::filesystem::path& path, mode_t type);
+
+// Removes the files of `directory` whose names start with `prefix` and end
+// with `suffix`, but `keep`: what an entry replaced (an older version of the
+// tool's object, an earlier boot) can never be used again.
+void remove_superseded(const std::filesystem::path& directory, const std::string& prefix, const std::string& suffix,
+                       const std::filesystem::path& keep);
+
+// This boot's random id (/proc/sys/kernel/random/boot_id), for what holds
+// only until the next reboot; nullopt when unreadable.
+std::optional<std::string> current_boot_id();
+
+}  // namespace hacoboot

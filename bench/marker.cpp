@@ -14,6 +14,13 @@
 //                                blocks of 10,000), which includes the uprobe
 //                                trap and BPF programs but not time lost to
 //                                other tasks on a busy host.
+//   listens N                    a one-container launch whose container calls
+//                                listen(2) N times on a bound socket (each
+//                                call succeeds, and each is an event of the
+//                                tool), then exits: a producer whose own cost
+//                                per event is a syscall, not a uprobe trap.
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -109,6 +116,38 @@ int hits(long n) {
   return 0;
 }
 
+int listens(long n) {
+  const long hpid = getpid();
+  pass_phase(1, hpid);  // START_SV: this process is the supervisor
+  pass_phase(2, hpid);  // START_FORK: its next fork is the container
+  const pid_t child = fork();
+  if (child < 0) {
+    std::perror("hacoboot-bench-marker: fork");
+    return 1;
+  }
+  if (child == 0) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
+      std::perror("hacoboot-bench-marker: socket");
+      _exit(1);
+    }
+    for (long i = 0; i < n; ++i) {
+      if (listen(fd, 1) != 0) {
+        std::perror("hacoboot-bench-marker: listen");
+        _exit(1);
+      }
+    }
+    _exit(0);
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -116,6 +155,7 @@ int main(int argc, char** argv) {
   if (mode == "spawn")
     return spawn(parse_count(argc > 2 ? argv[2] : nullptr, 1000), parse_count(argc > 3 ? argv[3] : nullptr, 0));
   if (mode == "hits") return hits(parse_count(argc > 2 ? argv[2] : nullptr, 1'000'000));
-  std::fputs("usage: hacoboot-bench-marker spawn [INTERVAL_US [COUNT]] | hits N\n", stderr);
+  if (mode == "listens") return listens(parse_count(argc > 2 ? argv[2] : nullptr, 1'000'000));
+  std::fputs("usage: hacoboot-bench-marker spawn [INTERVAL_US [COUNT]] | hits N | listens N\n", stderr);
   return 2;
 }

@@ -369,6 +369,15 @@ def print_table(results: Results, out=sys.stdout) -> None:
 # ---------------------------------------------------------------------------
 
 
+def end_run(p: Process, results: Results, what: str) -> None:
+    """Ends a tracer whose figures are already taken: a tracer that ignores
+    SIGINT is killed and noted, and the measurement goes on."""
+    try:
+        p.interrupt()
+    except RuntimeError as e:
+        results.notes.append(f"{what}: {e}; killed")
+
+
 def launch_ours(ctx: Context, name: str, extra: list[str]) -> float:
     """ms from exec of hacoboot-sampler to the first marker hit it reports."""
     events = ctx.file(f"{name}.tsv")
@@ -411,7 +420,7 @@ def measure_launch(ctx: Context, results: Results) -> None:
                     seen_ns = int(p.wait_for(r"BENCH-LIVE (\d+)", timeout=120).group(1))
                     row.ref.append((seen_ns - p.started_ns) / 1e6)
                     cold.ref.append(row.ref[-1])
-                    p.interrupt()
+                    end_run(p, results, f"1: bpftrace, repetition {rep}")
             finally:
                 marker.kill()
     if row.ours:
@@ -508,7 +517,7 @@ def measure_host_overhead(ctx: Context, results: Results) -> None:
                                              for _ in range(processes[label]))
                                   for label, args in loads.items()}
                 if p:
-                    p.interrupt()
+                    end_run(p, results, f"4: {tool}, repetition {rep}")
             finally:
                 if p:
                     p.kill()

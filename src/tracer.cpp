@@ -186,8 +186,9 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
     // pid -1: a per-process uprobe would miss the phases of forked children.
     links.on_phase = bpf_program__attach_usdt(progs.on_phase, -1, config.haconiwa_path.c_str(), "haconiwa",
                                               "bootstrap_phase_pass", nullptr);
-    if (links.on_phase == nullptr)
+    if (links.on_phase == nullptr) {
       fail("attaching USDT haconiwa:bootstrap_phase_pass in " + config.haconiwa_path, errno);
+    }
     usdt_attachment_ = "perf uprobes (" + why_not_multi + ")";
   }
 
@@ -197,10 +198,10 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
 
 Tracer::~Tracer() {
   if (!skeleton_) return;
-  // Every detach waits for RCU grace periods (a perf event's two, ~27 ms
+  // Every detach waits for RCU grace periods (a perf event's two, ~25 ms
   // each here, one of them under a kernel-wide mutex): detached at once,
-  // the links overlap what they can, and Ctrl-C -> exit stays short. The skeleton then destroys what is left (maps,
-  // programs).
+  // the links overlap what they can, and Ctrl-C -> exit stays short. The
+  // skeleton then destroys what is left (maps, programs).
   auto& links = skeleton_->links;
   std::vector<std::thread> detaching;
   if (phase_link_.valid()) detaching.emplace_back([link = std::move(phase_link_)]() mutable { link.reset(); });

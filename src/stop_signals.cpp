@@ -24,6 +24,8 @@ extern "C" void on_stop_signal(int signal) {
   ::_exit(128 + signal);
 }
 
+extern "C" void on_child_exit(int /*signal*/) {}
+
 }  // namespace
 
 StopSignals::StopSignals(bool sighup_reopens) {
@@ -31,10 +33,12 @@ StopSignals::StopSignals(bool sighup_reopens) {
   g_reopen_requested = 0;
   g_sighup_reopens = sighup_reopens ? 1 : 0;
   for (std::size_t i = 0; i < kSignals.size(); ++i) {
+    const int signal = kSignals.at(i);
     struct sigaction action {};
-    action.sa_handler = kSignals.at(i) == SIGPIPE ? SIG_IGN : on_stop_signal;
+    action.sa_handler = signal == SIGPIPE ? SIG_IGN : signal == SIGCHLD ? on_child_exit : on_stop_signal;
+    if (signal == SIGCHLD) action.sa_flags = SA_RESTART | SA_NOCLDSTOP;
     sigemptyset(&action.sa_mask);
-    ::sigaction(kSignals.at(i), &action, &previous_.at(i));
+    ::sigaction(signal, &action, &previous_.at(i));
   }
 }
 

@@ -7,10 +7,11 @@
 
 namespace hacoboot {
 
-// The event loop's longest wait for records. Signals interrupt the wait at
-// once; producers wake it when the ring buffer fills up. 50 ms keeps an idle
-// tool at 20 wake-ups a second.
-inline constexpr std::chrono::milliseconds kPollInterval{50};
+// The event loop's longest wait for records. Signals (a stop, the end of the
+// --run command) interrupt the wait at once; producers wake it when the ring
+// buffer fills up. 100 ms keeps an idle tool at 10 wake-ups a second, and is
+// how late at most a boot's records are read, -n N or --duration noticed.
+inline constexpr std::chrono::milliseconds kPollInterval{100};
 
 // One tracing run, start to summary: checks, load and attach, the --run
 // child, the event loop, the report. Returns the process exit status; throws

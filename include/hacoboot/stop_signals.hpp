@@ -11,6 +11,8 @@ namespace hacoboot {
 // summary (SIGHUP instead asks a long-running exporter to reopen its files); a second one ends the process at once
 // (status 128+signal, after sending SIGTERM to the --run child's process group: the kernel detaches the probes when our
 // fds close). SIGPIPE is ignored, so that a closed output pipe is a write error we report rather than a silent death.
+// SIGCHLD is caught and does nothing but interrupt the event loop's wait (epoll_wait is never restarted; other calls
+// are, SA_RESTART), so that the end of a --run command is noticed at once rather than at the next poll.
 class StopSignals {
  public:
   explicit StopSignals(bool sighup_reopens = false);
@@ -27,8 +29,8 @@ class StopSignals {
   static void set_child_group(pid_t group);
 
  private:
-  static constexpr std::array<int, 4> kSignals{SIGINT, SIGTERM, SIGHUP, SIGPIPE};
-  std::array<struct sigaction, 4> previous_{};
+  static constexpr std::array<int, 5> kSignals{SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD};
+  std::array<struct sigaction, kSignals.size()> previous_{};
 };
 
 }  // namespace hacoboot

@@ -127,6 +127,7 @@ TracedBoots IntegrationTest::trace_boots(const std::vector<std::string>& launche
     traced.summary = nlohmann::json::parse(traced.result.out);
     traced.rows = parse_boot_rows(read_file(rows_path));
     traced.truth = parse_truth(read_file(truth_path));
+    traced.launches = parse_truth_launches(read_file(truth_path));
   } catch (const std::exception& e) {
     ADD_FAILURE() << "unreadable output: " << e.what() << '\n' << status_and_stderr(traced.result);
   }
@@ -148,23 +149,44 @@ void expect_boot_counts(const nlohmann::json& summary, std::uint64_t started, st
 
 std::set<std::uint32_t> expect_boots_match_truth(const TracedBoots& traced, std::size_t expected_boots) {
   std::set<std::uint32_t> hpids;
+  std::vector<Launch> launches = traced.launches;
+  if (launches.empty()) {
+    for (const auto& [hpid, facts] : traced.truth) launches.push_back({hpid, facts});
+  }
+  std::set<std::size_t> matched;
   const auto boots = rows_by_boot(traced.rows);
   EXPECT_EQ(boots.size(), expected_boots) << "boots in the --events rows";
   for (const auto& [sequence, rows] : boots) {
     const std::uint32_t hpid = rows.front().hpid;
     SCOPED_TRACE("boot " + std::to_string(sequence) + ", hpid " + std::to_string(hpid));
-    EXPECT_TRUE(hpids.insert(hpid).second) << "hpid " << hpid << " appears in two boots";
+    hpids.insert(hpid);
     for (const auto& row : rows) {
       EXPECT_EQ(row.hpid, hpid) << "rows of one boot name different hpids";
       EXPECT_EQ(row.container_pid, rows.front().container_pid) << "rows of one boot name different containers";
     }
 
-    const auto truth = traced.truth.find(hpid);
-    if (truth == traced.truth.end()) {
-      ADD_FAILURE() << "hpid " << hpid << " is not a supervisor of the launcher (not in the truth file)";
+    // The launch of this hpid whose start bracket holds the boot's START_SV;
+    // without one, its first launch not yet matched (and the check below fails).
+    const auto* start_row = single_row(rows, "phase", 1);
+    std::optional<std::size_t> launch;
+    for (std::size_t i = 0; i < launches.size(); ++i) {
+      const auto& facts = launches[i].facts;
+      if (launches[i].hpid != hpid || matched.contains(i)) continue;
+      if (!launch) launch = i;
+      if (start_row != nullptr && facts.contains("start_lo") && facts.contains("start_hi") &&
+          facts.at("start_lo") <= static_cast<std::int64_t>(start_row->t_ns) &&
+          static_cast<std::int64_t>(start_row->t_ns) <= facts.at("start_hi")) {
+        launch = i;
+        break;
+      }
+    }
+    if (!launch) {
+      ADD_FAILURE() << "hpid " << hpid << " is not a supervisor of the launcher (not in the truth file), or its launch "
+                    << "is already another boot's";
       continue;
     }
-    const auto& fact = truth->second;
+    matched.insert(*launch);
+    const auto& fact = launches[*launch].facts;
     bool complete = true;
     for (const char* key : {"start_lo", "start_hi", "container_pid", "exec_lo", "exec_hi", "listen_lo", "listen_hi"}) {
       if (fact.count(key) == 0) {

@@ -30,6 +30,8 @@ struct TracedBoots {
   nlohmann::json summary;
   std::vector<BootRow> rows;
   Truth truth;
+  // The same truth launch by launch; when empty, truth's one launch per hpid.
+  std::vector<Launch> launches;
 };
 
 class IntegrationTest : public ::testing::Test {

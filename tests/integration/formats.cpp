@@ -47,18 +47,47 @@ std::vector<std::string> split_lines(const std::string& text) {
   return lines;
 }
 
-Truth parse_truth(const std::string& text) {
-  Truth truth;
+namespace {
+
+struct TruthLine {
+  std::uint32_t hpid;
+  std::string key;
+  std::int64_t value;
+};
+
+std::vector<TruthLine> truth_lines(const std::string& text) {
+  std::vector<TruthLine> parsed;
   std::size_t line_no = 0;
   for (const auto& line : split_lines(text)) {
     ++line_no;
     const auto fields = split(line, '\t');
     if (fields.size() != 3)
       throw std::runtime_error("truth line " + std::to_string(line_no) + ": not 3 fields: " + line);
-    const auto hpid = number<std::uint32_t>(fields[0], "hpid", line_no);
-    truth[hpid][fields[1]] = number<std::int64_t>(fields[2], fields[1], line_no);
+    parsed.push_back({number<std::uint32_t>(fields[0], "hpid", line_no), fields[1],
+                      number<std::int64_t>(fields[2], fields[1], line_no)});
   }
+  return parsed;
+}
+
+}  // namespace
+
+Truth parse_truth(const std::string& text) {
+  Truth truth;
+  for (const auto& [hpid, key, value] : truth_lines(text)) truth[hpid][key] = value;
   return truth;
+}
+
+std::vector<Launch> parse_truth_launches(const std::string& text) {
+  std::vector<Launch> launches;
+  std::map<std::uint32_t, std::size_t> current;  // hpid -> its latest launch
+  for (const auto& [hpid, key, value] : truth_lines(text)) {
+    if (key == "start_lo" || !current.contains(hpid)) {
+      current[hpid] = launches.size();
+      launches.push_back({hpid, {}});
+    }
+    launches[current[hpid]].facts[key] = value;
+  }
+  return launches;
 }
 
 std::vector<BootRow> parse_boot_rows(const std::string& text) {

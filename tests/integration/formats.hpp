@@ -15,6 +15,15 @@ namespace hacoboot::it {
 using Truth = std::map<std::uint32_t, std::map<std::string, std::int64_t>>;
 Truth parse_truth(const std::string& text);
 
+// One launch of the truth file: a supervisor's facts, from its start_lo line
+// on. A pid the kernel gives to a later supervisor starts a new launch: on a
+// busy host (or next to a test that winds ns_last_pid back) pids are reused.
+struct Launch {
+  std::uint32_t hpid = 0;
+  std::map<std::string, std::int64_t> facts;
+};
+std::vector<Launch> parse_truth_launches(const std::string& text);
+
 // One row of --events: the columns boot hpid container_pid cgroup_id kind
 // phase name t_ns since_start_ns delta_ns, found by name in the header.
 struct BootRow {

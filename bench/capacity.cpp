@@ -41,6 +41,7 @@
 #include "hacoboot/core_btf_cache.hpp"
 #include "hacoboot/hacoboot.h"
 #include "hacoboot/session.hpp"
+#include "hacoboot/system_checks.hpp"
 #include "hacoboot/tracer.hpp"
 
 extern char** environ;
@@ -124,7 +125,9 @@ int run(const std::string& marker, long producers, long hits, bool listen) {
 
   Received got;
   hacoboot::SyscallTracepointLookup lookup(hacoboot::kDefaultBtfCacheDir);
-  hacoboot::Tracer tracer({.haconiwa_path = marker, .syscall_tracepoints = &lookup},
+  hacoboot::Tracer tracer({.haconiwa_path = marker,
+                           .syscall_tracepoints = &lookup,
+                           .phase_probe_sites = hacoboot::require_phase_probe(marker)},
                           [&](std::span<const std::byte> record) {
                             hacoboot_event raw{};
                             std::memcpy(&raw, record.data(), std::min(record.size(), sizeof raw));

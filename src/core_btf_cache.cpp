@@ -12,10 +12,10 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <string_view>
 #include <thread>
 #include <vector>
 
-#include <string_view>
 #include "hacoboot/btf_cache_key.hpp"
 #include "hacoboot/c_strings.hpp"
 #include "hacoboot/cache_trust.hpp"
@@ -87,8 +87,7 @@ std::string CoreBtfCache::start_filling() {
   const std::string_view object(reinterpret_cast<const char*>(bpf_object_.data()), bpf_object_.size());
   if (!object_copy_->valid() || !extract_->valid() || !object_copy_->write(object) || !object_copy_->close()) {
     const std::string why = std::strerror(errno);
-    object_copy_.reset();
-    extract_.reset();
+    drop_temporaries();
     return "cannot write to " + directory_.string() + ": " + why;
   }
   std::vector<std::string> args{bpftool->string(),   "gen", "min_core_btf", kKernelBtf, extract_->name(),
@@ -97,8 +96,7 @@ std::string CoreBtfCache::start_filling() {
   filler_ = ::fork();
   if (filler_ < 0) {
     const std::string why = std::strerror(errno);
-    object_copy_.reset();
-    extract_.reset();
+    drop_temporaries();
     return "cannot fork bpftool: " + why;
   }
   if (filler_ == 0) {
@@ -132,10 +130,15 @@ void CoreBtfCache::finish_filling(std::chrono::milliseconds patience) {
     ::fchmod(extract_->fd(), 0644);
     // Extracts for the other kernels stay: one may be booted again.
     const auto name = file_->filename().string();
-    if (extract_->rename_to(file_->string()))
+    if (extract_->rename_to(file_->string())) {
       remove_superseded(directory_, name.substr(0, name.find('-') + 1), ".btf", *file_);
+    }
   }
   filler_ = -1;
+  drop_temporaries();
+}
+
+void CoreBtfCache::drop_temporaries() {
   object_copy_.reset();
   extract_.reset();
 }

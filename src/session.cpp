@@ -124,7 +124,8 @@ class MetricsExport {
 // Loads and attaches the BPF programs: kernel types from the BTF cache when
 // it has them (or the whole kernel BTF, then filling the cache for the next
 // runs), execve/listen through the per-syscall tracepoints when allowed.
-std::unique_ptr<Tracer> start_tracer(const Options& options, const std::string& haconiwa, CoreBtfCache* btf_cache,
+std::unique_ptr<Tracer> start_tracer(const Options& options, const std::string& haconiwa,
+                                     std::vector<UsdtProbe> phase_probe_sites, CoreBtfCache* btf_cache,
                                      std::ostream& diagnostics, Tracer::RecordSink sink) {
   std::optional<SyscallTracepointLookup> lookup;
   // The tracepoint ids are cached beside the kernel types, or not at all.
@@ -136,6 +137,7 @@ std::unique_ptr<Tracer> start_tracer(const Options& options, const std::string& 
                         .ring_buffer_bytes = options.ring_buffer_bytes,
                         .syscall_tracepoints = lookup ? &*lookup : nullptr,
                         .raw_syscalls_fallback = options.syscall_hooks != SyscallHooks::Tracepoints,
+                        .phase_probe_sites = std::move(phase_probe_sites),
                         .usdt_attach = options.usdt_attach,
                         .watched_pid = options.pid.value_or(0),
                         .verbose = options.verbose};
@@ -233,7 +235,7 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   require_kernel_btf();
   require_bpf_privileges();
   const std::string haconiwa = haconiwa_binary(options);
-  require_phase_probe(haconiwa);
+  auto phase_probe_sites = require_phase_probe(haconiwa);
 
   // Before loading: a Ctrl-C while attaching still ends with a summary.
   const StopSignals stop_signals(/*sighup_reopens=*/options.serve.has_value() || !options.textfile.empty());
@@ -252,8 +254,8 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   std::uint64_t undecodable = 0;
   std::optional<CoreBtfCache> btf_cache;
   if (options.btf_cache != "off") btf_cache.emplace(options.btf_cache, Tracer::bpf_object());
-  const auto tracer = start_tracer(options, haconiwa, btf_cache ? &*btf_cache : nullptr, diagnostics,
-                                   [&](std::span<const std::byte> record) {
+  const auto tracer = start_tracer(options, haconiwa, std::move(phase_probe_sites), btf_cache ? &*btf_cache : nullptr,
+                                   diagnostics, [&](std::span<const std::byte> record) {
                                      const auto event = decode_event(record);
                                      if (!event) {
                                        ++undecodable;

@@ -43,11 +43,13 @@ std::string resolve_haconiwa(const std::string& name) {
   throw UsageError("'" + name + "' not found in PATH: pass the haconiwa binary with --haconiwa PATH");
 }
 
-void require_phase_probe(const std::string& path) {
-  const auto probes = read_usdt_probes(path);
-  if (std::none_of(probes.begin(), probes.end(), is_phase_probe)) {
+std::vector<UsdtProbe> require_phase_probe(const std::string& path) {
+  auto sites = read_usdt_probes(path);
+  std::erase_if(sites, [](const UsdtProbe& probe) { return !is_phase_probe(probe); });
+  if (sites.empty()) {
     throw UsageError(path + ": no USDT probe haconiwa:bootstrap_phase_pass (is it Haconiwa built with SDT probes?)");
   }
+  return sites;
 }
 
 void require_kernel_btf() {

@@ -93,7 +93,7 @@ std::optional<UsdtMultiAttach> plan_phase_probe(const Tracer::Config& config, st
   if (!kernel_has_uprobe_multi()) {
     why_not = "the kernel has no uprobe_multi links (Linux 6.6+)";
   } else {
-    auto planned = plan_usdt_multi_attach(config.haconiwa_path);
+    auto planned = plan_usdt_multi_attach(config.haconiwa_path, config.phase_probe_sites);
     if (auto* plan = std::get_if<UsdtMultiAttach>(&planned)) return std::move(*plan);
     why_not = std::get<std::string>(planned);
   }
@@ -146,7 +146,7 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   std::string why_not_multi;
   const auto phase_probe = plan_phase_probe(config, why_not_multi);
   if (phase_probe) {
-    bpf_program__set_expected_attach_type(progs.on_phase, static_cast<bpf_attach_type>(uprobe_multi_attach_type()));
+    bpf_program__set_expected_attach_type(progs.on_phase, static_cast<bpf_attach_type>(kUprobeMultiAttachType));
   }
 
   const std::size_t rb_size = ring_buffer_size(config.ring_buffer_bytes);

@@ -11,14 +11,9 @@
 
 #include "hacoboot/errors.hpp"
 #include "hacoboot/probe_listing.hpp"
-#include "hacoboot/usdt_notes.hpp"
 
 namespace hacoboot {
 namespace {
-
-// Linux 6.6's BPF_TRACE_UPROBE_MULTI: newer than the uapi headers of
-// libbpf 1.1 and Debian 12, so spelled out here with its attr layout.
-constexpr int kTraceUprobeMulti = 48;
 
 // union bpf_attr's link_create with its uprobe_multi member (Linux 6.6).
 struct UprobeMultiLinkCreate {
@@ -63,10 +58,6 @@ std::uint64_t address_of(const void* pointer) {
 
 }  // namespace
 
-int uprobe_multi_attach_type() {
-  return kTraceUprobeMulti;
-}
-
 bool kernel_has_uprobe_multi() {
   // What libbpf 1.3 asks: a program of that attach type loads, and a link
   // on a directory fails with EBADF (EINVAL: the kernel knows no such link).
@@ -74,14 +65,15 @@ bool kernel_has_uprobe_multi() {
       {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .src_reg = 0, .off = 0, .imm = 0},
       {.code = BPF_JMP | BPF_EXIT, .dst_reg = 0, .src_reg = 0, .off = 0, .imm = 0},
   }};
-  LIBBPF_OPTS(bpf_prog_load_opts, options, .expected_attach_type = static_cast<bpf_attach_type>(kTraceUprobeMulti));
+  LIBBPF_OPTS(bpf_prog_load_opts, options,
+              .expected_attach_type = static_cast<bpf_attach_type>(kUprobeMultiAttachType));
   const UniqueFd program(
       bpf_prog_load(BPF_PROG_TYPE_KPROBE, nullptr, "GPL", return_zero.data(), return_zero.size(), &options));
   if (!program.valid()) return false;
   const std::uint64_t offset = 0;
   UprobeMultiLinkCreate attr{};
   attr.prog_fd = static_cast<std::uint32_t>(program.get());
-  attr.attach_type = kTraceUprobeMulti;
+  attr.attach_type = kUprobeMultiAttachType;
   attr.path = address_of("/");
   attr.offsets = address_of(&offset);
   attr.cnt = 1;
@@ -89,10 +81,10 @@ bool kernel_has_uprobe_multi() {
   return !link.valid() && errno == EBADF;
 }
 
-std::variant<UsdtMultiAttach, std::string> plan_usdt_multi_attach(const std::string& binary) {
+std::variant<UsdtMultiAttach, std::string> plan_usdt_multi_attach(const std::string& binary,
+                                                                  const std::vector<UsdtProbe>& sites) {
   UsdtMultiAttach plan{.binary = binary, .sites = {}};
-  for (const auto& probe : read_usdt_probes(binary)) {
-    if (!is_phase_probe(probe)) continue;
+  for (const auto& probe : sites) {
     if (probe.file_offset == 0 || (probe.semaphore != 0 && probe.semaphore_file_offset == 0)) {
       return std::string("a probe site outside the binary's loadable segments");
     }
@@ -139,7 +131,7 @@ UniqueFd attach_usdt_multi(int program_fd, int spec_map_fd, std::size_t spec_val
   }
   UprobeMultiLinkCreate attr{};
   attr.prog_fd = static_cast<std::uint32_t>(program_fd);
-  attr.attach_type = kTraceUprobeMulti;
+  attr.attach_type = kUprobeMultiAttachType;
   attr.path = address_of(plan.binary.c_str());
   attr.offsets = address_of(offsets.data());
   attr.ref_ctr_offsets = address_of(semaphores.data());

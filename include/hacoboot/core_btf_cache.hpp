@@ -48,6 +48,8 @@ class CoreBtfCache {
   void finish_filling(std::chrono::milliseconds patience);
 
  private:
+  void drop_temporaries();  // bpftool's input and output, unless installed
+
   std::filesystem::path directory_;
   std::span<const std::byte> bpf_object_;
   std::optional<std::filesystem::path> file_;  // unset: no build id

@@ -35,8 +35,6 @@ class SyscallTracepointLookup {
   // (CONFIG_FTRACE_SYSCALLS) or no tracefs can be had, and reason() says why.
   std::optional<SyscallTracepointIds> result();
   [[nodiscard]] const std::string& reason() const { return reason_; }
-  // Whether the answer is still on its way (the private-mount child runs).
-  [[nodiscard]] bool pending() const { return child_ >= 0; }
   // Whether result() would not wait: the answer is there, or nothing is pending.
   [[nodiscard]] bool ready() const;
   // Where the ids came from, for -v: tracefs, the cache file, or the child.

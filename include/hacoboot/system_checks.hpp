@@ -1,6 +1,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "hacoboot/usdt_probe.hpp"
 
 namespace hacoboot {
 
@@ -11,8 +14,9 @@ namespace hacoboot {
 // first executable NAME in $PATH. Throws UsageError when there is none.
 std::string resolve_haconiwa(const std::string& name);
 
-// Throws UsageError unless PATH is a native ELF with haconiwa:bootstrap_phase_pass.
-void require_phase_probe(const std::string& path);
+// Throws UsageError unless PATH is a native ELF with haconiwa:bootstrap_phase_pass;
+// returns that probe's sites (their notes), which the tracer attaches to.
+std::vector<UsdtProbe> require_phase_probe(const std::string& path);
 
 // Throws RuntimeError unless the kernel exposes its BTF (CO-RE needs it).
 void require_kernel_btf();

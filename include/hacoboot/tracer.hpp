@@ -9,10 +9,12 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "hacoboot/options.hpp"
 #include "hacoboot/syscall_tracepoints.hpp"
 #include "hacoboot/unique_fd.hpp"
+#include "hacoboot/usdt_probe.hpp"
 
 struct hacoboot_bpf;
 struct ring_buffer;
@@ -47,6 +49,9 @@ class Tracer {
     // A BTF file with the kernel types the programs read (CoreBtfCache);
     // empty: libbpf reads the kernel's whole BTF.
     std::string core_btf{};
+    // The phase probe's sites in haconiwa_path (require_phase_probe), for
+    // the uprobe_multi link; libbpf's perf uprobes read the notes themselves.
+    std::vector<UsdtProbe> phase_probe_sites{};
     // uprobe_multi, perf uprobes, or the first of them that works here.
     UsdtAttach usdt_attach = UsdtAttach::Auto;
     // Only launches by this process or its descendants (--pid); 0: any.

@@ -7,6 +7,7 @@
 
 #include "hacoboot/unique_fd.hpp"
 #include "hacoboot/usdt_arg_location.hpp"
+#include "hacoboot/usdt_probe.hpp"
 
 namespace hacoboot {
 
@@ -31,12 +32,14 @@ struct UsdtMultiAttach {
 // Whether the running kernel has uprobe_multi links (asked once, ~0.2 ms).
 bool kernel_has_uprobe_multi();
 
-// The phase probe's sites in `binary`, or why they cannot be attached this
-// way (then libbpf attaches them).
-std::variant<UsdtMultiAttach, std::string> plan_usdt_multi_attach(const std::string& binary);
+// The phase probe's `sites` in `binary` (require_phase_probe), planned for
+// the link, or why they cannot be attached this way (then libbpf attaches them).
+std::variant<UsdtMultiAttach, std::string> plan_usdt_multi_attach(const std::string& binary,
+                                                                  const std::vector<UsdtProbe>& sites);
 
-// The BPF attach type a program must be loaded with to take this link.
-int uprobe_multi_attach_type();
+// Linux 6.6's BPF_TRACE_UPROBE_MULTI, newer than the uapi headers of libbpf
+// 1.1 and Debian 12: the attach type a program is loaded with to take the link.
+inline constexpr int kUprobeMultiAttachType = 48;
 
 // Writes each site's argument locations into libbpf's spec map (entry i for
 // site i, its BPF cookie) and creates the link. Throws RuntimeError.

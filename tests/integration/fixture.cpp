@@ -197,10 +197,10 @@ std::set<std::uint32_t> expect_boots_match_truth(const TracedBoots& traced, std:
     if (!complete) continue;
 
     EXPECT_EQ(static_cast<std::int64_t>(rows.front().container_pid), fact.at("container_pid"));
-    if (const auto* start = single_row(rows, "phase", 1)) {
-      expect_in_range(static_cast<std::int64_t>(start->t_ns), fact.at("start_lo"), fact.at("start_hi"),
+    if (start_row != nullptr) {
+      expect_in_range(static_cast<std::int64_t>(start_row->t_ns), fact.at("start_lo"), fact.at("start_hi"),
                       "t_ns of phase 1 (START_SV)");
-      EXPECT_EQ(start->since_start_ns, std::optional<std::uint64_t>(0));
+      EXPECT_EQ(start_row->since_start_ns, std::optional<std::uint64_t>(0));
     }
     if (const auto* execve = single_row(rows, "execve")) {
       if (!execve->since_start_ns)

@@ -306,6 +306,7 @@ class Results:
         self.rows: list[Row] = []
         self.notes: list[str] = []
         self.errors: list[str] = []
+        self.keep_log = False  # something went wrong: the work directory says what
         self.tool_lost: list[int] = []  # lost_events the tool reported in measurement 3
         self.tool_lost_hits = 0  # USDT hits per run there
 
@@ -369,13 +370,17 @@ def print_table(results: Results, out=sys.stdout) -> None:
 # ---------------------------------------------------------------------------
 
 
-def end_run(p: Process, results: Results, what: str) -> None:
-    """Ends a tracer whose figures are already taken: a tracer that ignores
-    SIGINT is killed and noted, and the measurement goes on."""
+def end_run(p: Process, results: Results, what: str) -> bool:
+    """Ends a tracer with SIGINT, as Ctrl-C. One that ignores it is killed and
+    noted with the end of its output, and the measurement goes on: returns
+    whether it exited by itself (only then has it printed its summary)."""
     try:
         p.interrupt()
+        return True
     except RuntimeError as e:
-        results.notes.append(f"{what}: {e}; killed")
+        results.notes.append(f"{what}: {e}; killed; its output ended with {p.text()[-200:]!r}")
+        results.keep_log = True
+        return False
 
 
 def launch_ours(ctx: Context, name: str, extra: list[str]) -> float:
@@ -756,6 +761,7 @@ def measure_parity(ctx: Context, results: Results) -> None:
     avgs = {w: {OURS: [], REF: []} for w in ("execve", "listen")}
     worst = {w: 0.0 for w in ("execve", "listen")}
     same_counts = 0
+    runs = ctx.sizes.session_reps  # those where both tracers printed their summary
     for rep in range(ctx.sizes.session_reps):
         ours = start_ours(ctx, f"parity-ours-{rep}", ["--haconiwa", ctx.launcher, "-f", "bpftrace", ctx.app])
         try:
@@ -763,19 +769,23 @@ def measure_parity(ctx: Context, results: Results) -> None:
             try:
                 run(ctx, [ctx.launcher, "-n", str(boots), "--", ctx.app], timeout=900)
                 time.sleep(0.1)
-                ref.interrupt()
+                ended = end_run(ref, results, f"6g: bpftrace, repetition {rep}")
             finally:
                 ref.kill()
-            ours.interrupt()
+            ended = end_run(ours, results, f"6g: hacoboot-sampler, repetition {rep}") and ended
         finally:
             ours.kill()
+        if not ended:
+            runs -= 1
+            continue
         a, b = read_bpftrace_maps(ours.text()), read_bpftrace_maps(ref.text())
         same_counts += all(a.get(f"{w}__count") == b.get(f"{w}__count") for w in avgs)
         for w in avgs:
             avgs[w][OURS].append(a.get(f"{w}_avg", 0) / 1e6)
             avgs[w][REF].append(b.get(f"{w}_avg", 0) / 1e6)
             worst[w] = max([worst[w]] + [abs(a.get(f"{w}_{f}", 0) - b.get(f"{w}_{f}", 0)) / 1e3 for f in figures])
-    runs = ctx.sizes.session_reps
+    if runs == 0:
+        raise RuntimeError("no repetition where both tracers exited on SIGINT (see the notes)")
     for letter, w in (("g", "execve"), ("h", "listen")):
         results.add(Row(f"6{letter}. {w} avg, same {boots} boots, both tracers at once", "ms", ours=avgs[w][OURS],
                         ref=avgs[w][REF], goal=f"same counts: {same_counts}/{runs}", met=same_counts == runs,
@@ -903,13 +913,15 @@ def main() -> int:
         except Exception as e:  # a benchmark reports; it does not stop the others
             print(" failed", flush=True)
             results.errors.append(f"{measure.__name__}: {type(e).__name__}: {e}")
+            results.keep_log = True
 
     print()
     results.notes.append("ratio = bpftrace median / hacoboot-sampler median")
     print_table(results)
-    print(f"\ntotal {time.monotonic() - began:.0f} s; log of every command: {ctx.log}"
-          f"{'' if args.keep else ' (removed; --keep keeps it)'}")
-    if not args.keep:
+    keep = args.keep or results.keep_log
+    why = "" if args.keep else " (kept: something went wrong)" if keep else " (removed; --keep keeps it)"
+    print(f"\ntotal {time.monotonic() - began:.0f} s; log of every command: {ctx.log}{why}")
+    if not keep:
         shutil.rmtree(ctx.work, ignore_errors=True)
     return 0
 

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include "hacoboot/errors.hpp"
@@ -32,8 +35,32 @@ MetricFigures figures_of(std::string name, const SampleStats& s) {
   return {std::move(name), s.avg(), s.percentile(50), s.percentile(90), s.percentile(99), s.max()};
 }
 
+// A summary that is JSON but not one the tool wrote (hand-edited, another
+// tool's); the caller names the file.
+struct NotASummary : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// nlohmann converts a float, or an integer out of the target's range, with a
+// plain cast, which is undefined behaviour: such a field must be refused.
+template <typename Integer>
+Integer integer_field(const nlohmann::json& object, const char* key) {
+  const auto& value = object.at(key);
+  const bool fits = std::is_signed_v<Integer>
+                        ? value.is_number_integer() &&
+                              (!value.is_number_unsigned() ||
+                               value.get<std::uint64_t>() <= std::uint64_t{std::numeric_limits<Integer>::max()})
+                        : value.is_number_unsigned();
+  if (!fits) {
+    throw NotASummary(fmt::format("\"{}\" is {}, not {} integer", key,
+                                  value.is_number() ? value.dump() : value.type_name(),
+                                  std::is_signed_v<Integer> ? "an" : "a non-negative"));
+  }
+  return value.get<Integer>();
+}
+
 MetricFigures figures_of(std::string name, const nlohmann::json& stats) {
-  const auto field = [&stats](const char* key) { return stats.at(key).get<std::uint64_t>(); };
+  const auto field = [&stats](const char* key) { return integer_field<std::uint64_t>(stats, key); };
   return {std::move(name), field("avg_ns"), field("p50_ns"), field("p90_ns"), field("p99_ns"), field("max_ns")};
 }
 
@@ -78,14 +105,16 @@ MetricTable parse_baseline(std::string_view json_text, const std::string& source
     MetricTable table;
     for (const char* metric : {"execve", "listen"}) {
       const auto& stats = doc.at("metrics").at(metric);
-      if (stats.at("count").get<std::uint64_t>() > 0) table.emplace(metric, figures_of(metric, stats));
+      if (integer_field<std::uint64_t>(stats, "count") > 0) table.emplace(metric, figures_of(metric, stats));
     }
     for (const auto& phase : doc.at("phases")) {
-      const auto number = phase.at("phase").get<std::int64_t>();
+      const auto number = integer_field<std::int64_t>(phase, "phase");
       table.emplace(phase_key(number), figures_of(phase.at("name").get<std::string>(), phase));
     }
     return table;
   } catch (const nlohmann::json::exception& e) {
+    throw UsageError(source + ": not a hacoboot-sampler summary: " + e.what());
+  } catch (const NotASummary& e) {
     throw UsageError(source + ": not a hacoboot-sampler summary: " + e.what());
   }
 }

@@ -129,6 +129,9 @@ Process::~Process() {
 }
 
 void Process::reap(int options) {
+  // Once reaped, the pid is free for the kernel to give to another child of
+  // ours (the pid-reuse tests make that likely): never wait for it again.
+  if (status_) return;
   int status = 0;
   rusage usage{};
   pid_t r = -1;

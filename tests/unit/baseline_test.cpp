@@ -4,6 +4,8 @@
 
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "hacoboot/errors.hpp"
 #include "hacoboot/report.hpp"
@@ -50,6 +52,32 @@ TEST(Baseline, MalformedInputIsAUsageErrorNamingTheFile) {
       ADD_FAILURE() << "accepted: " << text;
     } catch (const UsageError& e) {
       EXPECT_NE(std::string(e.what()).find("base.json"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Found by fuzz_baseline: nlohmann casts a float to an integer without a range
+// check (undefined behaviour), so numbers that are not the tool's must be refused.
+TEST(Baseline, NumbersThatAreNotIntegersInRangeAreRefused) {
+  const std::string figures = R"("avg_ns": 1, "p50_ns": 1, "p90_ns": 1, "p99_ns": 1, "max_ns": 1)";
+  const auto summary = [&](const std::string& count, const std::string& avg, const std::string& phase) {
+    return R"({"schema": 1, "metrics": {"execve": {"count": )" + count + ", " + figures +
+           R"(}, "listen": {"count": 0}}, "phases": [{"phase": )" + phase + R"(, "name": "START", "avg_ns": )" + avg +
+           R"(, "p50_ns": 1, "p90_ns": 1, "p99_ns": 1, "max_ns": 1}]})";
+  };
+  EXPECT_EQ(parse_baseline(summary("1", "1", "-1"), "base.json").size(), 2U);
+  for (const auto& [text, field] : std::vector<std::pair<std::string, std::string>>{
+           {summary("1e99", "1", "1"), R"("count" is 1e+99)"},
+           {summary("1", "2.5", "1"), R"("avg_ns" is 2.5)"},
+           {summary("1", "-3", "1"), R"("avg_ns" is -3)"},
+           {summary("1", "1", "9223372036854775808"), R"("phase" is 9223372036854775808)"},
+           {summary("1", "1", "\"1\""), R"("phase" is string)"}}) {
+    try {
+      parse_baseline(text, "base.json");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("base.json: not a hacoboot-sampler summary: " + field), std::string::npos)
+          << e.what();
     }
   }
 }

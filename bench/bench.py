@@ -259,7 +259,7 @@ def start_ours(ctx: Context, name: str, extra: list[str]) -> Process:
     """hacoboot-sampler until SIGINT, returned once every probe is live: it
     prints 'Tracing ...' after its last attach."""
     p = Process(ctx, [ctx.sampler, "-q", *extra], name)
-    p.wait_for(r"Tracing Haconiwa boots in")
+    p.wait_for(r"Tracing Haconiwa boots in .*Hit Ctrl-C to end\.\n")
     return p
 
 
@@ -854,6 +854,36 @@ def measure_idle_and_interrupt(ctx: Context, results: Results) -> None:
     results.add(Row("7e. idle wakeups (voluntary context switches)", "/s", ours=wakeups[OURS], ref=wakeups[REF]))
 
 
+def measure_count_stop(ctx: Context, results: Results) -> None:
+    """`-n 1`: from the boot's listen (the event that settles it) until the
+    summary is out. The container lives on for a second after its listen, so
+    its exit is not what ends the run."""
+    lag_ms = []
+    for rep in range(2 * ctx.sizes.reps):
+        truth_path = ctx.file(f"count-truth-{rep}.tsv")
+        truth_path.unlink(missing_ok=True)
+        p = start_ours(ctx, f"count-ours-{rep}", ["-n", "1", "--haconiwa", ctx.launcher, ctx.app])
+        size = p.output.stat().st_size
+        boot = Process(ctx, [ctx.launcher, "--truth", str(truth_path), "--", ctx.app, "--hold-ms", "1000"],
+                       f"count-boot-{rep}")
+        try:
+            deadline = time.monotonic() + 60
+            while p.output.stat().st_size == size:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"no summary 60 s after the boot: {p.text()[-300:]!r}")
+                time.sleep(0.0002)
+            printed_ns = monotonic_ns()
+            p.wait(timeout=60)
+            boot.wait(timeout=60)
+        finally:
+            p.kill()
+            boot.kill()
+        (listened_ns,) = [t["listen_hi"] for t in read_truth(truth_path).values()]
+        lag_ms.append((printed_ns - listened_ns) / 1e6)
+    results.add(Row("7f. -n 1: the boot's listen -> summary printed", "ms", ours=lag_ms,
+                    ref_text="n/a (no -n)", ratio=False, decimals=2))
+
+
 # ---------------------------------------------------------------------------
 
 
@@ -895,7 +925,7 @@ def main() -> int:
     measurements = [measure_pipeline]
     if ctx.root:
         measurements = [measure_launch, measure_usdt_hits, measure_host_overhead, measure_capacity,
-                        measure_pipeline, measure_accuracy, measure_parity, measure_idle_and_interrupt]
+                        measure_pipeline, measure_accuracy, measure_parity, measure_idle_and_interrupt, measure_count_stop]
     else:
         results.errors.append("not root: BPF measurements skipped (run scripts/bench.sh with sudo)")
     if ctx.root and not ctx.bpftrace:

@@ -35,6 +35,8 @@
 
 /* Ring buffer fill level (bytes) from which producers wake the reader. */
 const volatile __u64 wakeup_bytes = 0;
+/* -n N: the reader stops after N settled boots, so the events that settle one wake it. */
+const volatile bool wake_on_settle = false;
 /* --pid: only launches by this process or its descendants; 0: any. */
 const volatile __u32 watched_tgid = 0;
 /* Deeper than any real haconiwa process tree; bounds the verifier's walk. */
@@ -105,10 +107,13 @@ static __always_inline struct hacoboot_event *reserve(__u32 kind, __u64 size)
 /*
  * Waking the reader costs more than the rest of the program, so producers
  * only wake it once the buffer fills up; the reader otherwise polls on a timer.
+ * A boot's listen and its supervisor's or container's exit (a few per boot)
+ * settle it: those wake the reader when it waits for a number of boots.
  */
-static __always_inline void submit(struct hacoboot_event *e)
+static __always_inline void submit(struct hacoboot_event *e, bool settles)
 {
-	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes
+	__u64 flags = (settles && wake_on_settle) ||
+			      bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes
 			  ? BPF_RB_FORCE_WAKEUP
 			  : BPF_RB_NO_WAKEUP;
 
@@ -185,7 +190,7 @@ int BPF_USDT(on_phase, long phase, long hpid)
 	e->hpid = hpid;
 	e->role = 0;
 	e->boot = boot;
-	submit(e);
+	submit(e, false);
 	return 0;
 }
 
@@ -224,7 +229,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	e->hpid = member.hpid;
 	e->role = member.role;
 	e->boot = member.boot;
-	submit(e);
+	submit(e, false);
 	return 0;
 }
 
@@ -291,7 +296,7 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 	e->boot = t->boot;
 	e->cgroup_id = bpf_get_current_cgroup_id(); /* after cgroup set-up: the container's own */
 	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), BPF_CORE_READ(bprm, filename));
-	submit(e);
+	submit(e, false);
 	return 0;
 }
 
@@ -313,7 +318,7 @@ static __always_inline int listen_returned(long ret)
 	e->hpid = t->hpid;
 	e->role = t->role;
 	e->boot = t->boot;
-	submit(e);
+	submit(e, true);
 	return 0;
 }
 
@@ -347,7 +352,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 		e->hpid = t->hpid;
 		e->role = t->role;
 		e->boot = t->boot;
-		submit(e);
+		submit(e, e->role != HACOBOOT_ROLE_MEMBER);
 	}
 	if (t->role != HACOBOOT_ROLE_LAUNCHER)
 		__sync_fetch_and_sub(&members_alive, 1);

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -140,6 +141,7 @@ std::unique_ptr<Tracer> start_tracer(const Options& options, const std::string& 
                         .phase_probe_sites = std::move(phase_probe_sites),
                         .usdt_attach = options.usdt_attach,
                         .watched_pid = options.pid.value_or(0),
+                        .wake_on_settle = options.count.has_value(),
                         .verbose = options.verbose};
   const auto say_hooks = [&](const Tracer& tracer) {
     say("execve/listen through " +
@@ -274,18 +276,25 @@ int run_session(const Options& options, std::ostream& diagnostics) {
       StopSignals::set_child_group(child->pid());
     }
   } else {
-    diagnostics << "Tracing Haconiwa boots in " << haconiwa << "... Hit Ctrl-C to end." << std::endl;
+    // One write per line: scripts wait for these lines, and stderr is unbuffered.
+    diagnostics << fmt::format("Tracing Haconiwa boots in {}... Hit Ctrl-C to end.\n", haconiwa) << std::flush;
   }
   if (const auto port = metrics.port()) {
-    diagnostics << "Serving Prometheus metrics at http://" << to_string({options.serve->host, *port}) << "/metrics"
-                << std::endl;
+    diagnostics << fmt::format("Serving Prometheus metrics at http://{}/metrics\n",
+                               to_string({options.serve->host, *port}))
+                << std::flush;
   }
   const auto started = std::chrono::steady_clock::now();
   auto next_expiry = started + kExpiryInterval;
 
   std::optional<int> child_status;
   while (!StopSignals::received()) {
-    tracer->poll(kPollInterval);
+    auto wait = kPollInterval;
+    if (options.duration) {
+      const auto left = *options.duration - (std::chrono::steady_clock::now() - started);
+      wait = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(left), std::chrono::milliseconds(0), wait);
+    }
+    tracer->poll(wait);
     const auto lost_events = tracer->counters().lost_events;
     progress.update(tracker.live_boots(), lost_events);
     if (std::chrono::steady_clock::now() >= next_expiry) {

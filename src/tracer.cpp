@@ -156,6 +156,7 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   // Wake the reader early once a quarter is used; it reads on a timer before that.
   skeleton_->rodata->wakeup_bytes = rb_size / 4;
   skeleton_->rodata->watched_tgid = config.watched_pid;
+  skeleton_->rodata->wake_on_settle = config.wake_on_settle;
 
   if (int err = hacoboot_bpf__load(skeleton_.get()); err != 0) fail("loading the BPF programs", err);
   if (int err = hacoboot_bpf__attach(skeleton_.get()); err != 0) {

@@ -56,6 +56,9 @@ class Tracer {
     UsdtAttach usdt_attach = UsdtAttach::Auto;
     // Only launches by this process or its descendants (--pid); 0: any.
     std::uint32_t watched_pid = 0;
+    // The events that settle a boot wake the reader at once (-n N) instead
+    // of at its next poll.
+    bool wake_on_settle = false;
     bool verbose = false;
   };
 

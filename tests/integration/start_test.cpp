@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <sstream>
+#include <thread>
 
 #include "fixture.hpp"
 
@@ -14,12 +16,61 @@ class StartTest : public IntegrationTest {
  protected:
   // One boot, -v: the run's stderr tells where the kernel types came from.
   ProcessResult boot_once(const std::vector<std::string>& args) {
-    std::vector<std::string> all{"-v", "--format", "json", "--run", launcher_command({"-n", "1"}), app().string()};
+    return expect_one_boot(run_sampler(one_boot_argv(launcher_command({"-n", "1"}), args)));
+  }
+
+  // The same, for a run that must fill the BTF cache. The extract comes from
+  // a niced bpftool that the tool waits for 2 s at most when it ends (a later
+  // run fills the cache otherwise): on a busy host a short run ends first.
+  // This run boots once its bpftool has ended.
+  ProcessResult boot_filling_cache(const std::vector<std::string>& args) {
+    const auto ended = dir() / "bpftool-ended";
+    std::filesystem::remove(ended);
+    Process tool(
+        sampler_argv(one_boot_argv(wait_for_file_command(ended) + " && " + launcher_command({"-n", "1"}), args)),
+        dir());
+    EXPECT_TRUE(tool.wait_for_text("filling the BTF cache with", true, 90s)) << tool.err();
+    for (int i = 0; i < 1200 && bpftool_running(tool.pid()); ++i) std::this_thread::sleep_for(100ms);
+    std::ofstream(ended.string()).put('\n');
+    ProcessResult r;
+    r.status = tool.wait_or_kill(90s);
+    r.out = tool.out();
+    r.err = tool.err();
+    return expect_one_boot(std::move(r));
+  }
+
+  std::vector<std::string> one_boot_argv(const std::string& run, const std::vector<std::string>& args) const {
+    std::vector<std::string> all{"-v", "--format", "json", "--run", run, app().string()};
     all.insert(all.end(), args.begin(), args.end());
-    auto r = run_sampler(all);
+    return all;
+  }
+
+  static ProcessResult expect_one_boot(ProcessResult r) {
     EXPECT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << "\nstderr: " << r.err;
     if (r.status.exited && r.status.code == 0) expect_boot_counts(nlohmann::json::parse(r.out), 1, 1, 1, 0);
     return r;
+  }
+
+  // Whether the tool's bpftool child still runs: a live child named bpftool,
+  // or one still named as the tool (forked, not yet exec'd; the tool's other
+  // helper, the tracefs lookup, has ended by the time it starts bpftool).
+  static bool bpftool_running(pid_t tool) {
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      std::ifstream file(entry.path() / "stat");
+      std::string stat;
+      if (!std::getline(file, stat)) continue;
+      // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+      const auto open = stat.find('(');
+      const auto close = stat.rfind(')');
+      if (open == std::string::npos || close == std::string::npos || close + 2 > stat.size()) continue;
+      std::istringstream rest(stat.substr(close + 2));
+      char state = 0;
+      pid_t ppid = 0;
+      if (!(rest >> state >> ppid) || ppid != tool || state == 'Z') continue;
+      const auto comm = stat.substr(open + 1, close - open - 1);
+      if (comm == "bpftool" || comm == "hacoboot-sample") return true;
+    }
+    return false;
   }
 
   // Three boots traced with -v and `args`: every one measured within the
@@ -63,7 +114,7 @@ TEST_F(StartTest, BtfCacheIsFilledByTheFirstRunAndUsedByTheNext) {
     return files;
   };
 
-  const auto first = boot_once({"--btf-cache", cache.string()});
+  const auto first = boot_filling_cache({"--btf-cache", cache.string()});
   EXPECT_NE(first.err.find(kFromKernel), std::string::npos) << first.err;
   const auto files = this_kernels();
   ASSERT_EQ(files.size(), 1U) << "one extract";
@@ -79,7 +130,7 @@ TEST_F(StartTest, BtfCacheIsFilledByTheFirstRunAndUsedByTheNext) {
   const auto name = files.front().filename().string();
   const auto older_object = cache / (name.substr(0, name.find('-') + 1) + "0000000000000000.btf");
   std::filesystem::rename(files.front(), older_object);
-  const auto third = boot_once({"--btf-cache", cache.string()});
+  const auto third = boot_filling_cache({"--btf-cache", cache.string()});
   EXPECT_NE(third.err.find(kFromKernel), std::string::npos) << third.err;
   EXPECT_EQ(this_kernels(), files) << "the older object's extract is still there";
   EXPECT_TRUE(std::filesystem::exists(other_kernel)) << "another kernel's extract was removed";
@@ -89,7 +140,7 @@ TEST_F(StartTest, BtfCacheIsFilledByTheFirstRunAndUsedByTheNext) {
 // read: a directory others may write to is not used, whatever it holds.
 TEST_F(StartTest, BtfCacheOthersCanWriteToIsIgnored) {
   const auto cache = dir() / "btf-cache";
-  boot_once({"--btf-cache", cache.string()});
+  boot_filling_cache({"--btf-cache", cache.string()});
   ASSERT_EQ(files_in(cache).size(), 1U);
   ASSERT_EQ(::chmod(cache.c_str(), 0777), 0);
   const auto r = boot_once({"--btf-cache", cache.string()});
@@ -101,12 +152,12 @@ TEST_F(StartTest, BtfCacheOthersCanWriteToIsIgnored) {
 // tool: it warns, reads the kernel's BTF instead and refills the cache.
 TEST_F(StartTest, DamagedBtfCacheIsReplaced) {
   const auto cache = dir() / "btf-cache";
-  boot_once({"--btf-cache", cache.string()});
+  boot_filling_cache({"--btf-cache", cache.string()});
   const auto files = files_in(cache);
   ASSERT_EQ(files.size(), 1U);
   const auto good = read_file(files.front());
   std::ofstream(files.front(), std::ios::trunc) << "not BTF at all";
-  const auto r = boot_once({"--btf-cache", cache.string()});
+  const auto r = boot_filling_cache({"--btf-cache", cache.string()});
   EXPECT_NE(r.err.find("is unusable"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(kFromKernel), std::string::npos) << r.err;
   ASSERT_EQ(files_in(cache).size(), 1U);

@@ -749,13 +749,17 @@ class FaultPidReuseTest : public FaultTest {
     return hpid - 3;
   }
 
+  // What happens to a launch that did not get the pid: it runs to its end
+  // (a whole boot), or its supervisor is killed (a launch that would sleep
+  // in a phase for minutes).
+  enum class Missed : std::uint8_t { RunsToTheEnd, IsKilled };
+
   // Starts launches (launcher --truth <fresh file> ARGS -- app) until one's
-  // supervisor has pid hpid. A launch that missed is ended (its supervisor
-  // killed if it still runs, so that its CLI and driver exit and free their
-  // pids) before the next try. Every launch is kept in launched; returns the
-  // index of the one that made it.
+  // supervisor has pid hpid. A launch that missed is ended before the next
+  // try, so that its CLI and driver exit and free their pids. Every launch is
+  // kept in launched; returns the index of the one that made it.
   std::optional<std::size_t> launch_with_hpid(
-      std::uint32_t hpid, const std::vector<std::string>& args,
+      std::uint32_t hpid, const std::vector<std::string>& args, Missed missed,
       std::vector<std::pair<std::filesystem::path, std::unique_ptr<Process>>>& launched) {
     attempts_.clear();
     const auto target = static_cast<pid_t>(hpid);
@@ -785,7 +789,8 @@ class FaultPidReuseTest : public FaultTest {
       attempts_ += "driver " + std::to_string(boot.pid()) + " supervisor " + (got ? std::to_string(*got) : "?") + "; ";
       if (got == hpid) return launched.size() - 1;
       if (got) last += *got > hpid ? -1 : 1;
-      if (got && proc_text(static_cast<pid_t>(*got), "cmdline").find(truth_path.string()) != std::string::npos) {
+      if (missed == Missed::IsKilled && got &&
+          proc_text(static_cast<pid_t>(*got), "cmdline").find(truth_path.string()) != std::string::npos) {
         ::kill(static_cast<pid_t>(*got), SIGKILL);
       }
       boot.wait_or_kill(60s);
@@ -810,7 +815,7 @@ TEST_F(FaultPidReuseTest, ASupervisorPidReusedAfterItsBootEndedIsANewBoot) {
   if (hpid < 400) GTEST_SKIP() << "pid " << hpid << " too close to the wrap-around";
 
   std::vector<std::pair<std::filesystem::path, std::unique_ptr<Process>>> launched;
-  const auto reused = launch_with_hpid(hpid, {}, launched);
+  const auto reused = launch_with_hpid(hpid, {}, Missed::RunsToTheEnd, launched);
   for (auto& [truth, boot] : launched) boot->wait_or_kill(60s);
   for (auto& [truth, boot] : launched) expect_all_gone(truth.string());
   const auto summary = stop_tracer(*tracer);
@@ -857,7 +862,7 @@ TEST_F(FaultPidReuseTest, AnOrphanedContainerIsNotCountedIntoTheBootThatReusedIt
   a.wait_or_kill(60s);  // CLI and driver end; the container sleeps on
 
   std::vector<std::pair<std::filesystem::path, std::unique_ptr<Process>>> launched;
-  const auto reused = launch_with_hpid(*hpid, {"--phase-delay", "1:600000"}, launched);
+  const auto reused = launch_with_hpid(*hpid, {"--phase-delay", "1:600000"}, Missed::IsKilled, launched);
   std::optional<std::int64_t> b_start_hi;
   if (reused) {
     const auto& b_truth = launched[*reused].first;

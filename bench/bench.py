@@ -855,9 +855,11 @@ def measure_idle_and_interrupt(ctx: Context, results: Results) -> None:
 
 
 def measure_count_stop(ctx: Context, results: Results) -> None:
-    """`-n 1`: from the boot's listen (the event that settles it) until the
-    summary is out. The container lives on for a second after its listen, so
-    its exit is not what ends the run."""
+    """`-n 1`: from the boot's listen(2) call (the event that settles it; the
+    bracket's low edge, read just before the call: the woken tool may print
+    before the app reads the clock after it) until the summary is out. The
+    container lives on for a second after its listen, so its exit is not
+    what ends the run."""
     lag_ms = []
     for rep in range(2 * ctx.sizes.reps):
         truth_path = ctx.file(f"count-truth-{rep}.tsv")
@@ -878,9 +880,9 @@ def measure_count_stop(ctx: Context, results: Results) -> None:
         finally:
             p.kill()
             boot.kill()
-        (listened_ns,) = [t["listen_hi"] for t in read_truth(truth_path).values()]
+        (listened_ns,) = [t["listen_lo"] for t in read_truth(truth_path).values()]
         lag_ms.append((printed_ns - listened_ns) / 1e6)
-    results.add(Row("7f. -n 1: the boot's listen -> summary printed", "ms", ours=lag_ms,
+    results.add(Row("7f. -n 1: the boot's listen(2) call -> summary printed", "ms", ours=lag_ms,
                     ref_text="n/a (no -n)", ratio=False, decimals=2))
 
 

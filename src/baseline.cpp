@@ -46,11 +46,12 @@ struct NotASummary : std::runtime_error {
 template <typename Integer>
 Integer integer_field(const nlohmann::json& object, const char* key) {
   const auto& value = object.at(key);
-  const bool fits = std::is_signed_v<Integer>
-                        ? value.is_number_integer() &&
-                              (!value.is_number_unsigned() ||
-                               value.get<std::uint64_t>() <= std::uint64_t{std::numeric_limits<Integer>::max()})
-                        : value.is_number_unsigned();
+  // nlohmann keeps every non-negative integer as unsigned, negative ones as signed.
+  bool fits = value.is_number_unsigned();
+  if constexpr (std::is_signed_v<Integer>) {
+    constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<Integer>::max());
+    fits = fits ? value.get<std::uint64_t>() <= kMax : value.is_number_integer();
+  }
   if (!fits) {
     throw NotASummary(fmt::format("\"{}\" is {}, not {} integer", key,
                                   value.is_number() ? value.dump() : value.type_name(),

@@ -101,11 +101,9 @@ bool holds_bpf_map(pid_t pid) {
   return false;
 }
 
-// The state letter of /proc/PID/stat ('R', 'S', 'T' for stopped...).
 char proc_state(pid_t pid) {
-  const auto stat = proc_text(pid, "stat");
-  const auto close = stat.rfind(')');
-  return close != std::string::npos && close + 2 < stat.size() ? stat[close + 2] : '?';
+  const auto stat = proc_stat(pid);
+  return stat ? stat->state : '?';
 }
 
 bool asleep_in_nanosleep(pid_t pid) {
@@ -118,11 +116,8 @@ bool asleep_in_nanosleep(pid_t pid) {
 
 // Exited: no such process, or a zombie no one has reaped yet.
 bool has_exited(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return true;
-  const auto state_at = line.rfind(')') + 2;
-  return state_at >= line.size() || line[state_at] == 'Z' || line[state_at] == 'X';
+  const auto stat = proc_stat(pid);
+  return !stat || stat->state == 'Z' || stat->state == 'X';
 }
 
 bool blocked_writing_stdout(pid_t pid) {

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string_view>
 #include <thread>
 
@@ -132,6 +134,20 @@ TracedBoots IntegrationTest::trace_boots(const std::vector<std::string>& launche
     ADD_FAILURE() << "unreadable output: " << e.what() << '\n' << status_and_stderr(traced.result);
   }
   return traced;
+}
+
+std::optional<ProcStat> proc_stat(pid_t pid) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(file, line)) return std::nullopt;
+  // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+  const auto open = line.find('(');
+  const auto close = line.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close + 2 > line.size()) return std::nullopt;
+  ProcStat stat{.comm = line.substr(open + 1, close - open - 1)};
+  std::istringstream rest(line.substr(close + 2));
+  rest >> stat.state >> stat.ppid;
+  return stat;
 }
 
 std::string wait_for_file_command(const std::filesystem::path& file) {

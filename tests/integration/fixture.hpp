@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -70,6 +71,15 @@ class IntegrationTest : public ::testing::Test {
 // A --run command part that waits until `file` exists, or until the tracer
 // (its parent) is gone: a test that fails never leaves it looping.
 std::string wait_for_file_command(const std::filesystem::path& file);
+
+// The fields of /proc/PID/stat the tests read; nullopt when there is no such
+// process.
+struct ProcStat {
+  std::string comm;
+  char state = '?';  // 'R', 'S', 'T' stopped, 'Z' zombie...
+  pid_t ppid = 0;
+};
+std::optional<ProcStat> proc_stat(pid_t pid);
 
 // Summary counts as JSON boots.{started,execve,listen,incomplete}.
 void expect_boot_counts(const nlohmann::json& summary, std::uint64_t started, std::uint64_t execve,

@@ -3,8 +3,8 @@
 // attaching the probe.
 #include <sys/stat.h>
 
+#include <cctype>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "fixture.hpp"
@@ -56,19 +56,13 @@ class StartTest : public IntegrationTest {
   // helper, the tracefs lookup, has ended by the time it starts bpftool).
   static bool bpftool_running(pid_t tool) {
     for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-      std::ifstream file(entry.path() / "stat");
-      std::string stat;
-      if (!std::getline(file, stat)) continue;
-      // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
-      const auto open = stat.find('(');
-      const auto close = stat.rfind(')');
-      if (open == std::string::npos || close == std::string::npos || close + 2 > stat.size()) continue;
-      std::istringstream rest(stat.substr(close + 2));
-      char state = 0;
-      pid_t ppid = 0;
-      if (!(rest >> state >> ppid) || ppid != tool || state == 'Z') continue;
-      const auto comm = stat.substr(open + 1, close - open - 1);
-      if (comm == "bpftool" || comm == "hacoboot-sample") return true;
+      const auto name = entry.path().filename().string();
+      if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front())) == 0) continue;
+      const auto stat = proc_stat(static_cast<pid_t>(std::stol(name)));
+      if (stat && stat->ppid == tool && stat->state != 'Z' &&
+          (stat->comm == "bpftool" || stat->comm == "hacoboot-sample")) {
+        return true;
+      }
     }
     return false;
   }

@@ -7,6 +7,7 @@
 #include <elf.h>
 #include <netinet/in.h>
 #include <pwd.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -66,6 +67,12 @@ struct BadInputCase {
     private_mounts = "mount --bind {dir}/read-only {dir}/read-only && mount -o remount,bind,ro {dir}/read-only";
     return std::move(*this);
   }
+  // {dir}/full is a small tmpfs of the test's own, holding a copy of
+  // kPrecious as keep.json, and full.
+  BadInputCase on_full_filesystem() && {
+    full_filesystem = true;
+    return std::move(*this);
+  }
   // {port} in args is a TCP port of 127.0.0.1 that another socket listens on.
   BadInputCase with_busy_port() && {
     busy_port = true;
@@ -82,6 +89,7 @@ struct BadInputCase {
   bool nobody = false;
   std::string private_mounts;  // shell commands run in a private mount namespace first
   bool busy_port = false;
+  bool full_filesystem = false;
 };
 
 void PrintTo(const BadInputCase& c, std::ostream* os) {
@@ -166,6 +174,35 @@ void write_bytes(const std::filesystem::path& path, const void* data, std::size_
 void write_text(const std::filesystem::path& path, const std::string& text) {
   write_bytes(path, text.data(), text.size());
 }
+
+// A small tmpfs, filled up, unmounted at the end of the scope.
+class FullFilesystem {
+ public:
+  explicit FullFilesystem(std::filesystem::path path) : path_(std::move(path)) {
+    std::filesystem::create_directory(path_);
+    mounted_ = ::mount("hacoboot-test", path_.c_str(), "tmpfs", 0, "size=64k") == 0;
+    if (!mounted_) {
+      ADD_FAILURE() << "mount tmpfs on " << path_ << ": " << std::strerror(errno);
+      return;  // never fill the disk under it
+    }
+    write_text(path_ / "keep.json", kPrecious);
+    std::ofstream filler(path_ / "filler");
+    const std::string block(4096, 'x');
+    while (filler.write(block.data(), static_cast<std::streamsize>(block.size())) && filler.flush()) {
+    }
+  }
+  FullFilesystem(const FullFilesystem&) = delete;
+  FullFilesystem& operator=(const FullFilesystem&) = delete;
+  FullFilesystem(FullFilesystem&&) = delete;
+  FullFilesystem& operator=(FullFilesystem&&) = delete;
+  ~FullFilesystem() {
+    if (mounted_) ::umount2(path_.c_str(), MNT_DETACH);
+  }
+
+ private:
+  std::filesystem::path path_;
+  bool mounted_ = false;
+};
 
 // The ELF identification every header below starts with.
 template <typename Header>
@@ -288,6 +325,8 @@ TEST_P(BadInputMatrixTest, Row) {
   argv.push_back(sampler().string());
   std::optional<BusyPort> busy;
   if (row.busy_port) busy.emplace();
+  std::optional<FullFilesystem> full;
+  if (row.full_filesystem) full.emplace(dir() / "full");
   bool has_haconiwa = false;
   std::vector<std::string> args;
   for (const auto& arg : row.args) {
@@ -324,7 +363,7 @@ TEST_P(BadInputMatrixTest, Row) {
     EXPECT_FALSE(std::filesystem::exists(expand(file, dir()))) << expand(file, dir()) << " was created";
   }
   // No temporary file of a replacement was left behind.
-  for (const auto& entry : std::filesystem::directory_iterator(dir())) {
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir())) {
     EXPECT_NE(entry.path().filename().string().front(), '.') << entry.path() << " left behind";
   }
 }
@@ -412,6 +451,12 @@ std::vector<BadInputCase> rows() {
           .creates_no("{dir}/new.prom"),
       C("BadBaselineKeepsOutputs", {"--baseline", "{dir}/not-json.json", "-o", "{dir}/keep.json"}, 2, "not JSON")
           .keeps("{dir}/keep.json"),
+      // The summary is renamed into place only once complete: a full disk
+      // leaves the previous one whole.
+      C("SummaryOnAFullDisk", {"-o", "{dir}/full/keep.json", "--format", "json"}, 1,
+        "writing {dir}/full/keep.json failed: No space left on device")
+          .on_full_filesystem()
+          .keeps("{dir}/full/keep.json"),
       // Two outputs naming one file, however spelled.
       C("TimelineAndTraceOutAreOneFile", {"--timeline", "{dir}/x.json", "--trace-out", "{dir}/x.json"}, 2,
         "--timeline {dir}/x.json and --trace-out {dir}/x.json are the same file")

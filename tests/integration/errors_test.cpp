@@ -1,9 +1,4 @@
 // Bad usage or input: exit status 2 and one line on stderr naming the problem.
-#include <sys/mount.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 
 #include "fixture.hpp"
@@ -66,64 +61,6 @@ INSTANTIATE_TEST_SUITE_P(
                       UsageCase{"UnknownStartPhase", {"--from", "NOPE"}, "NOPE"},
                       UsageCase{"UnwritableOutput", {"-o", "/nonexistent-dir/out.json"}, "/nonexistent-dir/out.json"}),
     [](const ::testing::TestParamInfo<UsageCase>& test) { return test.param.name; });
-
-// A small tmpfs of the test's own, unmounted at the end of the scope.
-class SmallFilesystem {
- public:
-  explicit SmallFilesystem(std::filesystem::path path) : path_(std::move(path)) {
-    std::filesystem::create_directory(path_);
-    mounted_ = ::mount("hacoboot-test", path_.c_str(), "tmpfs", 0, "size=64k") == 0;
-    EXPECT_TRUE(mounted_) << "mount tmpfs on " << path_ << ": " << std::strerror(errno);
-  }
-  SmallFilesystem(const SmallFilesystem&) = delete;
-  SmallFilesystem& operator=(const SmallFilesystem&) = delete;
-  SmallFilesystem(SmallFilesystem&&) = delete;
-  SmallFilesystem& operator=(SmallFilesystem&&) = delete;
-  ~SmallFilesystem() {
-    if (mounted_) ::umount2(path_.c_str(), MNT_DETACH);
-  }
-  [[nodiscard]] bool mounted() const { return mounted_; }
-
-  // Writes to `file` until the file system is full.
-  void fill(const std::filesystem::path& file) const {
-    std::ofstream out(path_ / file);
-    const std::string block(4096, 'x');
-    while (out.write(block.data(), static_cast<std::streamsize>(block.size())) && out.flush()) {
-    }
-  }
-
- private:
-  std::filesystem::path path_;
-  bool mounted_ = false;
-};
-
-using OutputFileTest = IntegrationTest;
-
-// The summary goes to a temporary file renamed over -o only once complete: a
-// full disk leaves the previous summary whole, and no temporary file.
-TEST_F(OutputFileTest, FullDiskLeavesThePreviousSummaryWhole) {
-  const SmallFilesystem small(dir() / "small");
-  ASSERT_TRUE(small.mounted());
-  const auto summary = dir() / "small" / "summary.json";
-  const std::string previous = R"({"previous": "summary"})"
-                               "\n";
-  {
-    std::ofstream out(summary);
-    out << previous;
-  }
-  small.fill("filler");
-
-  const auto r = run_sampler({"-o", summary.string(), "--format", "json", "--run", "true"});
-  EXPECT_TRUE(r.status.exited && r.status.code == 1) << r.status.describe() << '\n' << r.err;
-  EXPECT_NE(r.err.find("writing " + summary.string() + " failed: No space left on device"), std::string::npos) << r.err;
-  EXPECT_EQ(read_file(summary), previous);
-  std::vector<std::string> left;
-  for (const auto& entry : std::filesystem::directory_iterator(dir() / "small")) {
-    left.push_back(entry.path().filename().string());
-  }
-  std::sort(left.begin(), left.end());
-  EXPECT_EQ(left, (std::vector<std::string>{"filler", "summary.json"})) << "a temporary file was left";
-}
 
 }  // namespace
 }  // namespace hacoboot::it

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace hacoboot {
@@ -12,6 +13,24 @@ namespace {
 
 std::string optional_cell(std::optional<std::uint64_t> value) {
   return value ? std::to_string(*value) : std::string();
+}
+
+// A text cell (a cgroup's name may hold a TAB, a CR, a backslash): TAB,
+// newline and CR would break the row, so they are written as \t \n \r, and
+// a backslash as \\ (the text format of PostgreSQL's COPY).
+std::string tsv_cell(std::string_view text) {
+  std::string cell;
+  cell.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '\t': cell += "\\t"; break;
+      case '\n': cell += "\\n"; break;
+      case '\r': cell += "\\r"; break;
+      case '\\': cell += "\\\\"; break;
+      default: cell += c;
+    }
+  }
+  return cell;
 }
 
 nlohmann::ordered_json optional_json(std::optional<std::uint64_t> value) {
@@ -35,8 +54,8 @@ void BootRowWriter::write(const BootRecord& boot) {
     const auto kind = is_phase ? std::string("phase") : name;
     if (format_ == Format::Tsv) {
       out_ << fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", boot.sequence, boot.hpid, boot.container_pid,
-                          boot.cgroup_id, boot.cgroup_path, kind,
-                          is_phase ? std::to_string(timing.step.phase) : std::string(), name, timing.ts_ns,
+                          boot.cgroup_id, tsv_cell(boot.cgroup_path), tsv_cell(kind),
+                          is_phase ? std::to_string(timing.step.phase) : std::string(), tsv_cell(name), timing.ts_ns,
                           optional_cell(timing.since_start), optional_cell(timing.delta));
       continue;
     }
@@ -53,7 +72,9 @@ void BootRowWriter::write(const BootRecord& boot) {
         {"since_start_ns", optional_json(timing.since_start)},
         {"delta_ns", optional_json(timing.delta)},
     };
-    out_ << row.dump() << '\n';
+    // Bytes that are not UTF-8 (a cgroup's name is any bytes) become U+FFFD
+    // instead of an exception that would end the run.
+    out_ << row.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
   }
   out_.flush();
 }

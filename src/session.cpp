@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -27,6 +28,7 @@
 #include "hacoboot/event.hpp"
 #include "hacoboot/metrics_server.hpp"
 #include "hacoboot/output_file.hpp"
+#include "hacoboot/output_paths.hpp"
 #include "hacoboot/probe_listing.hpp"
 #include "hacoboot/progress.hpp"
 #include "hacoboot/report.hpp"
@@ -173,20 +175,30 @@ std::unique_ptr<Tracer> start_tracer(const Options& options, const std::string& 
   return tracer;
 }
 
-std::unique_ptr<OutputFile> open_if_named(const std::string& path) {
-  if (path.empty()) return nullptr;
-  return std::make_unique<OutputFile>(path);
+// Every file the run writes, checked before any is created (see check_output_paths).
+void check_outputs(const Options& options, const std::string& haconiwa) {
+  check_output_paths({{.option = "-o", .path = options.output},
+                      {.option = "--events", .path = options.events},
+                      {.option = "--timeline", .path = options.timeline},
+                      {.option = "--trace-out", .path = options.trace_out},
+                      {.option = "--textfile", .path = options.textfile, .regular_file_only = true}},
+                     {{.option = "--baseline", .path = options.baseline}, {.option = "--haconiwa", .path = haconiwa}});
+}
+
+// A summary-type output, rendered whole at the end and put in place only once complete.
+void write_output(const std::string& path, const std::function<void(std::ostream&)>& render) {
+  OutputFile out(path, OutputFile::Kind::Replaced);
+  render(out.stream());
+  out.finish();
 }
 
 // Where each finished boot goes: the summary, the rows, the pictures.
 class BootSinks {
  public:
-  BootSinks(const Options& options, OutputFile* events) : options_(options) {
-    if (events) start_rows(*events);
-    keep_for_pictures_ = !options.timeline.empty() || !options.trace_out.empty();
-  }
+  explicit BootSinks(const Options& options)
+      : options_(options), keep_for_pictures_(!options.timeline.empty() || !options.trace_out.empty()) {}
 
-  // Rows from here on go to events (again, after a reopen: a TSV header first).
+  // Rows from here on go to events (a TSV header first; again after a reopen).
   void start_rows(OutputFile& events) {
     const auto format =
         options_.events_format == EventsFormat::Jsonl ? BootRowWriter::Format::Jsonl : BootRowWriter::Format::Tsv;
@@ -226,24 +238,22 @@ int list_probes(const Options& options, std::ostream& out) {
 
 int run_session(const Options& options, std::ostream& diagnostics) {
   if (options.list) return list_probes(options, std::cout);
-  // Every input and output first: a typo fails before anything is loaded.
+  // Every check first, before anything is loaded, and before any file is
+  // created or truncated: a run refused for any reason leaves files as they were.
   const auto baseline = load_baseline(options.baseline);
-  OutputFile summary_out(options.output);
-  auto events_out = open_if_named(options.events);
-  auto timeline_out = open_if_named(options.timeline);
-  auto trace_out = open_if_named(options.trace_out);
   const auto run_as = options.run_as ? std::optional(resolve_run_as(*options.run_as)) : std::nullopt;
 
   require_kernel_btf();
   require_bpf_privileges();
   const std::string haconiwa = haconiwa_binary(options);
   auto phase_probe_sites = require_phase_probe(haconiwa);
+  check_outputs(options, haconiwa);
 
   // Before loading: a Ctrl-C while attaching still ends with a summary.
   const StopSignals stop_signals(/*sighup_reopens=*/options.serve.has_value() || !options.textfile.empty());
   ProgressLine progress(!options.quiet);
   CgroupPaths cgroups;
-  BootSinks sinks(options, events_out.get());
+  BootSinks sinks(options);
   BootTracker tracker({.start_phase = options.start_phase, .command = options.command},
                       [&](const BootRecord& boot) { sinks.on_boot(boot, cgroups, progress); });
   // Bound before anything is loaded: a port in use fails fast.
@@ -267,6 +277,12 @@ int run_session(const Options& options, std::ostream& diagnostics) {
                                      if (event->kind == EventKind::Exec) cgroups.path_of(event->cgroup_id);
                                      tracker.on_event(*event);
                                    });
+  // The only output written as it goes, created once every check passed and the probes are attached.
+  std::unique_ptr<OutputFile> events_out;
+  if (!options.events.empty()) {
+    events_out = std::make_unique<OutputFile>(options.events, OutputFile::Kind::Streamed);
+    sinks.start_rows(*events_out);
+  }
 
   std::optional<ChildProcess> child;
   if (options.run) {
@@ -328,16 +344,17 @@ int run_session(const Options& options, std::ostream& diagnostics) {
                        .lost_events = counters.lost_events + undecodable,
                        .tracked_at_exit = tracer->tracked_processes(),
                        .names = options.phase_names};
-  make_report_writer(options.format, options.histograms)->write(sinks.summary(), facts, summary_out.stream());
-  summary_out.finish();
+  write_output(options.output, [&](std::ostream& out) {
+    make_report_writer(options.format, options.histograms)->write(sinks.summary(), facts, out);
+  });
   if (events_out) events_out->finish();
-  if (timeline_out) {
-    write_timeline_svg(sinks.pictured(), timeline_out->stream(), options.phase_names);
-    timeline_out->finish();
+  if (!options.timeline.empty()) {
+    write_output(options.timeline,
+                 [&](std::ostream& out) { write_timeline_svg(sinks.pictured(), out, options.phase_names); });
   }
-  if (trace_out) {
-    write_chrome_trace(sinks.pictured(), trace_out->stream(), options.phase_names);
-    trace_out->finish();
+  if (!options.trace_out.empty()) {
+    write_output(options.trace_out,
+                 [&](std::ostream& out) { write_chrome_trace(sinks.pictured(), out, options.phase_names); });
   }
   // After every output is written: only a first run on a new kernel waits.
   if (btf_cache) btf_cache->finish_filling(kBtfCachePatience);

@@ -42,28 +42,71 @@ bool TemporaryFile::rename_to(const std::string& path) {
   return true;
 }
 
-void write_file_atomically(const std::string& path, std::string_view contents) {
+std::string file_type_name(mode_t mode) {
+  if (S_ISREG(mode)) return "";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+namespace {
+
+// `.NAME.XXXXXX` beside `path`: same directory, so the rename stays on one filesystem.
+std::string temporary_template_beside(const std::string& path) {
   const std::filesystem::path target(path);
   if (!target.has_filename()) throw RuntimeError("cannot write '" + path + "': not a file name");
   const auto directory = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
-  TemporaryFile temporary((directory / ("." + target.filename().string() + ".XXXXXX")).string());
-  if (!temporary.valid()) {
+  return (directory / ("." + target.filename().string() + ".XXXXXX")).string();
+}
+
+}  // namespace
+
+ReplacementFile::ReplacementFile(std::string path)
+    : path_(std::move(path)), temporary_(temporary_template_beside(path_)) {
+  if (!temporary_.valid()) {
     const int error = errno;
-    throw RuntimeError("cannot write " + path + ": cannot create a temporary file in " + directory.string() + ": " +
-                       std::strerror(error));
+    throw RuntimeError("cannot write " + path_ + ": cannot create a temporary file beside it: " + std::strerror(error));
   }
-  const auto check = [&](bool ok, const char* step) {
-    if (ok) return;
-    const int error = errno;  // before anything below can change it
-    throw RuntimeError("cannot write " + path + ": " + step + " " + temporary.name() + ": " + std::strerror(error));
-  };
-  constexpr mode_t kMode = 0644;
-  check(::fchmod(temporary.fd(), kMode) == 0, "chmod");
-  check(temporary.write(contents), "write");
+}
+
+void ReplacementFile::fail(const char* step) const {
+  const int error = errno;  // before anything below can change it
+  throw RuntimeError("cannot write " + path_ + ": " + step + " " + temporary_.name() + ": " + std::strerror(error));
+}
+
+void ReplacementFile::write(std::string_view data) const {
+  if (!temporary_.write(data)) fail("write");
+}
+
+void ReplacementFile::commit(mode_t mode) {
+  struct stat replaced {};
+  if (::lstat(path_.c_str(), &replaced) == 0) {
+    if (const auto what = file_type_name(replaced.st_mode); !what.empty()) {
+      throw RuntimeError("cannot write " + path_ + ": it is " + what + " (only a regular file is replaced)");
+    }
+    mode = replaced.st_mode & 0777U;  // not set-id bits: the contents are new
+    // Root may give the file back to its owner; anyone else keeps it (EPERM).
+    if (::fchown(temporary_.fd(), replaced.st_uid, replaced.st_gid) != 0 && errno != EPERM) fail("chown");
+  } else if (errno != ENOENT) {
+    const int error = errno;
+    throw RuntimeError("cannot write " + path_ + ": " + std::strerror(error));
+  }
+  if (::fchmod(temporary_.fd(), mode) != 0) fail("chmod");
   // On disk before the rename, so that a crash cannot leave an empty file at `path`.
-  check(::fsync(temporary.fd()) == 0, "fsync");
-  check(temporary.close(), "close");
-  check(temporary.rename_to(path), "rename");
+  if (::fsync(temporary_.fd()) != 0) fail("fsync");
+  if (!temporary_.close()) fail("close");
+  if (!temporary_.rename_to(path_)) fail("rename");
+}
+
+void write_file_atomically(const std::string& path, std::string_view contents) {
+  constexpr mode_t kMode = 0644;
+  ReplacementFile file(path);
+  file.write(contents);
+  file.commit(kMode);
 }
 
 }  // namespace hacoboot

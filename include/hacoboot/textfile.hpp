@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <string_view>
 
@@ -34,13 +36,43 @@ class TemporaryFile {
   UniqueFd fd_;
 };
 
-// Replaces the file at `path` with `contents` so that a reader (node_exporter's
-// textfile collector) sees the old file or the new one, never a torn one: the
-// text goes to a temporary file in the same directory (`.NAME.XXXXXX`, which
-// the collector ignores: it reads *.prom), is flushed to disk, then renamed
-// over `path`. A symbolic link at `path` is replaced, never followed. The file
-// is mode 0644: the collector runs as another user. Throws RuntimeError naming
-// the path on failure, and leaves no temporary file behind.
+// What a file of this type is, for messages: "a directory", "a FIFO"...; ""
+// for a regular file.
+std::string file_type_name(mode_t mode);
+
+// A new file that replaces the one at `path` only once complete, so that a
+// reader sees the old file or the new one, never a torn one, and a full disk
+// or a crash leaves the old file as it was: the text goes to a temporary file
+// in the same directory (`.NAME.XXXXXX`), which is flushed to disk, then
+// renamed over `path`. Only a regular file (or nothing) at `path` is replaced:
+// a device, FIFO, socket, directory or symbolic link there is refused. The
+// temporary file is removed unless committed.
+class ReplacementFile {
+ public:
+  // Throws RuntimeError naming `path` when the temporary file cannot be created.
+  explicit ReplacementFile(std::string path);
+
+  [[nodiscard]] int fd() const { return temporary_.fd(); }
+  // Throws RuntimeError naming `path`.
+  void write(std::string_view data) const;
+  // Flushes the file to disk and renames it over `path`. It takes the
+  // permissions and owner of the file it replaces (who may read a file stays
+  // as the user set it), or `mode` when there is none. Throws RuntimeError
+  // naming `path`.
+  void commit(mode_t mode);
+
+ private:
+  [[noreturn]] void fail(const char* step) const;
+
+  std::string path_;
+  TemporaryFile temporary_;
+};
+
+// Replaces the file at `path` with `contents` (see ReplacementFile) so that a
+// reader (node_exporter's textfile collector, which reads *.prom and so
+// ignores the temporary file) never sees a torn one. A new file is mode 0644:
+// the collector runs as another user. Throws RuntimeError naming the path on
+// failure, and leaves no temporary file behind.
 void write_file_atomically(const std::string& path, std::string_view contents);
 
 }  // namespace hacoboot

@@ -3,9 +3,21 @@
 // runs `hacoboot-sampler --haconiwa <launcher copy> ARGS... --run true`, so
 // everything but the problem under test is valid and a wrongly accepted row
 // ends quickly instead of tracing until a timeout.
+#include <arpa/inet.h>
 #include <elf.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <optional>
 
 #include "fixture.hpp"
 
@@ -22,14 +34,15 @@ struct BadInputCase {
         args(std::move(args_)),
         exit_code(exit_code_),
         expected_in_stderr(std::move(expected_in_stderr_)) {}
-  // This file (holding kPrecious) must not be written or truncated.
+  // This file (or device node, FIFO...) must stay byte for byte as it was,
+  // the same inode: not written, truncated or replaced.
   BadInputCase keeps(std::string file) && {
-    untouched_file = std::move(file);
+    untouched_files.push_back(std::move(file));
     return std::move(*this);
   }
   // This file must not be created.
   BadInputCase creates_no(std::string file) && {
-    must_not_exist = std::move(file);
+    must_not_exist.push_back(std::move(file));
     return std::move(*this);
   }
   // The run goes on: stdout carries the summary.
@@ -45,7 +58,24 @@ struct BadInputCase {
   // Run in a private mount namespace where /sys/kernel/btf is an empty
   // tmpfs: what a kernel built without CONFIG_DEBUG_INFO_BTF looks like.
   BadInputCase without_kernel_btf() && {
-    hide_kernel_btf = true;
+    private_mounts = "mount -t tmpfs hidden-btf /sys/kernel/btf";
+    return std::move(*this);
+  }
+  // Run in a private mount namespace where the directory {dir}/read-only is
+  // mounted read-only (a read-only file system, which root cannot write either).
+  BadInputCase with_read_only_directory() && {
+    private_mounts = "mount --bind {dir}/read-only {dir}/read-only && mount -o remount,bind,ro {dir}/read-only";
+    return std::move(*this);
+  }
+  // {dir}/full is a small tmpfs of the test's own, holding a copy of
+  // kPrecious as keep.json, and full.
+  BadInputCase on_full_filesystem() && {
+    full_filesystem = true;
+    return std::move(*this);
+  }
+  // {port} in args is a TCP port of 127.0.0.1 that another socket listens on.
+  BadInputCase with_busy_port() && {
+    busy_port = true;
     return std::move(*this);
   }
 
@@ -53,23 +83,86 @@ struct BadInputCase {
   std::vector<std::string> args;  // {dir} is replaced by the test's directory
   int exit_code;
   std::string expected_in_stderr;  // {dir} expanded too
-  std::string untouched_file;
-  std::string must_not_exist;
+  std::vector<std::string> untouched_files;
+  std::vector<std::string> must_not_exist;
   std::string expected_in_stdout;
   bool nobody = false;
-  bool hide_kernel_btf = false;
+  std::string private_mounts;  // shell commands run in a private mount namespace first
+  bool busy_port = false;
+  bool full_filesystem = false;
 };
 
 void PrintTo(const BadInputCase& c, std::ostream* os) {
   *os << c.name;
 }
 
-std::string expand(std::string text, const std::filesystem::path& dir) {
-  const std::string key = "{dir}";
-  for (auto pos = text.find(key); pos != std::string::npos; pos = text.find(key, pos + dir.string().size())) {
-    text.replace(pos, key.size(), dir.string());
+std::string replace_all(std::string text, const std::string& key, const std::string& value) {
+  for (auto pos = text.find(key); pos != std::string::npos; pos = text.find(key, pos + value.size())) {
+    text.replace(pos, key.size(), value);
   }
   return text;
+}
+
+std::string expand(const std::string& text, const std::filesystem::path& dir) {
+  return replace_all(text, "{dir}", dir.string());
+}
+
+// What a row must leave as it was: the file's type, inode and bytes.
+struct FileSnapshot {
+  struct stat st {};
+  std::string contents;
+};
+
+FileSnapshot snapshot(const std::filesystem::path& path) {
+  FileSnapshot s;
+  EXPECT_EQ(::lstat(path.c_str(), &s.st), 0) << path;
+  if (S_ISREG(s.st.st_mode)) s.contents = read_file(path);
+  return s;
+}
+
+void expect_unchanged(const std::filesystem::path& path, const FileSnapshot& before) {
+  const auto after = snapshot(path);
+  EXPECT_EQ(after.st.st_mode & S_IFMT, before.st.st_mode & S_IFMT) << path << " was replaced";
+  EXPECT_EQ(after.st.st_ino, before.st.st_ino) << path << " was replaced";
+  EXPECT_EQ(after.contents, before.contents) << path << " was written or truncated";
+}
+
+// A TCP socket listening on 127.0.0.1, on a port the kernel chose.
+class BusyPort {
+ public:
+  BusyPort() : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof address;
+    const auto* generic = reinterpret_cast<sockaddr*>(&address);
+    EXPECT_EQ(::bind(fd_, generic, size), 0) << std::strerror(errno);
+    EXPECT_EQ(::listen(fd_, 1), 0) << std::strerror(errno);
+    EXPECT_EQ(::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size), 0);
+    port_ = ntohs(address.sin_port);
+  }
+  BusyPort(const BusyPort&) = delete;
+  BusyPort& operator=(const BusyPort&) = delete;
+  BusyPort(BusyPort&&) = delete;
+  BusyPort& operator=(BusyPort&&) = delete;
+  ~BusyPort() { ::close(fd_); }
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+
+ private:
+  int fd_;
+  std::uint16_t port_ = 0;
+};
+
+// A UNIX socket's file, as a daemon leaves it in its directory.
+void make_socket_file(const std::filesystem::path& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  ASSERT_LT(path.string().size(), sizeof address.sun_path);
+  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0) << std::strerror(errno);
+  ::close(fd);
 }
 
 void write_bytes(const std::filesystem::path& path, const void* data, std::size_t size) {
@@ -81,6 +174,35 @@ void write_bytes(const std::filesystem::path& path, const void* data, std::size_
 void write_text(const std::filesystem::path& path, const std::string& text) {
   write_bytes(path, text.data(), text.size());
 }
+
+// A small tmpfs, filled up, unmounted at the end of the scope.
+class FullFilesystem {
+ public:
+  explicit FullFilesystem(std::filesystem::path path) : path_(std::move(path)) {
+    std::filesystem::create_directory(path_);
+    mounted_ = ::mount("hacoboot-test", path_.c_str(), "tmpfs", 0, "size=64k") == 0;
+    if (!mounted_) {
+      ADD_FAILURE() << "mount tmpfs on " << path_ << ": " << std::strerror(errno);
+      return;  // never fill the disk under it
+    }
+    write_text(path_ / "keep.json", kPrecious);
+    std::ofstream filler(path_ / "filler");
+    const std::string block(4096, 'x');
+    while (filler.write(block.data(), static_cast<std::streamsize>(block.size())) && filler.flush()) {
+    }
+  }
+  FullFilesystem(const FullFilesystem&) = delete;
+  FullFilesystem& operator=(const FullFilesystem&) = delete;
+  FullFilesystem(FullFilesystem&&) = delete;
+  FullFilesystem& operator=(FullFilesystem&&) = delete;
+  ~FullFilesystem() {
+    if (mounted_) ::umount2(path_.c_str(), MNT_DETACH);
+  }
+
+ private:
+  std::filesystem::path path_;
+  bool mounted_ = false;
+};
 
 // The ELF identification every header below starts with.
 template <typename Header>
@@ -147,6 +269,34 @@ class BadInputMatrixTest : public IntegrationTest, public ::testing::WithParamIn
     std::filesystem::create_symlink(dir() / "precious-events", dir() / "link-events");
     std::filesystem::create_symlink(dir() / "precious-trace", dir() / "link-trace");
     std::filesystem::create_symlink(dir() / "dangling-target", dir() / "link-dangling");
+    ASSERT_NO_FATAL_FAILURE(make_output_files());
+  }
+
+  // What an output may find at its path. Never the real /dev/full: a node of
+  // its own, in the test's directory.
+  void make_output_files() {
+    namespace fs = std::filesystem;
+    for (const char* name : {"keep.json", "keep.tsv", "keep.svg", "keep-trace.json"})
+      write_text(dir() / name, kPrecious);
+    fs::create_hard_link(dir() / "keep.json", dir() / "hard-link-to-keep.json");
+    write_text(dir() / "base.json",
+               R"({"schema": 1, "metrics": {"execve": {"count": 0}, "listen": {"count": 0}}, "phases": []})");
+    ASSERT_EQ(::mknod((dir() / "full-device").c_str(), S_IFCHR | 0666, makedev(1, 7)), 0) << std::strerror(errno);
+    ASSERT_EQ(::mkfifo((dir() / "fifo").c_str(), 0666), 0) << std::strerror(errno);
+    ASSERT_NO_FATAL_FAILURE(make_socket_file(dir() / "socket"));
+    fs::create_directory(dir() / "a-directory");
+    fs::create_directory(dir() / "read-only");
+    // Files nobody could write if the tool let it: the directory is theirs,
+    // and {dir} lets them through.
+    const auto nobody = dir() / "nobody";
+    fs::create_directory(nobody);
+    for (const char* name : {"keep.json", "keep.tsv"}) write_text(nobody / name, kPrecious);
+    const passwd* user = ::getpwnam("nobody");
+    ASSERT_NE(user, nullptr);
+    for (const auto& path : {nobody, nobody / "keep.json", nobody / "keep.tsv"}) {
+      ASSERT_EQ(::chown(path.c_str(), user->pw_uid, user->pw_gid), 0) << path;
+    }
+    fs::permissions(dir(), fs::perms::others_exec, fs::perm_options::add);
   }
 };
 
@@ -160,7 +310,7 @@ TEST_P(BadInputMatrixTest, Row) {
     if (!setpriv) GTEST_SKIP() << "setpriv not found in PATH";
     argv = {setpriv->string(), "--reuid=nobody", "--regid=nogroup", "--clear-groups"};
   }
-  if (row.hide_kernel_btf) {
+  if (!row.private_mounts.empty()) {
     const auto unshare = find_in_path("unshare");
     if (!unshare) GTEST_SKIP() << "unshare not found in PATH";
     argv = {unshare->string(),
@@ -169,16 +319,22 @@ TEST_P(BadInputMatrixTest, Row) {
             "private",
             "/bin/sh",
             "-c",
-            "mount -t tmpfs hidden-btf /sys/kernel/btf && exec \"$@\"",
+            expand(row.private_mounts, dir()) + " && exec \"$@\"",
             "sh"};
   }
   argv.push_back(sampler().string());
+  std::optional<BusyPort> busy;
+  if (row.busy_port) busy.emplace();
+  std::optional<FullFilesystem> full;
+  if (row.full_filesystem) full.emplace(dir() / "full");
   bool has_haconiwa = false;
   std::vector<std::string> args;
   for (const auto& arg : row.args) {
-    args.push_back(expand(arg, dir()));
+    args.push_back(busy ? replace_all(expand(arg, dir()), "{port}", std::to_string(busy->port())) : expand(arg, dir()));
     has_haconiwa = has_haconiwa || arg == "--haconiwa";
   }
+  std::vector<FileSnapshot> before;
+  for (const auto& file : row.untouched_files) before.push_back(snapshot(expand(file, dir())));
   if (!has_haconiwa) argv.insert(argv.end(), {"--haconiwa", launcher().string()});
   argv.insert(argv.end(), args.begin(), args.end());
   argv.insert(argv.end(), {"--run", "true"});
@@ -200,13 +356,15 @@ TEST_P(BadInputMatrixTest, Row) {
   if (!row.expected_in_stdout.empty()) {
     EXPECT_NE(r.out.find(row.expected_in_stdout), std::string::npos) << "stdout: " << r.out;
   }
-  if (!row.untouched_file.empty()) {
-    EXPECT_EQ(read_file(expand(row.untouched_file, dir())), kPrecious)
-        << "the symlink's target " << expand(row.untouched_file, dir()) << " was written or truncated";
+  for (std::size_t i = 0; i < row.untouched_files.size(); ++i) {
+    expect_unchanged(expand(row.untouched_files[i], dir()), before[i]);
   }
-  if (!row.must_not_exist.empty()) {
-    EXPECT_FALSE(std::filesystem::exists(expand(row.must_not_exist, dir())))
-        << expand(row.must_not_exist, dir()) << " was created";
+  for (const auto& file : row.must_not_exist) {
+    EXPECT_FALSE(std::filesystem::exists(expand(file, dir()))) << expand(file, dir()) << " was created";
+  }
+  // No temporary file of a replacement was left behind.
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir())) {
+    EXPECT_NE(entry.path().filename().string().front(), '.') << entry.path() << " left behind";
   }
 }
 
@@ -234,7 +392,7 @@ std::vector<BadInputCase> rows() {
       C("RingBufferSizeTwoGiB", {"--ringbuf-size", "2G"}, 2, "--ringbuf-size: '2G'"),
       C("RingBufferSizeNotANumber", {"--ringbuf-size", "abc"}, 2, "--ringbuf-size: 'abc'"),
       C("NegativeWarmup", {"--warmup", "-1"}, 2, "--warmup"),
-      // Output files
+      // Files the tool writes
       C("EventsInMissingDirectory", {"--events", "{dir}/missing/rows.tsv"}, 2, "{dir}/missing/rows.tsv"),
       // "--events=" with the value left empty must not take the next argument
       // as the path (here: writing the rows to consumed.tsv).
@@ -245,7 +403,84 @@ std::vector<BadInputCase> rows() {
       C("TraceOutIsASymlink", {"--trace-out", "{dir}/link-trace"}, 2, "symbolic link").keeps("{dir}/precious-trace"),
       C("OutputIsADanglingSymlink", {"-o", "{dir}/link-dangling"}, 2, "symbolic link")
           .creates_no("{dir}/dangling-target"),
-      C("OutputToDevFull", {"-o", "/dev/full"}, 1, "writing /dev/full failed"),
+      // A character device is written in place (here one that is always full).
+      C("OutputToAFullDevice", {"-o", "{dir}/full-device"}, 1, "writing {dir}/full-device failed")
+          .keeps("{dir}/full-device"),
+      // --textfile replaces its file by renaming: only a regular file may be there.
+      C("TextfileIsACharacterDevice", {"--textfile", "{dir}/full-device"}, 2,
+        "--textfile: cannot write {dir}/full-device: it is a character device")
+          .keeps("{dir}/full-device"),
+      C("TextfileIsAFifo", {"--textfile", "{dir}/fifo"}, 2, "it is a FIFO").keeps("{dir}/fifo"),
+      C("TextfileIsASocket", {"--textfile", "{dir}/socket"}, 2, "it is a socket").keeps("{dir}/socket"),
+      C("TextfileIsADirectory", {"--textfile", "{dir}/a-directory"}, 2, "it is a directory").keeps("{dir}/a-directory"),
+      C("OutputIsADirectory", {"-o", "{dir}/a-directory"}, 2, "-o: cannot write {dir}/a-directory: it is a directory"),
+      C("EventsIsASocket", {"--events", "{dir}/socket"}, 2, "it is a socket").keeps("{dir}/socket"),
+      // A run refused for any reason leaves every output as it was, and creates none.
+      C("MissingHaconiwaKeepsOutputs",
+        {"--haconiwa", "{dir}/nonexistent", "-o", "{dir}/keep.json", "--events", "{dir}/keep.tsv", "--timeline",
+         "{dir}/keep.svg", "--trace-out", "{dir}/new-trace.json"},
+        2, "{dir}/nonexistent")
+          .keeps("{dir}/keep.json")
+          .keeps("{dir}/keep.tsv")
+          .keeps("{dir}/keep.svg")
+          .creates_no("{dir}/new-trace.json"),
+      C("HaconiwaWithoutTheProbeKeepsOutputs",
+        {"--haconiwa", "/bin/true", "-o", "{dir}/new.json", "--events", "{dir}/keep.tsv", "--timeline",
+         "{dir}/keep.svg", "--trace-out", "{dir}/keep-trace.json"},
+        2, "haconiwa:bootstrap_phase_pass")
+          .keeps("{dir}/keep.tsv")
+          .keeps("{dir}/keep.svg")
+          .keeps("{dir}/keep-trace.json")
+          .creates_no("{dir}/new.json"),
+      C("NotRootKeepsOutputs",
+        {"-o", "{dir}/nobody/keep.json", "--events", "{dir}/nobody/keep.tsv", "--timeline", "{dir}/nobody/new.svg"}, 1,
+        "root or CAP_BPF")
+          .as_nobody()
+          .keeps("{dir}/nobody/keep.json")
+          .keeps("{dir}/nobody/keep.tsv")
+          .creates_no("{dir}/nobody/new.svg"),
+      C("BusyServePortKeepsOutputs",
+        {"--serve", "127.0.0.1:{port}", "-o", "{dir}/keep.json", "--events", "{dir}/new.tsv", "--timeline",
+         "{dir}/keep.svg", "--trace-out", "{dir}/keep-trace.json", "--textfile", "{dir}/new.prom"},
+        1, "cannot listen")
+          .with_busy_port()
+          .keeps("{dir}/keep.json")
+          .keeps("{dir}/keep.svg")
+          .keeps("{dir}/keep-trace.json")
+          .creates_no("{dir}/new.tsv")
+          .creates_no("{dir}/new.prom"),
+      C("BadBaselineKeepsOutputs", {"--baseline", "{dir}/not-json.json", "-o", "{dir}/keep.json"}, 2, "not JSON")
+          .keeps("{dir}/keep.json"),
+      // The summary is renamed into place only once complete: a full disk
+      // leaves the previous one whole.
+      C("SummaryOnAFullDisk", {"-o", "{dir}/full/keep.json", "--format", "json"}, 1,
+        "writing {dir}/full/keep.json failed: No space left on device")
+          .on_full_filesystem()
+          .keeps("{dir}/full/keep.json"),
+      // Two outputs naming one file, however spelled.
+      C("TimelineAndTraceOutAreOneFile", {"--timeline", "{dir}/x.json", "--trace-out", "{dir}/x.json"}, 2,
+        "--timeline {dir}/x.json and --trace-out {dir}/x.json are the same file")
+          .creates_no("{dir}/x.json"),
+      C("OutputAndEventsAreOneFileSpelledTwoWays", {"-o", "{dir}/./keep.json", "--events", "{dir}/keep.json"}, 2,
+        "-o {dir}/./keep.json and --events {dir}/keep.json are the same file")
+          .keeps("{dir}/keep.json"),
+      C("OutputAndTextfileAreOneNewFileThroughDotDot",
+        {"-o", "{dir}/a-directory/../new.prom", "--textfile", "{dir}/new.prom"}, 2, "are the same file")
+          .creates_no("{dir}/new.prom"),
+      C("OutputAndEventsAreOneFileThroughAHardLink",
+        {"-o", "{dir}/keep.json", "--events", "{dir}/hard-link-to-keep.json"}, 2, "are the same file")
+          .keeps("{dir}/keep.json"),
+      C("OutputIsTheBaseline", {"-o", "{dir}/base.json", "--baseline", "{dir}/base.json"}, 2,
+        "-o {dir}/base.json and --baseline {dir}/base.json are the same file")
+          .keeps("{dir}/base.json"),
+      C("TraceOutIsTheHaconiwaBinary", {"--trace-out", "{dir}/hacoboot-launcher"}, 2, "are the same file")
+          .keeps("{dir}/hacoboot-launcher"),
+      // --textfile is checked up front like the others.
+      C("TextfileInMissingDirectory", {"--textfile", "{dir}/missing/m.prom"}, 2,
+        "--textfile: cannot write {dir}/missing/m.prom: directory {dir}/missing: No such file or directory"),
+      C("TextfileInReadOnlyDirectory", {"--textfile", "{dir}/read-only/m.prom"}, 2, "Read-only file system")
+          .with_read_only_directory()
+          .creates_no("{dir}/read-only/m.prom"),
       // Privileges: nobody has neither CAP_BPF nor CAP_SYS_ADMIN.
       C("NotRoot", {}, 1, "root or CAP_BPF").as_nobody(),
       // --run-as: the user is looked up before anything is loaded.

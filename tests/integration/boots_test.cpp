@@ -1,6 +1,12 @@
 // End-to-end runs of hacoboot-sampler on demo boots, checked against the
 // launcher's ground truth.
+#include <sys/statfs.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <optional>
 #include <regex>
 #include <thread>
 
@@ -70,6 +76,44 @@ TEST_F(BootsTest, ContainerDyingBeforeExecIsIncomplete) {
     }
     EXPECT_EQ(last_container_phase, std::optional<std::int64_t>(20)) << "CONTAINER_SECCOMP_SETUP";
   }
+}
+
+// Where cgroup v2 is mounted: /sys/fs/cgroup, or /sys/fs/cgroup/unified on a
+// host that also mounts cgroup v1.
+std::optional<std::filesystem::path> cgroup2_mount() {
+  constexpr auto kCgroup2Magic = 0x63677270;  // CGROUP2_SUPER_MAGIC
+  for (const char* path : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
+    struct statfs fs {};
+    if (::statfs(path, &fs) == 0 && fs.f_type == kCgroup2Magic) return path;
+  }
+  return std::nullopt;
+}
+
+// A cgroup's name may hold a TAB, a carriage return or a backslash (the
+// kernel refuses only '/' and newlines): escaped in the --events TSV, whose
+// rows keep the header's columns.
+TEST_F(BootsTest, CgroupNameWithTabAndCarriageReturnKeepsTheEventsColumns) {
+  const auto mount = cgroup2_mount();
+  if (!mount) GTEST_SKIP() << "no cgroup2 mount";
+  const std::string name = "hacoboot-it-" + std::to_string(::getpid()) + "\ttab\rreturn\\";
+  const auto cgroup = *mount / name;
+  ASSERT_TRUE(std::filesystem::create_directory(cgroup)) << cgroup;
+  // The --run shell moves itself into the cgroup before it becomes the launcher.
+  ASSERT_EQ(::setenv("HACOBOOT_TEST_CGROUP", cgroup.c_str(), 1), 0);
+  const auto rows_path = new_file("rows.tsv");
+  const auto r =
+      run_sampler({"--run", "echo 0 > \"$HACOBOOT_TEST_CGROUP/cgroup.procs\" && exec " + launcher_command({"-n", "2"}),
+                   "--format", "json", "--events", rows_path.string(), app().string()});
+  ::unsetenv("HACOBOOT_TEST_CGROUP");
+  for (int i = 0; i < 100 && ::rmdir(cgroup.c_str()) != 0 && errno == EBUSY; ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << '\n' << r.err;
+
+  const auto text = read_file(rows_path);
+  std::vector<BootRow> rows;
+  EXPECT_NO_THROW(rows = parse_boot_rows(text)) << text;  // it checks every row's column count
+  EXPECT_EQ(rows_by_boot(rows).size(), 2U) << text;
+  const auto escaped = "/hacoboot-it-" + std::to_string(::getpid()) + "\\ttab\\rreturn\\\\\t";
+  EXPECT_NE(text.find(escaped), std::string::npos) << "no row with the escaped cgroup path:\n" << text;
 }
 
 class ListenFromTest : public IntegrationTest, public ::testing::WithParamInterface<std::string> {};

@@ -1,8 +1,13 @@
 #include "hacoboot/textfile.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -50,16 +55,70 @@ TEST(WriteFileAtomically, IsReadableByTheCollectorsUser) {
   EXPECT_TRUE(S_ISREG(st.st_mode));
 }
 
-TEST(WriteFileAtomically, ReplacesASymlinkInsteadOfWritingThroughIt) {
+TEST(WriteFileAtomically, KeepsThePermissionsOfTheFileItReplaces) {
+  const test::TempDir dir;
+  const auto path = dir.path() / "hacoboot.prom";
+  write_file_atomically(path.string(), "first 1\n");
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  write_file_atomically(path.string(), "second 2\n");
+  EXPECT_EQ(fs::status(path).permissions(), fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+}
+
+// Only a regular file is replaced: renaming over a symbolic link, a FIFO, a
+// socket or a device node would replace what the user put there.
+TEST(WriteFileAtomically, RefusesWhatIsNotARegularFile) {
   const test::TempDir dir;
   const auto victim = dir.path() / "victim";
   std::ofstream(victim) << "precious\n";
-  const auto path = dir.path() / "hacoboot.prom";
-  fs::create_symlink(victim, path);
-  write_file_atomically(path.string(), "metrics 1\n");
+  fs::create_symlink(victim, dir.path() / "link");
+  ASSERT_EQ(::mkfifo((dir.path() / "fifo").c_str(), 0600), 0);
+  std::vector<std::string> names{"fifo", "link", "victim"};
+  if (::geteuid() == 0) {
+    // The null device's numbers: never the real /dev/null.
+    ASSERT_EQ(::mknod((dir.path() / "null").c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
+    names.emplace_back("null");
+  }
+  std::sort(names.begin(), names.end());
+  for (const auto& name : names) {
+    if (name == "victim") continue;
+    try {
+      write_file_atomically((dir.path() / name).string(), "metrics 1\n");
+      ADD_FAILURE() << "replaced " << name;
+    } catch (const RuntimeError& e) {
+      EXPECT_NE(std::string(e.what()).find("only a regular file is replaced"), std::string::npos) << e.what();
+    }
+  }
   EXPECT_EQ(read_file(victim), "precious\n");
-  EXPECT_FALSE(fs::is_symlink(path));
-  EXPECT_EQ(read_file(path), "metrics 1\n");
+  EXPECT_TRUE(fs::is_symlink(dir.path() / "link"));
+  EXPECT_TRUE(fs::is_fifo(dir.path() / "fifo"));
+  auto left = names_in(dir.path());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, names) << "no temporary file left";
+}
+
+// A full disk (here the file size limit, which fails a write the same way)
+// leaves the previous file whole, and no temporary file.
+TEST(WriteFileAtomically, FailedWriteKeepsThePreviousFile) {
+  const test::TempDir dir;
+  const auto path = dir.path() / "hacoboot.prom";
+  write_file_atomically(path.string(), "old 1\n");
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto saved_handler = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of a signal
+  rlimit small = saved;
+  small.rlim_cur = 4;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string message;
+  try {
+    write_file_atomically(path.string(), "new contents longer than four bytes\n");
+  } catch (const RuntimeError& e) {
+    message = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, saved_handler);
+  EXPECT_NE(message.find("File too large"), std::string::npos) << message;
+  EXPECT_EQ(read_file(path), "old 1\n");
+  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"hacoboot.prom"});
 }
 
 TEST(WriteFileAtomically, MissingDirectoryIsAnErrorNamingThePath) {

@@ -131,6 +131,37 @@ TEST(BootRowWriter, CgroupPathAndUserPhaseNames) {
   EXPECT_EQ(out.str(), expected) << test::line_diff(expected, out.str());
 }
 
+// A cgroup's name may hold a TAB, a CR or a backslash (and a text field may
+// hold a newline): the separators are escaped so that every row keeps the
+// header's columns.
+TEST(BootRowWriter, TabsNewlinesAndBackslashesInACgroupPathAreEscaped) {
+  BootRecord b;
+  b.sequence = 1;
+  b.hpid = 10;
+  b.cgroup_id = 5;
+  b.cgroup_path = "/a\tb/c\nd\re\\f\\t";
+  b.start_ns = 1'000;
+  b.phases = {{1, 1'000}};
+  std::ostringstream out;
+  BootRowWriter writer(out, BootRowWriter::Format::Tsv, PhaseNames{});
+  writer.write(b);
+  const std::string expected = kHeader + "1\t10\t0\t5\t/a\\tb/c\\nd\\re\\\\f\\\\t\tphase\t1\tSTART_SV\t1000\t0\t\n";
+  EXPECT_EQ(out.str(), expected) << test::line_diff(expected, out.str());
+}
+
+TEST(BootRowWriter, JsonLinesKeepACgroupPathThatIsNotUtf8) {
+  BootRecord b;
+  b.sequence = 1;
+  b.cgroup_path = "/a\tb\n\xff";
+  b.start_ns = 1'000;
+  b.phases = {{1, 1'000}};
+  std::ostringstream out;
+  BootRowWriter writer(out, BootRowWriter::Format::Jsonl, PhaseNames{});
+  ASSERT_NO_THROW(writer.write(b));
+  const auto row = nlohmann::json::parse(out.str());
+  EXPECT_EQ(row.at("cgroup_path"), "/a\tb\n\xef\xbf\xbd") << "the byte that is not UTF-8 becomes U+FFFD";
+}
+
 TEST(BootRowWriter, JsonLinesCarryTheSameFieldsWithoutHeader) {
   std::ostringstream out;
   BootRowWriter writer(out, BootRowWriter::Format::Jsonl, PhaseNames{});

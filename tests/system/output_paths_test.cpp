@@ -1,0 +1,180 @@
+#include "hacoboot/output_paths.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "hacoboot/errors.hpp"
+#include "temp_dir.hpp"
+
+namespace hacoboot {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The message of the UsageError check_output_paths throws; "" when it accepts.
+std::string refusal(const std::vector<NamedOutput>& outputs, const std::vector<NamedInput>& inputs = {}) {
+  try {
+    check_output_paths(outputs, inputs);
+    return "";
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+}
+
+void make_file(const fs::path& path) {
+  std::ofstream(path) << "precious\n";
+}
+
+// A UNIX socket bound at path (what a daemon leaves in its directory).
+void make_socket(const fs::path& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  ASSERT_LT(path.string().size(), sizeof address.sun_path);
+  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0) << std::strerror(errno);
+  ::close(fd);
+}
+
+// The current directory, restored at the end of the scope.
+class InDirectory {
+ public:
+  explicit InDirectory(const fs::path& dir) : previous_(fs::current_path()) { fs::current_path(dir); }
+  InDirectory(const InDirectory&) = delete;
+  InDirectory& operator=(const InDirectory&) = delete;
+  InDirectory(InDirectory&&) = delete;
+  InDirectory& operator=(InDirectory&&) = delete;
+  ~InDirectory() { fs::current_path(previous_); }
+
+ private:
+  fs::path previous_;
+};
+
+TEST(CheckOutputPaths, NothingOrARegularFileIsAccepted) {
+  const test::TempDir dir;
+  make_file(dir.path() / "old.json");
+  EXPECT_EQ(refusal({{.option = "-o", .path = (dir.path() / "old.json").string()},
+                     {.option = "--events", .path = (dir.path() / "new.tsv").string()},
+                     {.option = "--textfile", .path = (dir.path() / "m.prom").string(), .regular_file_only = true},
+                     {.option = "--timeline", .path = "-"},
+                     {.option = "--trace-out", .path = ""}}),
+            "");
+}
+
+TEST(CheckOutputPaths, MissingDirectoryIsRefusedNamingOptionAndPath) {
+  const test::TempDir dir;
+  const auto path = (dir.path() / "missing" / "m.prom").string();
+  const auto message = refusal({{.option = "--textfile", .path = path, .regular_file_only = true}});
+  EXPECT_NE(message.find("--textfile: cannot write " + path), std::string::npos) << message;
+  EXPECT_NE(message.find("No such file or directory"), std::string::npos) << message;
+}
+
+TEST(CheckOutputPaths, AFileInPlaceOfTheDirectoryIsRefused) {
+  const test::TempDir dir;
+  make_file(dir.path() / "file");
+  const auto message = refusal({{.option = "-o", .path = (dir.path() / "file" / "out.json").string()}});
+  EXPECT_NE(message.find("Not a directory"), std::string::npos) << message;
+}
+
+TEST(CheckOutputPaths, PathWithoutAFileNameIsRefused) {
+  const test::TempDir dir;
+  for (const auto& path : {dir.path().string() + "/", (dir.path() / ".").string(), (dir.path() / "..").string()}) {
+    EXPECT_NE(refusal({{.option = "-o", .path = path}}).find("not a file name"), std::string::npos) << path;
+  }
+}
+
+TEST(CheckOutputPaths, SymbolicLinkDirectoryAndSocketAreRefused) {
+  const test::TempDir dir;
+  make_file(dir.path() / "target");
+  fs::create_symlink(dir.path() / "target", dir.path() / "link");
+  fs::create_directory(dir.path() / "directory");
+  ASSERT_NO_FATAL_FAILURE(make_socket(dir.path() / "socket"));
+  for (const bool regular_file_only : {false, true}) {
+    const auto refused = [&](const char* name) {
+      return refusal(
+          {{.option = "--events", .path = (dir.path() / name).string(), .regular_file_only = regular_file_only}});
+    };
+    EXPECT_NE(refused("link").find("it is a symbolic link"), std::string::npos);
+    EXPECT_NE(refused("directory").find("it is a directory"), std::string::npos);
+    EXPECT_NE(refused("socket").find("it is a socket"), std::string::npos);
+  }
+}
+
+// -o /dev/null, or a pipe someone reads: written in place. --textfile renames
+// a new file over its path: it would replace the device node or the FIFO.
+TEST(CheckOutputPaths, CharacterDeviceOrFifoIsWrittenInPlaceExceptByTheTextfile) {
+  const test::TempDir dir;
+  const auto fifo = dir.path() / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const auto& path : {std::string("/dev/null"), fifo.string()}) {
+    EXPECT_EQ(refusal({{.option = "-o", .path = path}}), "") << path;
+    const auto message = refusal({{.option = "--textfile", .path = path, .regular_file_only = true}});
+    EXPECT_NE(message.find("only a regular file can be there"), std::string::npos) << message;
+  }
+  EXPECT_NE(refusal({{.option = "--textfile", .path = "/dev/null", .regular_file_only = true}})
+                .find("it is a character device"),
+            std::string::npos);
+  EXPECT_NE(refusal({{.option = "--textfile", .path = fifo.string(), .regular_file_only = true}}).find("it is a FIFO"),
+            std::string::npos);
+}
+
+TEST(CheckOutputPaths, TwoOutputsOnTheSamePathAreRefusedNamingBoth) {
+  const test::TempDir dir;
+  const InDirectory in(dir.path());
+  fs::create_directory(dir.path() / "a");
+  const auto absolute = (dir.path() / "x.json").string();
+  // Relative and absolute spellings, through "a/..": whether x.json exists or not.
+  for (const bool exists : {false, true}) {
+    if (exists) make_file(absolute);
+    const auto message =
+        refusal({{.option = "--timeline", .path = "a/../x.json"}, {.option = "--trace-out", .path = absolute}});
+    EXPECT_EQ(message, "--timeline a/../x.json and --trace-out " + absolute + " are the same file") << exists;
+    EXPECT_NE(refusal({{.option = "-o", .path = "x.json"}, {.option = "--textfile", .path = "./x.json"}}), "");
+  }
+}
+
+TEST(CheckOutputPaths, AHardLinkIsTheSameFile) {
+  const test::TempDir dir;
+  make_file(dir.path() / "x.json");
+  fs::create_hard_link(dir.path() / "x.json", dir.path() / "y.tsv");
+  const auto message = refusal({{.option = "-o", .path = (dir.path() / "x.json").string()},
+                                {.option = "--events", .path = (dir.path() / "y.tsv").string()}});
+  EXPECT_NE(message.find("are the same file"), std::string::npos) << message;
+}
+
+TEST(CheckOutputPaths, AMissingFileThroughALinkedDirectoryIsTheSameFile) {
+  const test::TempDir dir;
+  fs::create_directory(dir.path() / "real");
+  fs::create_directory_symlink(dir.path() / "real", dir.path() / "alias");
+  EXPECT_NE(refusal({{.option = "-o", .path = (dir.path() / "real" / "x.json").string()},
+                     {.option = "--events", .path = (dir.path() / "alias" / "x.json").string()}}),
+            "");
+}
+
+TEST(CheckOutputPaths, DevNullMayTakeSeveralOutputs) {
+  EXPECT_EQ(refusal({{.option = "-o", .path = "/dev/null"}, {.option = "--events", .path = "/dev/null"}}), "");
+}
+
+TEST(CheckOutputPaths, AnOutputThatIsAnInputIsRefused) {
+  const test::TempDir dir;
+  const InDirectory in(dir.path());
+  make_file(dir.path() / "base.json");
+  const auto message = refusal({{.option = "-o", .path = "base.json"}},
+                               {{.option = "--baseline", .path = (dir.path() / "base.json").string()}});
+  EXPECT_EQ(message, "-o base.json and --baseline " + (dir.path() / "base.json").string() +
+                         " are the same file: an output never replaces an input");
+  EXPECT_EQ(refusal({{.option = "-o", .path = "new.json"}}, {{.option = "--baseline", .path = "base.json"}}), "");
+}
+
+}  // namespace
+}  // namespace hacoboot

@@ -115,7 +115,13 @@ PhaseNames PhaseNames::parse(std::string_view text, const std::string& source) {
       return UsageError(printable(source) + ":" + std::to_string(line_number) + ": " + why);
     };
     const auto number = phase_number(number_text);
-    if (!number) throw refuse("'" + printable(number_text) + "' is not a phase number 0-127");
+    if (!number) {
+      // Only a number is quoted: a file the user could not read (the tool
+      // runs as root, often through sudo) must not reach the terminal a line
+      // at a time.
+      if (!is_number(number_text)) throw refuse("expected NUMBER NAME, NUMBER a phase number 0-127");
+      throw refuse("'" + printable(number_text) + "' is not a phase number 0-127");
+    }
     if (!(fields >> name) || (fields >> extra)) throw refuse("expected NUMBER NAME");
     if (const auto problem = phase_name_problem(name)) throw refuse(*problem);
     // Every name must lead to one phase: in --from, --gate and every output.

@@ -148,7 +148,15 @@ TEST(PhaseNames, NamesMustBePrintableUtf8) {
             "names.txt:2: phase name 'BAD\\xFF\\xFE' is not printable UTF-8 (control characters or invalid bytes)");
   EXPECT_EQ(refusal(std::string("125 NUL\0HERE\n", 13)),
             "names.txt:1: phase name 'NUL\\x00HERE' is not printable UTF-8 (control characters or invalid bytes)");
-  EXPECT_EQ(refusal("\x1B[2J 1\n"), "names.txt:1: '\\x1B[2J' is not a phase number 0-127");
+}
+
+// --phase-names /etc/shadow through sudo: the error must not show the line.
+TEST(PhaseNames, ALineThatDoesNotStartWithANumberIsNotQuoted) {
+  EXPECT_EQ(refusal("root:$y$j9T$secret:19000:0:99999:7:::\n"),
+            "names.txt:1: expected NUMBER NAME, NUMBER a phase number 0-127");
+  EXPECT_EQ(refusal("\x1B[2J 1\n"), "names.txt:1: expected NUMBER NAME, NUMBER a phase number 0-127");
+  EXPECT_EQ(refusal("# fine\n99999999999999999999999 BIG\n"),
+            "names.txt:2: '99999999999999999999999' is not a phase number 0-127");
 }
 
 TEST(PhaseNames, NamesAreAtMost64Bytes) {

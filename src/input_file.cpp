@@ -22,7 +22,7 @@ const char* kind_of(mode_t mode) {
     case S_IFCHR: return "a character device";
     case S_IFBLK: return "a block device";
     case S_IFSOCK: return "a socket";
-    default: return "not a regular file";
+    default: return "of an unknown kind";
   }
 }
 

@@ -295,7 +295,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   }
   refuse_empty_values(app);
 
-  // An option given an empty value is an error, not "unset".
+  // Only the options given are checked: the others keep Options' defaults.
   const auto given = [&app](const char* option) { return app.count(option) > 0; };
   if (given("--phase-names")) {
     opt.phase_names =

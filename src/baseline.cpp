@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "hacoboot/errors.hpp"
 #include "hacoboot/text.hpp"
@@ -41,28 +42,76 @@ struct NotASummary : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A value of the summary and where it sits ("metrics.execve.count",
+// "phases[2].name"): its faults are told in the tool's words, never in the
+// JSON library's.
+struct Field {
+  const nlohmann::json* value;
+  std::string path;
+};
+
+std::string shown(const nlohmann::json& value) {
+  if (value.is_string()) return "a string";
+  if (value.is_array()) return "an array";
+  if (value.is_object()) return "an object";
+  return value.dump();  // a number, true, false or null
+}
+
+[[noreturn]] void refuse(const Field& field, const char* wanted) {
+  throw NotASummary(fmt::format("\"{}\" is {}, not {}", field.path, shown(*field.value), wanted));
+}
+
+Field member(const Field& object, const char* key) {
+  if (!object.value->is_object()) refuse(object, "an object");
+  const auto it = object.value->find(key);
+  const auto path = object.path.empty() ? std::string(key) : object.path + "." + key;
+  if (it == object.value->end()) throw NotASummary("no \"" + path + "\"");
+  return {&*it, path};
+}
+
+std::vector<Field> items(const Field& array) {
+  if (!array.value->is_array()) refuse(array, "an array");
+  std::vector<Field> fields;
+  for (std::size_t i = 0; i < array.value->size(); ++i) {
+    fields.push_back({&(*array.value)[i], fmt::format("{}[{}]", array.path, i)});
+  }
+  return fields;
+}
+
 // nlohmann converts a float, or an integer out of the target's range, with a
 // plain cast, which is undefined behaviour: such a field must be refused.
 template <typename Integer>
-Integer integer_field(const nlohmann::json& object, const char* key) {
-  const auto& value = object.at(key);
+Integer integer(const Field& field) {
+  const auto& value = *field.value;
   // nlohmann keeps every non-negative integer as unsigned, negative ones as signed.
   bool fits = value.is_number_unsigned();
   if constexpr (std::is_signed_v<Integer>) {
     constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<Integer>::max());
     fits = fits ? value.get<std::uint64_t>() <= kMax : value.is_number_integer();
   }
-  if (!fits) {
-    throw NotASummary(fmt::format("\"{}\" is {}, not {} integer", key,
-                                  value.is_number() ? value.dump() : value.type_name(),
-                                  std::is_signed_v<Integer> ? "an" : "a non-negative"));
-  }
+  if (!fits) refuse(field, std::is_signed_v<Integer> ? "an integer" : "a non-negative integer");
   return value.get<Integer>();
 }
 
-MetricFigures figures_of(std::string name, const nlohmann::json& stats) {
-  const auto field = [&stats](const char* key) { return integer_field<std::uint64_t>(stats, key); };
-  return {std::move(name), field("avg_ns"), field("p50_ns"), field("p90_ns"), field("p99_ns"), field("max_ns")};
+// Printed in the gate's report: held to the rule of --phase-names.
+std::string phase_name_of(const Field& field) {
+  if (!field.value->is_string()) refuse(field, "a phase name");
+  auto name = field.value->get<std::string>();
+  if (const auto problem = phase_name_problem(name)) throw NotASummary("\"" + field.path + "\": " + *problem);
+  return name;
+}
+
+MetricFigures figures_of(std::string name, const Field& stats) {
+  const auto figure = [&stats](const char* key) { return integer<std::uint64_t>(member(stats, key)); };
+  return {std::move(name), figure("avg_ns"), figure("p50_ns"), figure("p90_ns"), figure("p99_ns"), figure("max_ns")};
+}
+
+// "line 3, column 7" of the byte nlohmann's parse error points at (1-based).
+std::string position_of(std::string_view text, std::size_t byte) {
+  const auto before = text.substr(0, std::min(byte, text.size() + 1) - 1);
+  const auto line_start = before.rfind('\n');
+  const auto column = line_start == std::string_view::npos ? before.size() + 1 : before.size() - line_start;
+  return fmt::format("line {}, column {}", std::count(before.begin(), before.end(), '\n') + 1, column);
 }
 
 }  // namespace
@@ -93,30 +142,35 @@ std::uint64_t MetricFigures::get(GateStatistic statistic) const {
 }
 
 MetricTable parse_baseline(std::string_view json_text, const std::string& source) {
-  const auto doc = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) throw UsageError(source + ": not JSON (expected a --format json summary)");
+  const auto file = printable(source);
+  nlohmann::json doc;
   try {
-    if (!doc.is_object() || !doc.contains("schema")) {
-      throw UsageError(source + ": no \"schema\": not a hacoboot-sampler --format json summary");
-    }
-    if (doc.at("schema") != kSupportedSchema) {
-      throw UsageError(fmt::format("{}: schema {} is not supported (this version reads schema {})", source,
-                                   doc.at("schema").dump(), kSupportedSchema));
-    }
+    doc = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw UsageError(
+        fmt::format("{}: not JSON at {} (expected a --format json summary)", file, position_of(json_text, e.byte)));
+  }
+  if (!doc.is_object() || !doc.contains("schema")) {
+    throw UsageError(file + ": no \"schema\": not a hacoboot-sampler --format json summary");
+  }
+  if (doc.at("schema") != kSupportedSchema) {
+    throw UsageError(fmt::format("{}: schema {} is not supported (this version reads schema {})", file,
+                                 printable(doc.at("schema").dump()), kSupportedSchema));
+  }
+  try {
+    const Field summary{&doc, ""};
     MetricTable table;
     for (const char* metric : {"execve", "listen"}) {
-      const auto& stats = doc.at("metrics").at(metric);
-      if (integer_field<std::uint64_t>(stats, "count") > 0) table.emplace(metric, figures_of(metric, stats));
+      const auto stats = member(member(summary, "metrics"), metric);
+      if (integer<std::uint64_t>(member(stats, "count")) > 0) table.emplace(metric, figures_of(metric, stats));
     }
-    for (const auto& phase : doc.at("phases")) {
-      const auto number = integer_field<std::int64_t>(phase, "phase");
-      table.emplace(phase_key(number), figures_of(phase.at("name").get<std::string>(), phase));
+    for (const auto& phase : items(member(summary, "phases"))) {
+      const auto number = integer<std::int64_t>(member(phase, "phase"));
+      table.emplace(phase_key(number), figures_of(phase_name_of(member(phase, "name")), phase));
     }
     return table;
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(source + ": not a hacoboot-sampler summary: " + e.what());
   } catch (const NotASummary& e) {
-    throw UsageError(source + ": not a hacoboot-sampler summary: " + e.what());
+    throw UsageError(file + ": not a hacoboot-sampler summary: " + e.what());
   }
 }
 

@@ -2,9 +2,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
-#include <fstream>
+#include <charconv>
+#include <cmath>
 #include <sstream>
 #include <string_view>
 #include <utility>
@@ -12,6 +15,8 @@
 #include "hacoboot/byte_size.hpp"
 #include "hacoboot/duration.hpp"
 #include "hacoboot/errors.hpp"
+#include "hacoboot/hacoboot.h"
+#include "hacoboot/input_file.hpp"
 #include "hacoboot/text.hpp"
 
 #ifndef HACOBOOT_VERSION
@@ -55,7 +60,7 @@ Value pick(const std::array<std::pair<std::string_view, Value>, N>& choices, con
   }
   std::string names;
   for (const auto& [name, value] : choices) names += (names.empty() ? "" : ", ") + std::string(name);
-  throw UsageError(std::string(option) + ": unknown value '" + text + "' (" + names + ")");
+  throw UsageError(std::string(option) + ": unknown value '" + printable(text) + "' (" + names + ")");
 }
 
 constexpr std::array<std::pair<std::string_view, ReportFormat>, 4> kFormats{{
@@ -82,12 +87,51 @@ constexpr std::array<std::pair<std::string_view, UsdtAttach>, 3> kUsdtAttach{{
     {"perf", UsdtAttach::Perf},
 }};
 
-std::string read_file(const std::string& path, const char* option) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(std::string(option) + ": cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+// The most boots --count and --warmup take: far beyond any run, and a
+// range the message can state.
+constexpr std::uint64_t kMaxBoots = 1'000'000'000;
+// The largest process id Linux gives (PID_MAX_LIMIT on 64-bit machines).
+constexpr std::uint64_t kMaxPid = 4'194'304;
+// --max-regression: a 1000 % slowdown (11 times slower) is already no gate.
+constexpr double kMaxRegressionPct = 1000;
+
+// A decimal integer from min to max. CLI11 would also read "0x10" (16),
+// "010" (8) and saturate on overflow; a user typing digits means decimal.
+std::uint64_t decimal_in_range(const std::string& text, const char* option, std::uint64_t min, std::uint64_t max) {
+  std::uint64_t value = 0;
+  const auto* end = text.data() + text.size();
+  // Unsigned from_chars takes no sign, no prefix, no space: "+5", "-5", " 5" and "5x" are refused.
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value, 10);
+  if (ec != std::errc{} || ptr != end || value < min || value > max) {
+    throw UsageError(fmt::format("{}: '{}' is not a decimal number from {} to {}", option, printable(text), min, max));
+  }
+  return value;
+}
+
+// A finite percentage from 0 to kMaxRegressionPct: "nan" would pass every
+// comparison, "inf" every slowdown.
+double percentage(const std::string& text, const char* option) {
+  double value = 0;
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc{} || ptr != end || !std::isfinite(value) || std::signbit(value) || value > kMaxRegressionPct) {
+    throw UsageError(
+        fmt::format("{}: '{}' is not a percentage from 0 to {}", option, printable(text), kMaxRegressionPct));
+  }
+  return value;
+}
+
+// CLI11 keeps an empty value given as its own argument (--baseline "$UNSET")
+// and the option then reads as unset, or as 0: refused for every option that
+// takes a value, the positional COMMAND included.
+void refuse_empty_values(const CLI::App& app) {
+  for (const auto* option : app.get_options()) {
+    if (option->get_items_expected_min() == 0) continue;  // a flag
+    const auto& values = option->results();
+    if (std::any_of(values.begin(), values.end(), [](const std::string& value) { return value.empty(); })) {
+      throw UsageError(option->get_name() + ": empty value");
+    }
+  }
 }
 
 // "execve,listen,CONTAINER_CHROOTED,16" -> baseline metric keys; "all" -> every metric.
@@ -103,14 +147,10 @@ std::set<std::string> gated_metrics(const std::string& list, const PhaseNames& n
       continue;
     }
     const auto phase = names.find(item);
-    if (!phase) throw UsageError("--gate: '" + item + "' is neither execve, listen, all nor a phase");
+    if (!phase) throw UsageError("--gate: '" + printable(item) + "' is neither execve, listen, all nor a phase");
     keys.insert("phase:" + std::to_string(*phase));
   }
   return keys;
-}
-
-void require_positive(std::int64_t value, const char* option) {
-  if (value < 1) throw UsageError(std::string(option) + ": must be at least 1, got " + std::to_string(value));
 }
 
 }  // namespace
@@ -130,7 +170,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   auto* haconiwa_option =
       app.add_option("--haconiwa", opt.haconiwa, "Haconiwa binary holding the USDT probe (default: haconiwa in PATH)")
           ->type_name("PATH");
-  std::int64_t pid = 0;
+  std::string pid;
   app.add_option("-p,--pid", pid,
                  "Only launches under this running haconiwa process (itself and its descendants); its binary "
                  "through /proc/PID/exe")
@@ -145,9 +185,9 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
       ->type_name("FILE");
 
   std::string run;
-  std::int64_t count = 0;
+  std::string count;
   std::string duration;
-  std::int64_t warmup = 0;
+  std::string warmup;
   auto* run_option = app.add_option("-c,--run", run, "Run CMD with /bin/sh -c once probes are live; stop when it exits")
                          ->type_name("CMD")
                          ->group("When to stop");
@@ -205,9 +245,9 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   app.add_option("--baseline", opt.baseline, "Compare with a saved --format json summary; exit 3 on regression")
       ->type_name("FILE")
       ->group("Regression gate");
-  app.add_option("--max-regression", opt.gate.max_regression_pct, "Largest tolerated slowdown in % (default 10)")
+  std::string max_regression;
+  app.add_option("--max-regression", max_regression, "Largest tolerated slowdown in %, 0 to 1000 (default 10)")
       ->type_name("PCT")
-      ->check(CLI::NonNegativeNumber)
       ->group("Regression gate");
   app.add_option("--gate-stat", gate_statistic, "Statistic compared: p50 (default), p90, p99, avg, max")
       ->type_name("STAT")
@@ -251,53 +291,48 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     result.exit_message = std::string(version.what()) + "\n";
     return result;
   } catch (const CLI::ParseError& e) {
-    throw UsageError(e.what());
+    throw UsageError(printable(e.what()));
   }
+  refuse_empty_values(app);
 
-  // An option given an empty value is an error, not "unset".
+  // Only the options given are checked: the others keep Options' defaults.
   const auto given = [&app](const char* option) { return app.count(option) > 0; };
   if (given("--phase-names")) {
-    opt.phase_names = PhaseNames::parse(read_file(phase_names_file, "--phase-names"), phase_names_file);
+    opt.phase_names =
+        PhaseNames::parse(read_input_file(phase_names_file, "--phase-names", kMaxPhaseNamesBytes), phase_names_file);
   }
   if (given("--from")) {
     const auto phase = opt.phase_names.find(from);
-    if (!phase) throw UsageError("--from: unknown phase '" + from + "' (a number 0-127 or a name such as START_SV)");
+    if (!phase) {
+      throw UsageError("--from: unknown phase '" + printable(from) + "' (a number 0-127 or a name such as START_SV)");
+    }
     opt.start_phase = *phase;
   }
-  if (given("--run")) {
-    if (run.empty()) throw UsageError("--run: the command is empty");
-    opt.run = run;
-  }
-  if (given("--count")) {
-    require_positive(count, "--count");
-    opt.count = static_cast<std::uint64_t>(count);
-  }
+  if (given("--run")) opt.run = run;
+  if (given("--count")) opt.count = decimal_in_range(count, "--count", 1, kMaxBoots);
   if (given("--duration")) {
     opt.duration = parse_duration(duration);
-    if (!opt.duration) throw UsageError("--duration: '" + duration + "' is not a duration such as 500ms, 30s or 5m");
+    if (!opt.duration) {
+      throw UsageError("--duration: '" + printable(duration) + "' is not a duration such as 500ms, 30s or 5m");
+    }
   }
-  if (given("--pid")) {
-    if (pid <= 0 || pid > std::int64_t{0x3fffffff})
-      throw UsageError("--pid: '" + std::to_string(pid) + "' is not a process id");
-    opt.pid = static_cast<std::uint32_t>(pid);
-  }
+  if (given("--pid")) opt.pid = static_cast<std::uint32_t>(decimal_in_range(pid, "--pid", 1, kMaxPid));
   if (given("--serve")) opt.serve = parse_listen_address(serve);
   if (given("--textfile-interval")) {
     const auto interval = parse_duration(textfile_interval);
     if (!interval || interval->count() <= 0) {
-      throw UsageError("--textfile-interval: '" + textfile_interval + "' is not a duration such as 15s or 1m");
+      throw UsageError("--textfile-interval: '" + printable(textfile_interval) +
+                       "' is not a duration such as 15s or 1m");
     }
     opt.textfile_interval = *interval;
   }
-  if (given("--warmup")) {
-    if (warmup < 0) throw UsageError("--warmup: must not be negative");
-    opt.warmup = static_cast<std::uint64_t>(warmup);
-  }
+  if (given("--warmup")) opt.warmup = decimal_in_range(warmup, "--warmup", 0, kMaxBoots);
   if (given("--ringbuf-size")) {
     constexpr std::uint64_t kMaxRingBuffer = std::uint64_t{1} << 30;
     const auto bytes = parse_byte_size(ring_buffer_size);
     if (!bytes || *bytes > kMaxRingBuffer) {
-      throw UsageError("--ringbuf-size: '" + ring_buffer_size + "' is not a size up to 1G such as 256K or 4M");
+      throw UsageError("--ringbuf-size: '" + printable(ring_buffer_size) +
+                       "' is not a size up to 1G such as 256K or 4M");
     }
     opt.ring_buffer_bytes = *bytes;
   }
@@ -308,15 +343,23 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   if (given("--gate-stat")) {
     const auto statistic = parse_gate_statistic(gate_statistic);
     if (!statistic)
-      throw UsageError("--gate-stat: unknown statistic '" + gate_statistic + "' (p50, p90, p99, avg, max)");
+      throw UsageError("--gate-stat: unknown statistic '" + printable(gate_statistic) + "' (p50, p90, p99, avg, max)");
     opt.gate.statistic = *statistic;
   }
+  if (given("--max-regression")) opt.gate.max_regression_pct = percentage(max_regression, "--max-regression");
   if (given("--gate")) opt.gate.gated = gated_metrics(gate_list, opt.phase_names);
   if (opt.baseline.empty() && (app.count("--gate") + app.count("--gate-stat") + app.count("--max-regression")) > 0) {
     result.warnings.emplace_back("--gate, --gate-stat and --max-regression only matter with --baseline");
   }
+  // The kernel side keeps HACOBOOT_FILENAME_LEN bytes of an execve's file
+  // name, its NUL included: a longer COMMAND could never match.
+  if (opt.command.size() >= HACOBOOT_FILENAME_LEN) {
+    throw UsageError(fmt::format(
+        "COMMAND is {} bytes long: the tool sees at most {} bytes of an execve's file name, so it could never match",
+        opt.command.size(), HACOBOOT_FILENAME_LEN - 1));
+  }
   if (!opt.command.empty() && opt.command.front() != '/') {
-    result.warnings.push_back("COMMAND '" + opt.command +
+    result.warnings.push_back("COMMAND '" + printable(opt.command) +
                               "' is not an absolute path: it only matches an execve given exactly that string");
   }
   return result;

@@ -1,7 +1,11 @@
 #include "hacoboot/phases.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <array>
 #include <charconv>
+#include <map>
 #include <sstream>
 #include <utility>
 
@@ -12,6 +16,9 @@ namespace hacoboot {
 namespace {
 
 constexpr std::string_view kUnnamedPrefix = "PHASE_";
+
+// Names the outputs and --gate give to things other than phases.
+constexpr std::array<std::string_view, 3> kReservedNames{"execve", "listen", "all"};
 
 constexpr std::array<std::pair<std::int64_t, std::string_view>, 25> kPhaseNames{{
     {0, "CLI_START"},
@@ -79,8 +86,19 @@ std::optional<std::int64_t> parse_phase(std::string_view text) {
   return std::nullopt;
 }
 
+std::optional<std::string> phase_name_problem(std::string_view name) {
+  if (name.size() > kMaxPhaseNameBytes) {
+    return fmt::format("a phase name of {} bytes: at most {}", name.size(), kMaxPhaseNameBytes);
+  }
+  if (!is_printable_utf8(name)) {
+    return "phase name '" + printable(name) + "' is not printable UTF-8 (control characters or invalid bytes)";
+  }
+  return std::nullopt;
+}
+
 PhaseNames PhaseNames::parse(std::string_view text, const std::string& source) {
   PhaseNames names;
+  std::map<std::int64_t, std::size_t> line_of;  // of each phase named
   std::size_t line_number = 0;
   while (!text.empty()) {
     const auto end = text.find('\n');
@@ -93,11 +111,37 @@ PhaseNames PhaseNames::parse(std::string_view text, const std::string& source) {
     std::string name;
     std::string extra;
     if (!(fields >> number_text)) continue;
-    const auto where = [&] { return source + ":" + std::to_string(line_number) + ": "; };
+    const auto refuse = [&](const std::string& why) {
+      return UsageError(printable(source) + ":" + std::to_string(line_number) + ": " + why);
+    };
     const auto number = phase_number(number_text);
-    if (!number) throw UsageError(where() + "'" + number_text + "' is not a phase number 0-127");
-    if (!(fields >> name) || (fields >> extra)) throw UsageError(where() + "expected NUMBER NAME");
+    if (!number) {
+      // Only a number is quoted: a file the user could not read (the tool
+      // runs as root, often through sudo) must not reach the terminal a line
+      // at a time.
+      if (!is_number(number_text)) throw refuse("expected NUMBER NAME, NUMBER a phase number 0-127");
+      throw refuse("'" + printable(number_text) + "' is not a phase number 0-127");
+    }
+    if (!(fields >> name) || (fields >> extra)) throw refuse("expected NUMBER NAME");
+    if (const auto problem = phase_name_problem(name)) throw refuse(*problem);
+    // Every name must lead to one phase: in --from, --gate and every output.
+    if (const auto builtin = parse_phase(name); builtin && *builtin != *number) {
+      throw refuse(fmt::format("'{}' already names phase {}: choose another name", name, *builtin));
+    }
+    if (std::any_of(kReservedNames.begin(), kReservedNames.end(), [&](auto word) { return iequals(word, name); })) {
+      throw refuse("'" + name + "' names something else (execve and listen are milestones, all is --gate's)");
+    }
+    if (const auto named = line_of.find(*number); named != line_of.end()) {
+      throw refuse(fmt::format("phase {} is named twice (lines {} and {})", *number, named->second, line_number));
+    }
+    for (const auto& [other, other_name] : names.custom_) {
+      if (iequals(other_name, name)) {
+        throw refuse(fmt::format("'{}' names two phases, {} (line {}) and {} (line {})", name, other, line_of[other],
+                                 *number, line_number));
+      }
+    }
     names.custom_[*number] = name;
+    line_of[*number] = line_number;
   }
   return names;
 }

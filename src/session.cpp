@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -26,6 +25,7 @@
 #include "hacoboot/core_btf_cache.hpp"
 #include "hacoboot/errors.hpp"
 #include "hacoboot/event.hpp"
+#include "hacoboot/input_file.hpp"
 #include "hacoboot/metrics_server.hpp"
 #include "hacoboot/output_file.hpp"
 #include "hacoboot/output_paths.hpp"
@@ -57,11 +57,7 @@ constexpr auto kExpiryInterval = std::chrono::seconds(60);
 
 std::optional<MetricTable> load_baseline(const std::string& path) {
   if (path.empty()) return std::nullopt;
-  std::ifstream in(path);
-  if (!in) throw UsageError("--baseline: cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_baseline(text.str(), path);
+  return parse_baseline(read_input_file(path, "--baseline", kMaxBaselineBytes), path);
 }
 
 // The haconiwa binary: --pid's through /proc (whatever mount namespace it

@@ -1,14 +1,17 @@
 #include "hacoboot/system_checks.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string_view>
 
 #include "hacoboot/errors.hpp"
+#include "hacoboot/text.hpp"
 #include "hacoboot/usdt_notes.hpp"
 
 namespace hacoboot {
@@ -29,18 +32,34 @@ std::uint64_t effective_capabilities() {
   return 0;
 }
 
+bool is_regular_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// What the shell would run: a directory in PATH with NAME's name is not.
+bool is_executable_file(const std::string& path) {
+  return is_regular_file(path) && ::access(path.c_str(), X_OK) == 0;
+}
+
 }  // namespace
 
 std::string resolve_haconiwa(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path != nullptr ? path : "");
+  const char* path_variable = std::getenv("PATH");
+  const std::string path = path_variable != nullptr ? path_variable : "";
+  std::istringstream dirs(path);
   std::string dir;
   while (std::getline(dirs, dir, ':')) {
+    // An empty entry is the current directory, as for the shell.
     std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (is_executable_file(candidate)) return candidate;
   }
-  throw UsageError("'" + name + "' not found in PATH: pass the haconiwa binary with --haconiwa PATH");
+  std::string hint = "give the haconiwa binary with --haconiwa PATH";
+  if (is_regular_file(name)) hint = "to use the file in the current directory, give --haconiwa ./" + printable(name);
+  const auto where =
+      path_variable != nullptr ? "PATH (" + printable(path) + ")" : std::string("PATH, which is not set");
+  throw UsageError("'" + printable(name) + "' not found in " + where + ": " + hint);
 }
 
 std::vector<UsdtProbe> require_phase_probe(const std::string& path) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -21,13 +22,25 @@ std::string phase_name(std::int64_t phase);
 // nullopt when it is neither a known name nor a number Haconiwa can fire (0..127).
 std::optional<std::int64_t> parse_phase(std::string_view text);
 
+// The longest name --phase-names accepts (README, man page).
+inline constexpr std::size_t kMaxPhaseNameBytes = 64;
+
+// nullopt when `name` may name a phase: printable UTF-8 (is_printable_utf8),
+// at most kMaxPhaseNameBytes bytes; else why not, in a few words. The names
+// go into terminals, SVG, JSON and Prometheus labels: no byte may break them.
+std::optional<std::string> phase_name_problem(std::string_view name);
+
 // Haconiwa's phase names with the user's own layered over them
 // (--phase-names: user markers 123-127, or phases of a newer Haconiwa).
 class PhaseNames {
  public:
   PhaseNames() = default;
   // "NUMBER NAME" lines; blank lines and '#' comments are skipped. Throws
-  // UsageError naming `source` and the line when one is malformed.
+  // UsageError naming `source` and the line(s) when one is malformed, its
+  // name is not one phase_name_problem accepts, or it would make a name lead
+  // to two phases: a number or a name given twice, a built-in name
+  // ("START_SV", "PHASE_7", "12") given to another number, or execve,
+  // listen or all.
   static PhaseNames parse(std::string_view text, const std::string& source);
 
   [[nodiscard]] std::string name(std::int64_t phase) const;

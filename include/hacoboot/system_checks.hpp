@@ -11,7 +11,8 @@ namespace hacoboot {
 // named instead of surfacing as a bare errno from the kernel.
 
 // The haconiwa binary to attach to: NAME itself when it holds a '/', else the
-// first executable NAME in $PATH. Throws UsageError when there is none.
+// first executable regular file NAME in $PATH. Throws UsageError saying what
+// was looked up where when there is none.
 std::string resolve_haconiwa(const std::string& name);
 
 // Throws UsageError unless PATH is a native ELF with haconiwa:bootstrap_phase_pass;

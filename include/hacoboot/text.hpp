@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <string>
 #include <string_view>
 
 namespace hacoboot {
@@ -12,5 +13,17 @@ inline bool iequals(std::string_view a, std::string_view b) {
     return std::toupper(static_cast<unsigned char>(x)) == std::toupper(static_cast<unsigned char>(y));
   });
 }
+
+// Whether text is valid UTF-8 without control characters (C0, DEL, C1, and
+// the line separators and bidirectional controls that make a terminal or a
+// viewer show text other than it is): what a name the tool prints may hold.
+bool is_printable_utf8(std::string_view text);
+
+// User text (a value, a path, a token from a file) as an error message may
+// show it: every byte is_printable_utf8 would refuse becomes \xNN, so a
+// message never sends raw bytes to a terminal; longer texts are cut after
+// kMaxPrintable bytes with "...", so it stays one readable line.
+inline constexpr std::size_t kMaxPrintable = 256;
+std::string printable(std::string_view text);
 
 }  // namespace hacoboot

@@ -10,9 +10,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
     const auto names = hacoboot::PhaseNames::parse(text, "fuzz");
-    for (std::int64_t phase = 0; phase < 128; ++phase) {
-      // Every name a file gives must lead back to a phase.
-      if (names.name(phase).empty() || !names.find(names.name(phase))) __builtin_trap();
+    for (std::int64_t phase = 0; phase <= hacoboot::kMaxPhase; ++phase) {
+      // Every name leads back to its own phase, and prints as itself.
+      const auto name = names.name(phase);
+      if (names.find(name) != phase || hacoboot::phase_name_problem(name)) __builtin_trap();
     }
   } catch (const hacoboot::UsageError&) {
   }

@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -79,6 +80,12 @@ struct BadInputCase {
     return std::move(*this);
   }
 
+  // Run with the test's directory as the current directory.
+  BadInputCase in_its_dir() && {
+    cwd_is_dir = true;
+    return std::move(*this);
+  }
+
   std::string name;
   std::vector<std::string> args;  // {dir} is replaced by the test's directory
   int exit_code;
@@ -90,6 +97,7 @@ struct BadInputCase {
   std::string private_mounts;  // shell commands run in a private mount namespace first
   bool busy_port = false;
   bool full_filesystem = false;
+  bool cwd_is_dir = false;
 };
 
 void PrintTo(const BadInputCase& c, std::ostream* os) {
@@ -269,6 +277,15 @@ class BadInputMatrixTest : public IntegrationTest, public ::testing::WithParamIn
     std::filesystem::create_symlink(dir() / "precious-events", dir() / "link-events");
     std::filesystem::create_symlink(dir() / "precious-trace", dir() / "link-trace");
     std::filesystem::create_symlink(dir() / "dangling-target", dir() / "link-dangling");
+    // Inputs the tool reads
+    write_text(dir() / "huge.json", "");
+    std::filesystem::resize_file(dir() / "huge.json", (std::size_t{16} << 20) + 1);  // sparse: cheap
+    write_text(dir() / "escape-names.txt", "123 APP\x1B[31mRED\n");
+    write_text(dir() / "binary-names.txt", "123 \xFF\xFE\n");
+    write_text(dir() / "twice-names.txt", "123 APP_READY\n124 DB_READY\n123 APP_LIVE\n");
+    write_text(dir() / "shadow-names.txt", "123 START_SV\n");
+    write_text(dir() / "wrong-type.json", R"({"schema": 1, "metrics": {"execve": [], "listen": {}}, "phases": []})");
+    write_text(dir() / "haconiwa-here", "#!/bin/sh\n");
     ASSERT_NO_FATAL_FAILURE(make_output_files());
   }
 
@@ -322,6 +339,11 @@ TEST_P(BadInputMatrixTest, Row) {
             expand(row.private_mounts, dir()) + " && exec \"$@\"",
             "sh"};
   }
+  if (row.cwd_is_dir) {
+    const auto env = find_in_path("env");
+    if (!env) GTEST_SKIP() << "env not found in PATH";
+    argv = {env->string(), "--chdir=" + dir().string()};
+  }
   argv.push_back(sampler().string());
   std::optional<BusyPort> busy;
   if (row.busy_port) busy.emplace();
@@ -348,6 +370,9 @@ TEST_P(BadInputMatrixTest, Row) {
       << r.out;
   const auto wanted = expand(row.expected_in_stderr, dir());
   EXPECT_NE(r.err.find(wanted), std::string::npos) << "stderr should contain '" << wanted << "'; it is: " << r.err;
+  EXPECT_TRUE(
+      std::none_of(r.err.begin(), r.err.end(), [](unsigned char c) { return (c < 0x20 && c != '\n') || c == 0x7F; }))
+      << "raw control bytes on stderr: " << r.err;
   if (row.exit_code != 0) {
     EXPECT_EQ(split_lines(r.err).size(), 1U) << "an error is one line on stderr";
     EXPECT_EQ(r.err.rfind("hacoboot-sampler: error: ", 0), 0U) << "stderr: " << r.err;
@@ -370,6 +395,11 @@ TEST_P(BadInputMatrixTest, Row) {
 
 std::vector<BadInputCase> rows() {
   using C = BadInputCase;
+  // A row of "Inputs the tool reads": also names an existing -o file.
+  const auto input = [](std::string name, std::vector<std::string> args, std::string expected_in_stderr) {
+    args.insert(args.end(), {"-o", "{dir}/precious-out"});
+    return C(std::move(name), std::move(args), 2, std::move(expected_in_stderr)).keeps("{dir}/precious-out");
+  };
   return {
       // --haconiwa: ELF files the tool cannot trace.
       C("Haconiwa32BitElf", {"--haconiwa", "{dir}/elf32"}, 2, "32-bit"),
@@ -491,6 +521,47 @@ std::vector<BadInputCase> rows() {
       C("RelativeCommandWarnsButRuns", {"hacoboot-demo-app"}, 0,
         "warning: COMMAND 'hacoboot-demo-app' is not an absolute path")
           .prints("Boots: 0 started"),
+
+      // Inputs the tool reads: refused before anything is written (the
+      // existing -o file each row names stays as it was).
+      // 7: only a regular file, of bounded size
+      input("PhaseNamesIsADirectory", {"--phase-names", "{dir}"},
+            "--phase-names: {dir}: a directory, not a regular file"),
+      input("PhaseNamesIsDevZero", {"--phase-names", "/dev/zero"}, "/dev/zero: a character device, not a regular file"),
+      input("BaselineIsAFifo", {"--baseline", "{dir}/fifo"}, "--baseline: {dir}/fifo: a FIFO, not a regular file"),
+      input("BaselineLargerThan16MiB", {"--baseline", "{dir}/huge.json"}, "{dir}/huge.json: larger than 16 MiB"),
+      // 8: names are printable UTF-8, and errors never echo raw bytes
+      input("PhaseNameWithAnEscapeSequence", {"--phase-names", "{dir}/escape-names.txt"},
+            "escape-names.txt:1: phase name 'APP\\x1B[31mRED' is not printable UTF-8"),
+      input("PhaseNameNotUtf8", {"--phase-names", "{dir}/binary-names.txt"}, "phase name '\\xFF\\xFE'"),
+      // 9: one phase per name, one name per phase
+      input("PhaseNumberNamedTwice", {"--phase-names", "{dir}/twice-names.txt"},
+            "twice-names.txt:3: phase 123 is named twice (lines 1 and 3)"),
+      input("PhaseNameShadowsABuiltIn", {"--phase-names", "{dir}/shadow-names.txt"},
+            "shadow-names.txt:1: 'START_SV' already names phase 1"),
+      // 10: an empty value is refused, not taken as unset
+      input("EmptyBaselineValue", {"--baseline", ""}, "--baseline: empty value"),
+      input("EmptyCountValue", {"-n", ""}, "--count: empty value"),
+      input("EmptyCommand", {""}, "COMMAND: empty value"),
+      C("EmptyOutputValue", {"-o", ""}, 2, "--output: empty value"),
+      C("EmptyHaconiwaValue", {"--haconiwa", ""}, 2, "--haconiwa: empty value"),
+      // 11: decimal integers in range
+      input("CountInHex", {"-n", "0x10"}, "--count: '0x10' is not a decimal number from 1 to 1000000000"),
+      input("CountOverflow", {"-n", "99999999999999999999"}, "--count: '99999999999999999999' is not a decimal"),
+      // 12: a finite percentage
+      input("MaxRegressionNan", {"--max-regression", "nan"},
+            "--max-regression: 'nan' is not a percentage from 0 to 1000"),
+      input("MaxRegressionNegative", {"--max-regression", "-5"}, "'-5' is not a percentage from 0 to 1000"),
+      // 13: a COMMAND the kernel side could never match
+      input("CommandLongerThanTheKernelKeeps", {"/" + std::string(299, 'a')},
+            "COMMAND is 300 bytes long: the tool sees at most 255 bytes"),
+      // 14: what was looked up, and where
+      C("HaconiwaBareNameInCurrentDirectory", {"--haconiwa", "haconiwa-here"}, 2,
+        "to use the file in the current directory, give --haconiwa ./haconiwa-here")
+          .in_its_dir(),
+      // 15: baseline faults in the tool's words
+      input("BaselineFieldOfTheWrongType", {"--baseline", "{dir}/wrong-type.json"},
+            R"({dir}/wrong-type.json: not a hacoboot-sampler summary: "metrics.execve" is an array, not an object)"),
   };
 }
 

@@ -67,17 +67,70 @@ TEST(Baseline, NumbersThatAreNotIntegersInRangeAreRefused) {
   };
   EXPECT_EQ(parse_baseline(summary("1", "1", "-1"), "base.json").size(), 2U);
   for (const auto& [text, field] : std::vector<std::pair<std::string, std::string>>{
-           {summary("1e99", "1", "1"), R"("count" is 1e+99)"},
-           {summary("1", "2.5", "1"), R"("avg_ns" is 2.5)"},
-           {summary("1", "-3", "1"), R"("avg_ns" is -3)"},
-           {summary("1", "1", "9223372036854775808"), R"("phase" is 9223372036854775808)"},
-           {summary("1", "1", "\"1\""), R"("phase" is string)"}}) {
+           {summary("1e99", "1", "1"), R"("metrics.execve.count" is 1e+99, not a non-negative integer)"},
+           {summary("1", "2.5", "1"), R"("phases[0].avg_ns" is 2.5, not a non-negative integer)"},
+           {summary("1", "-3", "1"), R"("phases[0].avg_ns" is -3, not a non-negative integer)"},
+           {summary("1", "1", "9223372036854775808"), R"("phases[0].phase" is 9223372036854775808, not an integer)"},
+           {summary("1", "1", "\"1\""), R"("phases[0].phase" is a string, not an integer)"}}) {
     try {
       parse_baseline(text, "base.json");
       ADD_FAILURE() << "accepted: " << text;
     } catch (const UsageError& e) {
       EXPECT_NE(std::string(e.what()).find("base.json: not a hacoboot-sampler summary: " + field), std::string::npos)
           << e.what();
+    }
+  }
+}
+
+// A summary of the right schema whose fields have another shape: the
+// message names the file and the field in the tool's words, never the JSON
+// library's ("[json.exception.type_error.304] cannot use at() with array").
+TEST(Baseline, WrongShapesNameTheFieldInTheToolsWords) {
+  const std::string stats = R"({"count": 1, "avg_ns": 1, "p50_ns": 1, "p90_ns": 1, "p99_ns": 1, "max_ns": 1})";
+  const auto summary = [&](const std::string& metrics, const std::string& phases) {
+    return R"({"schema": 1, "metrics": )" + metrics + R"(, "phases": )" + phases + "}";
+  };
+  const auto both = R"({"execve": )" + stats + R"(, "listen": )" + stats + "}";
+  const auto phase = [&](const std::string& name) {
+    return R"([{"phase": 12, "name": )" + name +
+           R"(, "avg_ns": 1, "p50_ns": 1, "p90_ns": 1, "p99_ns": 1, "max_ns": 1}])";
+  };
+  EXPECT_EQ(parse_baseline(summary(both, phase(R"("NS")")), "base.json").size(), 3U);
+  for (const auto& [text, fault] : std::vector<std::pair<std::string, std::string>>{
+           {summary("[]", "[]"), R"("metrics" is an array, not an object)"},
+           {summary("{}", "[]"), R"(no "metrics.execve")"},
+           {summary(R"({"execve": [], "listen": {}})", "[]"), R"("metrics.execve" is an array, not an object)"},
+           {summary(R"({"execve": {"count": 0}, "listen": 7})", "[]"), R"("metrics.listen" is 7, not an object)"},
+           {summary(R"({"execve": {"count": null}, "listen": {}})", "[]"),
+            R"("metrics.execve.count" is null, not a non-negative integer)"},
+           {summary(R"({"execve": {"count": 1}, "listen": {"count": 0}})", "[]"), R"(no "metrics.execve.avg_ns")"},
+           {summary(both, "{}"), R"("phases" is an object, not an array)"},
+           {summary(both, "[true]"), R"("phases[0]" is true, not an object)"},
+           {summary(both, phase("12")), R"("phases[0].name" is 12, not a phase name)"},
+           {summary(both, phase(R"("A\u001b[31mB")")),
+            R"("phases[0].name": phase name 'A\x1B[31mB' is not printable UTF-8)"}}) {
+    try {
+      parse_baseline(text, "base.json");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const UsageError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("base.json: not a hacoboot-sampler summary: " + fault), std::string::npos) << message;
+      EXPECT_EQ(message.find("json.exception"), std::string::npos) << message;
+    }
+  }
+}
+
+TEST(Baseline, TextThatIsNotJsonSaysWhere) {
+  for (const auto& [text, where] : std::vector<std::pair<std::string, std::string>>{
+           {"", "line 1, column 1"},
+           {"not json", "line 1, column 2"},
+           {"{\n  \"schema\": 1,\n  oops\n}", "line 3, column 3"},
+           {"{\"schema\": 1, \"metrics\": \"\xFF\"}", "line 1, column 27"}}) {
+    try {
+      parse_baseline(text, "base.json");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()), "base.json: not JSON at " + where + " (expected a --format json summary)");
     }
   }
 }

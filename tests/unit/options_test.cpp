@@ -6,11 +6,14 @@
 #include <cstdio>
 #include <fstream>
 #include <initializer_list>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "hacoboot/errors.hpp"
+#include "hacoboot/input_file.hpp"
 #include "hacoboot/options.hpp"
 
 namespace hacoboot {
@@ -136,6 +139,94 @@ TEST(Options, EmptyValueIsAUsageError) {
   EXPECT_THROW(parse("-d", ""), UsageError) << "BUG: -d '' silently traces until Ctrl-C";
 }
 
+// The message of the UsageError parse throws for args.
+template <typename... Args>
+std::string refusal(Args... args) {
+  try {
+    parse(args...);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted";
+  return {};
+}
+
+// The options taking a value, as --help lists them ("  -o,--output FILE"):
+// an option added later is covered without being named here.
+std::vector<std::string> options_taking_a_value() {
+  const auto help = parse("--help").exit_message.value_or("");
+  static const std::regex kValueOption(R"(^ +(?:-[a-z],)?(--[a-z-]+) [A-Z:]+)");
+  std::vector<std::string> options;
+  std::istringstream lines(help);
+  std::string line;
+  std::smatch match;
+  while (std::getline(lines, line)) {
+    if (std::regex_search(line, match, kValueOption)) options.push_back(match[1]);
+  }
+  return options;
+}
+
+// `--baseline "$BASELINE"` with BASELINE unset turned the gate off and
+// passed; `-n ''` read as 0. An empty value is refused whatever the option.
+TEST(Options, EveryOptionRefusesAnEmptyValue) {
+  const auto options = options_taking_a_value();
+  EXPECT_GE(options.size(), 20U) << "--help lists the options";
+  for (const auto& option : options) {
+    // --run-as needs --run; --run itself is the one under test there.
+    const auto message = option == "--run" ? refusal(option.c_str(), "") : refusal(option.c_str(), "", "--run", "true");
+    EXPECT_EQ(message, option + ": empty value") << option;
+  }
+  EXPECT_EQ(refusal("-o", ""), "--output: empty value");
+  EXPECT_EQ(refusal("-n", ""), "--count: empty value");
+  EXPECT_EQ(refusal(""), "COMMAND: empty value");
+  EXPECT_EQ(refusal("--baseline="), "--baseline: empty value");
+}
+
+// CLI11 read "0x10" as 16, "010" as 8 (and `-p 025041` traced another
+// process), and saturated on overflow.
+TEST(Options, IntegersAreDecimalAndInRange) {
+  EXPECT_EQ(parse("--warmup", "010").options.warmup, 10U);
+  EXPECT_EQ(parse("-p", "025041").options.pid, 25041U);
+  EXPECT_EQ(parse("-n", "1000000000").options.count, 1'000'000'000U);
+  EXPECT_EQ(parse("-p", "4194304").options.pid, 4'194'304U);
+  for (const char* bad : {"0x10", "+5", " 5", "5 ", "5x", "1e3", "-1", "0", "99999999999999999999", "1000000001"}) {
+    EXPECT_EQ(refusal("-n", bad), std::string("--count: '") + bad + "' is not a decimal number from 1 to 1000000000");
+  }
+  EXPECT_EQ(refusal("--warmup", "0x10"), "--warmup: '0x10' is not a decimal number from 0 to 1000000000");
+  EXPECT_EQ(refusal("-p", "4194305"), "--pid: '4194305' is not a decimal number from 1 to 4194304");
+  EXPECT_EQ(refusal("--pid", "0"), "--pid: '0' is not a decimal number from 1 to 4194304");
+}
+
+// "nan" passed every comparison (the gate could never fail); -5 printed a
+// 300-digit bound.
+TEST(Options, MaxRegressionIsAFinitePercentageUpTo1000) {
+  EXPECT_EQ(parse("--max-regression", "0").options.gate.max_regression_pct, 0.0);
+  EXPECT_EQ(parse("--max-regression", "12.5").options.gate.max_regression_pct, 12.5);
+  EXPECT_EQ(parse("--max-regression", "1000").options.gate.max_regression_pct, 1000.0);
+  for (const char* bad : {"nan", "NaN", "inf", "-inf", "-5", "-0", "1000.5", "1e9", "0x10", "+5", "5%", "ten"}) {
+    EXPECT_EQ(refusal("--max-regression", bad),
+              std::string("--max-regression: '") + bad + "' is not a percentage from 0 to 1000");
+  }
+}
+
+// The kernel side keeps 255 bytes of an execve's file name (and its NUL): a
+// longer COMMAND could never match, and the run would end without a boot.
+TEST(Options, ACommandTheKernelCannotMatchIsRefused) {
+  const std::string longest = "/" + std::string(254, 'a');
+  EXPECT_EQ(parse(longest.c_str()).options.command, longest);
+  const std::string too_long = longest + "a";
+  EXPECT_EQ(refusal(too_long.c_str()),
+            "COMMAND is 256 bytes long: the tool sees at most 255 bytes of an execve's file name, so it could never "
+            "match");
+}
+
+// Values typed by a user are echoed escaped: a terminal never gets raw bytes.
+TEST(Options, UnknownValuesAreEchoedEscaped) {
+  EXPECT_EQ(refusal("-f", "\x1B]0;owned\x07"),
+            "--format: unknown value '\\x1B]0;owned\\x07' (table, bpftrace, json, tsv)");
+  EXPECT_EQ(refusal("--from", "\xFF"), "--from: unknown phase '\\xFF' (a number 0-127 or a name such as START_SV)");
+}
+
 TEST(Options, FromByNumberOrName) {
   EXPECT_EQ(parse("--from", "0").options.start_phase, 0);
   EXPECT_EQ(parse("--from", "cli_start").options.start_phase, 0);
@@ -242,6 +333,15 @@ TEST(Options, PhaseNamesFileMissingOrMalformedIsAUsageError) {
   EXPECT_THROW(parse("--phase-names", "/nonexistent/hacoboot-names.txt"), UsageError);
   const TempFile bad("123\n");
   EXPECT_THROW(parse("--phase-names", bad.path().c_str()), UsageError);
+}
+
+// /dev/zero grew memory without end, a FIFO blocked, a directory read as empty.
+TEST(Options, PhaseNamesFileMustBeARegularFileOfAtMost1MiB) {
+  EXPECT_EQ(refusal("--phase-names", "/dev/zero"), "--phase-names: /dev/zero: a character device, not a regular file");
+  EXPECT_EQ(refusal("--phase-names", "/"), "--phase-names: /: a directory, not a regular file");
+  const TempFile big(std::string(kMaxPhaseNamesBytes - 13, '#') + "\n123 APP_READY\n");
+  EXPECT_EQ(refusal("--phase-names", big.path().c_str()),
+            "--phase-names: " + big.path() + ": larger than 1 MiB, the most this option reads");
 }
 
 TEST(Options, BareDurationIsSeconds) {

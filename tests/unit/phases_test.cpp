@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -124,6 +125,74 @@ TEST(PhaseNames, MalformedLinesNameTheSourceAndLine) {
       EXPECT_NE(std::string(e.what()).find(where), std::string::npos) << e.what();
     }
   }
+}
+
+// The message of the UsageError PhaseNames::parse throws for text.
+std::string refusal(const std::string& text) {
+  try {
+    PhaseNames::parse(text, "names.txt");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted: " << text;
+  return {};
+}
+
+// Names go to terminals, SVG, JSON and Prometheus labels: only printable
+// UTF-8 is taken, and the message shows the bad bytes escaped, never raw.
+TEST(PhaseNames, NamesMustBePrintableUtf8) {
+  EXPECT_EQ(PhaseNames::parse("123 起動完了\n", "names.txt").name(123), "起動完了");
+  EXPECT_EQ(refusal("123 APP\x1B[31mRED\n"),
+            "names.txt:1: phase name 'APP\\x1B[31mRED' is not printable UTF-8 (control characters or invalid bytes)");
+  EXPECT_EQ(refusal("# ok\n124 BAD\xFF\xFE\n"),
+            "names.txt:2: phase name 'BAD\\xFF\\xFE' is not printable UTF-8 (control characters or invalid bytes)");
+  EXPECT_EQ(refusal(std::string("125 NUL\0HERE\n", 13)),
+            "names.txt:1: phase name 'NUL\\x00HERE' is not printable UTF-8 (control characters or invalid bytes)");
+}
+
+// --phase-names /etc/shadow through sudo: the error must not show the line.
+TEST(PhaseNames, ALineThatDoesNotStartWithANumberIsNotQuoted) {
+  EXPECT_EQ(refusal("root:$y$j9T$secret:19000:0:99999:7:::\n"),
+            "names.txt:1: expected NUMBER NAME, NUMBER a phase number 0-127");
+  EXPECT_EQ(refusal("\x1B[2J 1\n"), "names.txt:1: expected NUMBER NAME, NUMBER a phase number 0-127");
+  EXPECT_EQ(refusal("# fine\n99999999999999999999999 BIG\n"),
+            "names.txt:2: '99999999999999999999999' is not a phase number 0-127");
+}
+
+TEST(PhaseNames, NamesAreAtMost64Bytes) {
+  const std::string longest(kMaxPhaseNameBytes, 'N');
+  EXPECT_EQ(PhaseNames::parse("123 " + longest + "\n", "names.txt").name(123), longest);
+  EXPECT_EQ(refusal("123 " + longest + "N\n"), "names.txt:1: a phase name of 65 bytes: at most 64");
+}
+
+TEST(PhaseNamesProblem, SaysWhatIsWrongOrNothing) {
+  EXPECT_EQ(phase_name_problem("APP_READY"), std::nullopt);
+  EXPECT_NE(phase_name_problem("A\tB"), std::nullopt);
+  EXPECT_NE(phase_name_problem(std::string(65, 'A')), std::nullopt);
+}
+
+// Every name must lead to one phase (--from, --gate, the outputs): a number
+// or a name given twice is refused, naming both lines.
+TEST(PhaseNames, ANumberOrANameGivenTwiceNamesBothLines) {
+  EXPECT_EQ(refusal("123 APP_READY\n124 DB\n\n123 APP_LIVE\n"),
+            "names.txt:4: phase 123 is named twice (lines 1 and 4)");
+  EXPECT_EQ(refusal("123 APP_READY\n124 app_ready\n"),
+            "names.txt:2: 'app_ready' names two phases, 123 (line 1) and 124 (line 2)");
+}
+
+// `123 START_SV` would make --from START_SV mean 123 and the outputs show
+// START_SV for two phases.
+TEST(PhaseNames, ABuiltInNameGoesToItsOwnPhaseOnly) {
+  EXPECT_EQ(refusal("123 START_SV\n"), "names.txt:1: 'START_SV' already names phase 1: choose another name");
+  EXPECT_EQ(refusal("40 phase_41\n"), "names.txt:1: 'phase_41' already names phase 41: choose another name");
+  EXPECT_EQ(refusal("40 17\n"), "names.txt:1: '17' already names phase 17: choose another name");
+  for (const char* word : {"execve", "LISTEN", "all"}) {
+    EXPECT_NE(refusal(std::string("123 ") + word + "\n").find("names something else"), std::string::npos) << word;
+  }
+  // Re-stating Haconiwa's own name is harmless.
+  const auto names = PhaseNames::parse("1 START_SV\n21 container_execing\n", "names.txt");
+  EXPECT_EQ(names.name(1), "START_SV");
+  EXPECT_EQ(names.find("CONTAINER_EXECING"), 21);
 }
 
 }  // namespace

@@ -1,0 +1,48 @@
+// is_printable_utf8 and printable: what a name may hold, and how user text
+// appears in an error message.
+#include "hacoboot/text.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace hacoboot {
+namespace {
+
+TEST(PrintableUtf8, AsciiAndMultiByteCharactersArePrintable) {
+  for (const char* text : {"", "APP_READY", "phase 1 (ok)", "起動完了", "café", "\xF0\x9F\x9A\x80"}) {
+    EXPECT_TRUE(is_printable_utf8(text)) << text;
+  }
+}
+
+TEST(PrintableUtf8, ControlsAndBadSequencesAreNot) {
+  const std::string nul("A\0B", 3);
+  for (const std::string& text : {nul, std::string("A\x1B[31m"), std::string("tab\there"), std::string("del\x7F"),
+                                  std::string("\xC2\x9B"),           // U+009B, the C1 CSI
+                                  std::string("\xE2\x80\xAE"),       // U+202E, right-to-left override
+                                  std::string("\xFF"),               // never in UTF-8
+                                  std::string("\xC3"),               // truncated
+                                  std::string("\xC0\xAF"),           // overlong '/'
+                                  std::string("\xED\xA0\x80"),       // a surrogate
+                                  std::string("\xF4\x90\x80\x80")})  // beyond U+10FFFF
+  {
+    EXPECT_FALSE(is_printable_utf8(text)) << printable(text);
+  }
+}
+
+TEST(Printable, EscapesEveryByteThatIsNotPrintable) {
+  EXPECT_EQ(printable("APP_READY"), "APP_READY");
+  EXPECT_EQ(printable("起動"), "起動");
+  EXPECT_EQ(printable(std::string("A\0B", 3)), "A\\x00B");
+  EXPECT_EQ(printable("A\x1B[31mRED"), "A\\x1B[31mRED");
+  EXPECT_EQ(printable("\xFF\xFEok"), "\\xFF\\xFEok");
+  EXPECT_EQ(printable("\xE2\x80\xAE"), "\\xE2\\x80\\xAE");
+}
+
+TEST(Printable, LongTextIsCut) {
+  const std::string long_text(10'000, 'a');
+  EXPECT_EQ(printable(long_text), std::string(kMaxPrintable, 'a') + "...");
+}
+
+}  // namespace
+}  // namespace hacoboot

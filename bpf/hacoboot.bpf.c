@@ -21,6 +21,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 
+#include <asm-generic/errno-base.h>
 #include <asm/unistd.h>
 
 #include "hacoboot/hacoboot.h"
@@ -257,8 +258,50 @@ static __always_inline int execve_entered(void)
 	return 0;
 }
 
+/*
+ * The records of the syscalls:sys_enter_* and sys_exit_* tracepoints (their
+ * tracefs format files): a stable layout, read as is rather than by CO-RE.
+ */
+struct syscall_enter_record {
+	__u64 common;
+	int syscall_nr;
+	unsigned long args[6];
+};
+
+struct syscall_exit_record {
+	__u64 common;
+	int syscall_nr;
+	long ret;
+};
+
+/*
+ * The loader's proof that the per-syscall hooks sit on the right tracepoints
+ * (their ids may come from a cache file): it sets self_check_tid and
+ * self_check_filename, calls execve("") and listen(-1, 0) itself (both fail),
+ * and reads which hook saw its own call. Entry and exit of one syscall share
+ * its number: the arguments tell them apart (the filename pointer at entry,
+ * -EBADF at listen's exit).
+ */
+__u32 self_check_tid = 0;
+__u64 self_check_filename = 0;
+__u32 self_check_execve_seen = 0;
+__u32 self_check_listen_seen = 0;
+
+static __always_inline bool self_checking(void)
+{
+	return self_check_tid && (__u32)bpf_get_current_pid_tgid() == self_check_tid;
+}
+
 SEC("tracepoint/syscalls/sys_enter_execve")
-int on_execve(void *ctx) { return execve_entered(); }
+int on_execve(struct syscall_enter_record *ctx)
+{
+	/* Another syscall's tracepoint, whose record has the same layout: not ours. */
+	if (ctx->syscall_nr != __NR_execve)
+		return 0;
+	if (self_checking() && ctx->args[0] == self_check_filename)
+		self_check_execve_seen = 1;
+	return execve_entered();
+}
 
 SEC("raw_tp/sys_enter")
 int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
@@ -323,7 +366,14 @@ static __always_inline int listen_returned(long ret)
 }
 
 SEC("tracepoint/syscalls/sys_exit_listen")
-int on_listen_exit(struct trace_event_raw_sys_exit *ctx) { return listen_returned(ctx->ret); }
+int on_listen_exit(struct syscall_exit_record *ctx)
+{
+	if (ctx->syscall_nr != __NR_listen)
+		return 0;
+	if (self_checking() && ctx->ret == -EBADF)
+		self_check_listen_seen = 1;
+	return listen_returned(ctx->ret);
+}
 
 SEC("raw_tp/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)

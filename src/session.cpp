@@ -125,13 +125,14 @@ class MetricsExport {
 // runs), execve/listen through the per-syscall tracepoints when allowed.
 std::unique_ptr<Tracer> start_tracer(const Options& options, const std::string& haconiwa,
                                      std::vector<UsdtProbe> phase_probe_sites, CoreBtfCache* btf_cache,
-                                     std::ostream& diagnostics, Tracer::RecordSink sink) {
+                                     std::ostream& diagnostics, const Tracer::RecordSink& sink) {
   std::optional<SyscallTracepointLookup> lookup;
   // The tracepoint ids are cached beside the kernel types, or not at all.
   if (options.syscall_hooks != SyscallHooks::RawSyscalls) lookup.emplace(btf_cache ? options.btf_cache : "");
   const auto say = [&](const std::string& what) {
     if (options.verbose) diagnostics << "hacoboot-sampler: " << what << '\n';
   };
+  const auto warn = [&](const std::string& what) { diagnostics << "hacoboot-sampler: warning: " << what << '\n'; };
   Tracer::Config config{.haconiwa_path = haconiwa,
                         .ring_buffer_bytes = options.ring_buffer_bytes,
                         .syscall_tracepoints = lookup ? &*lookup : nullptr,
@@ -141,32 +142,53 @@ std::unique_ptr<Tracer> start_tracer(const Options& options, const std::string& 
                         .watched_pid = options.pid.value_or(0),
                         .wake_on_settle = options.count.has_value(),
                         .verbose = options.verbose};
-  const auto say_hooks = [&](const Tracer& tracer) {
-    say("execve/listen through " +
-        (tracer.per_syscall_tracepoints()
-             ? "syscalls:* tracepoints (ids from " + lookup->source() + ")"
-             : "raw_syscalls (" + (lookup ? lookup->reason() : "--syscall-hooks raw_syscalls") + ")"));
-    say("the probe through " + tracer.usdt_attachment());
+  std::string why_raw_syscalls = lookup ? "" : "--syscall-hooks raw_syscalls";
+  // Ids that prove wrong break no later start: cached ones are removed and
+  // looked up again, once; after that, raw_syscalls if allowed.
+  const auto attach = [&]() -> std::unique_ptr<Tracer> {
+    for (;;) {
+      try {
+        auto tracer = std::make_unique<Tracer>(config, sink);
+        if (tracer->per_syscall_tracepoints()) lookup->keep();
+        say("execve/listen through " +
+            (tracer->per_syscall_tracepoints()
+                 ? "syscalls:* tracepoints (ids from " + lookup->source() + ")"
+                 : "raw_syscalls (" + (why_raw_syscalls.empty() ? lookup->reason() : why_raw_syscalls) + ")"));
+        say("the probe through " + tracer->usdt_attachment());
+        return tracer;
+      } catch (const SyscallTracepointError& error) {
+        if (lookup->from_cache()) {
+          warn("the syscall tracepoint ids from " + lookup->source() + " are wrong (" + error.what() +
+               "): removed; looking them up again");
+          lookup->look_up_again();
+        } else if (config.raw_syscalls_fallback) {
+          warn(std::string("syscalls:* tracepoints unusable (") + error.what() +
+               "): execve/listen through raw_syscalls");
+          why_raw_syscalls = error.what();
+          config.syscall_tracepoints = nullptr;
+        } else {
+          throw SyscallTracepointError(std::string("--syscall-hooks tracepoints: ") + error.what());
+        }
+      }
+    }
   };
 
   if (const auto cached = btf_cache ? btf_cache->cached() : std::nullopt) {
     config.core_btf = cached->string();
     try {
       say("kernel types from " + config.core_btf + " (cached)");
-      auto tracer = std::make_unique<Tracer>(config, sink);
-      say_hooks(*tracer);
-      return tracer;
+      return attach();
+    } catch (const SyscallTracepointError&) {
+      throw;  // the kernel types are not at fault
     } catch (const RuntimeError& error) {
       // A damaged cache must not stop the tool: the kernel's BTF is still there.
-      diagnostics << "hacoboot-sampler: warning: " << config.core_btf << " is unusable (" << error.what()
-                  << "): removed; reading the kernel's BTF\n";
+      warn(config.core_btf + " is unusable (" + error.what() + "): removed; reading the kernel's BTF");
       btf_cache->discard();
       config.core_btf.clear();
     }
   }
   say("kernel types from /sys/kernel/btf/vmlinux");
-  auto tracer = std::make_unique<Tracer>(config, std::move(sink));
-  say_hooks(*tracer);
+  auto tracer = attach();
   if (btf_cache) say(btf_cache->start_filling());
   return tracer;
 }

@@ -104,13 +104,35 @@ SyscallTracepointLookup::SyscallTracepointLookup(const std::filesystem::path& ca
     if (owned_by_us_alone(cache_dir, S_IFDIR) && owned_by_us_alone(*cache_file_, S_IFREG)) {
       if (const auto cached = read_cached_ids(*cache_file_)) {
         ids_ = to_ids(*cached);
+        from_cache_ = true;
         source_ = cache_file_->string() + " (cached)";
         return;
       }
+      // Of no use to any later run.
+      std::error_code ignored;
+      std::filesystem::remove(*cache_file_, ignored);
+      unreadable_cache_ = true;
     }
   }
-  // A private mount namespace, tracefs mounted there, the ids sent back
-  // through a pipe. The mount goes away with the child.
+  start_child();
+}
+
+void SyscallTracepointLookup::look_up_again() {
+  std::error_code ignored;
+  if (cache_file_) std::filesystem::remove(*cache_file_, ignored);
+  ids_.reset();
+  from_cache_ = false;
+  source_.clear();
+  start_child();
+}
+
+void SyscallTracepointLookup::keep() const {
+  if (cache_file_ && ids_ && !from_cache_) write_cached_ids(*cache_file_, *ids_);
+}
+
+// A private mount namespace, tracefs mounted there, the ids sent back through
+// a pipe. The mount goes away with the child.
+void SyscallTracepointLookup::start_child() {
   const auto paths = id_paths(kTracefs);
   std::array<int, 2> fds{};
   if (::pipe2(fds.data(), O_CLOEXEC) != 0) {
@@ -166,7 +188,7 @@ std::optional<SyscallTracepointIds> SyscallTracepointLookup::result() {
     std::memcpy(ids.data(), bytes.data(), sizeof(ids));
     ids_ = to_ids(ids);
     source_ = "a private tracefs mount";
-    if (cache_file_) write_cached_ids(*cache_file_, *ids_);
+    if (unreadable_cache_) source_ += "; " + cache_file_->string() + " held no ids: removed";
     return ids_;
   }
   int error = 0;

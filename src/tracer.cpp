@@ -3,12 +3,14 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/perf_event.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <array>
 #include <cerrno>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -63,7 +65,13 @@ std::size_t ring_buffer_size(std::size_t wanted) {
 
 // A BPF program on a tracepoint by its perf event id: what libbpf's own
 // attach does, minus reading the id from tracefs (which may not be mounted).
+// An id no tracepoint has fails to open; the kernel refuses the program on a
+// tracepoint whose record is shorter than what the program reads.
 bpf_link* attach_to_tracepoint(bpf_program* program, int id, const char* name) {
+  const auto refused = [&](const char* what, int error) {
+    return SyscallTracepointError(std::string(what) + " tracepoint id " + std::to_string(id) + " as syscalls:" + name +
+                                  ": " + errno_text(error));
+  };
   perf_event_attr attr{};
   attr.type = PERF_TYPE_TRACEPOINT;
   attr.size = sizeof(attr);
@@ -72,12 +80,12 @@ bpf_link* attach_to_tracepoint(bpf_program* program, int id, const char* name) {
   attr.wakeup_events = 1;  // NOLINT(cppcoreguidelines-pro-type-union-access)
   // pid -1, cpu 0: a tracepoint's BPF program runs on every CPU for every task.
   const long fd = ::syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
-  if (fd < 0) fail(std::string("opening tracepoint syscalls:") + name, errno);
+  if (fd < 0) throw refused("opening", errno);
   bpf_link* link = bpf_program__attach_perf_event(program, static_cast<int>(fd));
   if (link == nullptr) {
     const int err = errno;
     ::close(static_cast<int>(fd));
-    fail(std::string("attaching to tracepoint syscalls:") + name, err);
+    throw refused("attaching to", err);
   }
   return link;  // owns the perf event fd from now on
 }
@@ -165,16 +173,14 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   auto& links = skeleton_->links;
   const auto ids = lookup != nullptr ? lookup->result() : std::nullopt;
   if (ids) {
-    links.on_execve = attach_to_tracepoint(progs.on_execve, ids->execve_enter, "sys_enter_execve");
-    links.on_listen_exit = attach_to_tracepoint(progs.on_listen_exit, ids->listen_exit, "sys_exit_listen");
-    per_syscall_tracepoints_ = true;
+    attach_syscall_tracepoints(*ids);
   } else if (config.raw_syscalls_fallback) {
     links.on_sys_enter = bpf_program__attach(progs.on_sys_enter);
     if (links.on_sys_enter == nullptr) fail("attaching to raw_syscalls:sys_enter", errno);
     links.on_sys_exit = bpf_program__attach(progs.on_sys_exit);
     if (links.on_sys_exit == nullptr) fail("attaching to raw_syscalls:sys_exit", errno);
   } else {
-    throw RuntimeError("--syscall-hooks tracepoints: " + lookup->reason());
+    throw SyscallTracepointError(lookup->reason());
   }
 
   if (phase_probe) {
@@ -195,6 +201,43 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
 
   ring_buffer_.reset(ring_buffer__new(bpf_map__fd(skeleton_->maps.events), on_record, this, nullptr));
   if (!ring_buffer_) fail("opening the ring buffer", errno);
+}
+
+void Tracer::attach_syscall_tracepoints(const SyscallTracepointIds& ids) {
+  auto& progs = skeleton_->progs;
+  auto& links = skeleton_->links;
+  links.on_execve = attach_to_tracepoint(progs.on_execve, ids.execve_enter, "sys_enter_execve");
+  links.on_listen_exit = attach_to_tracepoint(progs.on_listen_exit, ids.listen_exit, "sys_exit_listen");
+  prove_syscall_tracepoints(ids);
+  per_syscall_tracepoints_ = true;
+}
+
+// Another tracepoint's id may attach fine: each hook must see the tool's own
+// call. execve("") fails at once (ENOENT) and listen(-1, 0) too (EBADF):
+// nothing runs, nothing listens, but both pass their tracepoints. The
+// programs note a call of this thread with the right syscall number and
+// arguments (so neither the other end of the syscall nor another one's
+// tracepoint passes). ~12 us.
+void Tracer::prove_syscall_tracepoints(const SyscallTracepointIds& ids) {
+  auto* bss = skeleton_->bss;
+  constexpr const char* kNoProgram = "";
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the BPF side compares the pointer's value
+  bss->self_check_filename = reinterpret_cast<std::uintptr_t>(kNoProgram);
+  __atomic_store_n(&bss->self_check_tid, static_cast<__u32>(::gettid()), __ATOMIC_SEQ_CST);
+  std::array<char*, 1> no_arguments{};
+  (void)::execve(kNoProgram, no_arguments.data(), no_arguments.data());
+  (void)::listen(-1, 0);
+  __atomic_store_n(&bss->self_check_tid, 0, __ATOMIC_SEQ_CST);
+  const auto missed = [](const char* name, int id, const char* call) {
+    return SyscallTracepointError("tracepoint id " + std::to_string(id) + " is not syscalls:" + name +
+                                  ": its hook missed the tool's own " + call);
+  };
+  if (__atomic_load_n(&bss->self_check_execve_seen, __ATOMIC_SEQ_CST) == 0) {
+    throw missed("sys_enter_execve", ids.execve_enter, "execve");
+  }
+  if (__atomic_load_n(&bss->self_check_listen_seen, __ATOMIC_SEQ_CST) == 0) {
+    throw missed("sys_exit_listen", ids.listen_exit, "listen");
+  }
 }
 
 Tracer::~Tracer() {

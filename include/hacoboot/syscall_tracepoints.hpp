@@ -19,8 +19,10 @@ struct SyscallTracepointIds {
 // short-lived child, so the host's mounts are never touched. The child runs
 // while the tool loads its BPF programs: started by the constructor, awaited
 // by result(). What the child found is kept in `cache_dir` (the BTF cache's,
-// same trust rules) for the rest of this boot: the ids never change until
-// the next reboot, and the next runs neither fork nor mount.
+// same trust rules) for the rest of this boot once the tracer proved it
+// (keep()): the ids never change until the next reboot, and the next runs
+// neither fork nor mount. Cached ids the tracer finds wrong are removed and
+// looked up again (look_up_again()).
 class SyscallTracepointLookup {
  public:
   // Empty cache_dir: no cache.
@@ -39,10 +41,22 @@ class SyscallTracepointLookup {
   [[nodiscard]] bool ready() const;
   // Where the ids came from, for -v: tracefs, the cache file, or the child.
   [[nodiscard]] const std::string& source() const { return source_; }
+  // Whether the ids came from the cache file.
+  [[nodiscard]] bool from_cache() const { return from_cache_; }
+  // The cached ids proved wrong: removes the cache file and starts a new
+  // lookup through a private tracefs mount, which result() awaits.
+  void look_up_again();
+  // The ids proved right: keeps those found through a private mount for the
+  // next runs of this boot.
+  void keep() const;
 
  private:
+  void start_child();
+
   std::optional<SyscallTracepointIds> ids_;
   std::optional<std::filesystem::path> cache_file_;
+  bool from_cache_ = false;
+  bool unreadable_cache_ = false;  // the cache file held no ids: removed
   std::string source_;
   std::string reason_;
   int reply_fd_ = -1;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "hacoboot/errors.hpp"
 #include "hacoboot/options.hpp"
 #include "hacoboot/syscall_tracepoints.hpp"
 #include "hacoboot/unique_fd.hpp"
@@ -23,6 +24,15 @@ namespace hacoboot {
 
 // 1 MiB holds ~18,000 events; producers wake the reader at a quarter full.
 inline constexpr std::size_t kDefaultRingBufferBytes = std::size_t{1} << 20;
+
+// The per-syscall tracepoints could not be used: no ids were found, or an id
+// no tracepoint has, or another tracepoint's (refused at attach, or whose
+// hook missed the tool's own execve/listen). The kernel types are not at
+// fault: the caller looks the ids up again or falls back to raw_syscalls.
+class SyscallTracepointError : public RuntimeError {
+ public:
+  using RuntimeError::RuntimeError;
+};
 
 struct TracerCounters {
   std::uint64_t lost_events = 0;   // ring buffer was full
@@ -42,7 +52,8 @@ class Tracer {
     // user space, so this size counts double in the tool's RSS.
     std::size_t ring_buffer_bytes = kDefaultRingBufferBytes;
     // execve/listen through the per-syscall tracepoints this finds, asked
-    // once the programs are loaded (the lookup runs meanwhile); otherwise
+    // once the programs are loaded (the lookup runs meanwhile) and proven
+    // once attached (SyscallTracepointError otherwise); without a lookup,
     // through raw_syscalls, a program run on every syscall of the host.
     SyscallTracepointLookup* syscall_tracepoints = nullptr;
     bool raw_syscalls_fallback = true;
@@ -95,6 +106,8 @@ class Tracer {
     void operator()(ring_buffer* rb) const;
   };
   static int on_record(void* self, void* data, std::size_t size);
+  void attach_syscall_tracepoints(const SyscallTracepointIds& ids);
+  void prove_syscall_tracepoints(const SyscallTracepointIds& ids);
 
   RecordSink sink_;
   std::exception_ptr sink_error_;

@@ -67,6 +67,38 @@ class StartTest : public IntegrationTest {
     return false;
   }
 
+  // The tool run with `args` in a private mount namespace where the shell
+  // commands `mounts` ran first (tracefs mounted or not, whatever the host does).
+  ProcessResult run_in_private_mounts(const std::string& mounts, const std::vector<std::string>& args) {
+    const auto unshare = find_in_path("unshare");
+    EXPECT_TRUE(unshare) << "unshare not found in PATH";
+    if (!unshare) return {};
+    std::vector<std::string> argv{unshare->string(), "-m", "sh", "-c", mounts + " && exec \"$@\"", "sh"};
+    const auto tool = sampler_argv(one_boot_argv(launcher_command({"-n", "1"}), args));
+    argv.insert(argv.end(), tool.begin(), tool.end());
+    return run_process(argv, dir(), 90s);
+  }
+
+  ProcessResult boot_once_in_private_mounts(const std::string& mounts, const std::vector<std::string>& args) {
+    return expect_one_boot(run_in_private_mounts(mounts, args));
+  }
+
+  // The kernel's own ids of these tracepoints ("syscalls/sys_enter_execve"...),
+  // from tracefs mounted in a private mount namespace.
+  std::vector<std::string> tracepoint_ids(const std::vector<std::string>& events) {
+    const auto unshare = find_in_path("unshare");
+    EXPECT_TRUE(unshare) << "unshare not found in PATH";
+    if (!unshare) return {};
+    std::string command = "mount -t tracefs tracefs /sys/kernel/tracing && cd /sys/kernel/tracing/events && cat";
+    for (const auto& event : events) command += " " + event + "/id";
+    const auto ids = run_process({unshare->string(), "-m", "sh", "-c", command}, dir(), 30s);
+    EXPECT_TRUE(ids.status.exited && ids.status.code == 0) << ids.err;
+    auto lines = split_lines(ids.out);
+    EXPECT_EQ(lines.size(), events.size()) << ids.out;
+    lines.resize(events.size());
+    return lines;
+  }
+
   // Three boots traced with -v and `args`: every one measured within the
   // ground truth, and stderr says `said` (which hooks or attachment ran).
   void expect_three_boots_traced(const std::vector<std::string>& args, const std::string& said) {
@@ -163,45 +195,134 @@ TEST_F(StartTest, BtfCacheOff) {
   EXPECT_NE(r.err.find(kFromKernel), std::string::npos) << r.err;
 }
 
+// Shell commands for run_in_private_mounts: no tracefs anywhere (the ids
+// cache is used only then), or tracefs at its usual place.
+constexpr const char* kWithoutTracefs =
+    "{ umount -l /sys/kernel/tracing; umount -l /sys/kernel/debug; } 2>/dev/null; true";
+constexpr const char* kWithTracefs = "mount -t tracefs tracefs /sys/kernel/tracing";
+constexpr const char* kFromPrivateMount = "(ids from a private tracefs mount";
+
+// A cache directory only this user may write to, as the tool wants it.
+std::filesystem::path make_cache_dir(const std::filesystem::path& path) {
+  EXPECT_TRUE(std::filesystem::create_directory(path));
+  EXPECT_EQ(::chmod(path.c_str(), 0700), 0);
+  return path;
+}
+
+std::filesystem::path ids_file_in(const std::filesystem::path& cache) {
+  return cache / ("syscall-tracepoints-" + split_lines(read_file("/proc/sys/kernel/random/boot_id")).at(0));
+}
+
 // Where tracefs is not mounted, the first run on a boot finds the syscall
 // tracepoint ids through a private mount and keeps them for the next runs,
 // which neither fork nor mount; a damaged file is looked up again.
 TEST_F(StartTest, SyscallTracepointIdsAreCachedForTheRestOfTheBoot) {
-  if (std::filesystem::exists("/sys/kernel/tracing/events/syscalls")) {
-    GTEST_SKIP() << "tracefs is mounted here: the ids are read from it, nothing to cache";
-  }
-  const auto cache = dir() / "cache";
-  ASSERT_TRUE(std::filesystem::create_directory(cache));
-  ASSERT_EQ(::chmod(cache.c_str(), 0700), 0);
+  const auto cache = make_cache_dir(dir() / "cache");
   const auto earlier_boot = cache / "syscall-tracepoints-00000000-0000-0000-0000-000000000000";
   std::ofstream(earlier_boot) << "1 2\n";
-  const auto first = boot_once({"--btf-cache", cache.string()});
-  EXPECT_NE(first.err.find("(ids from a private tracefs mount)"), std::string::npos) << first.err;
+  const auto first = boot_once_in_private_mounts(kWithoutTracefs, {"--btf-cache", cache.string()});
+  EXPECT_NE(first.err.find(kFromPrivateMount), std::string::npos) << first.err;
   const auto files = files_in(cache, "syscall-tracepoints-", "");
   ASSERT_EQ(files.size(), 1U) << "an earlier boot's ids are left";
-  EXPECT_EQ(files.front().filename().string(),
-            "syscall-tracepoints-" + split_lines(read_file("/proc/sys/kernel/random/boot_id")).at(0));
+  EXPECT_EQ(files.front(), ids_file_in(cache));
 
-  // The kernel's own ids, from tracefs mounted in a private mount namespace.
-  const auto unshare = find_in_path("unshare");
-  ASSERT_TRUE(unshare) << "unshare not found in PATH";
-  const std::vector<std::string> argv{unshare->string(), "-m", "sh", "-c",
-                                      "mount -t tracefs tracefs /sys/kernel/tracing && "
-                                      "cat /sys/kernel/tracing/events/syscalls/sys_enter_execve/id "
-                                      "/sys/kernel/tracing/events/syscalls/sys_exit_listen/id"};
-  const auto ids = run_process(argv, dir(), 30s);
-  ASSERT_TRUE(ids.status.exited && ids.status.code == 0) << ids.err;
-  const auto lines = split_lines(ids.out);
-  ASSERT_EQ(lines.size(), 2U) << ids.out;
-  EXPECT_EQ(read_file(files.front()), lines[0] + " " + lines[1] + "\n");
+  const auto ids = tracepoint_ids({"syscalls/sys_enter_execve", "syscalls/sys_exit_listen"});
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(read_file(files.front()), ids[0] + " " + ids[1] + "\n");
 
-  const auto second = boot_once({"--btf-cache", cache.string()});
+  const auto second = boot_once_in_private_mounts(kWithoutTracefs, {"--btf-cache", cache.string()});
   EXPECT_NE(second.err.find("(ids from " + files.front().string() + " (cached))"), std::string::npos) << second.err;
 
   std::ofstream(files.front(), std::ios::trunc) << "862";
-  const auto third = boot_once({"--btf-cache", cache.string()});
-  EXPECT_NE(third.err.find("(ids from a private tracefs mount)"), std::string::npos) << third.err;
-  EXPECT_EQ(read_file(files.front()), lines[0] + " " + lines[1] + "\n") << "not rewritten";
+  const auto third = boot_once_in_private_mounts(kWithoutTracefs, {"--btf-cache", cache.string()});
+  EXPECT_NE(third.err.find(kFromPrivateMount), std::string::npos) << third.err;
+  EXPECT_EQ(read_file(files.front()), ids[0] + " " + ids[1] + "\n") << "not rewritten";
+}
+
+// The ids cache decides which tracepoints the programs run on: whatever it
+// holds (an id no tracepoint has, another tracepoint's, another syscall's or
+// the other end of the syscall, garbage), boots are traced in full, stderr
+// says what happened, the file ends up with the right ids, and the kernel
+// types cached beside it are kept: they are not at fault.
+TEST_F(StartTest, WrongCachedSyscallTracepointIdsAreReplaced) {
+  const auto ids =
+      tracepoint_ids({"syscalls/sys_enter_execve", "syscalls/sys_exit_listen", "syscalls/sys_exit_execve",
+                      "syscalls/sys_enter_listen", "syscalls/sys_enter_openat", "sched/sched_process_free"});
+  ASSERT_FALSE(HasFailure());
+  const auto& execve = ids[0];
+  const auto& listen = ids[1];
+  const auto right = execve + " " + listen + "\n";
+  const auto cache = make_cache_dir(dir() / "cache");
+  boot_filling_cache({"--btf-cache", cache.string()});
+  const auto extracts = files_in(cache);
+  ASSERT_EQ(extracts.size(), 1U);
+  const auto extract = read_file(extracts.front());
+  const auto ids_file = ids_file_in(cache);
+
+  constexpr const char* kWrong = "are wrong (";
+  constexpr const char* kNoIds = "held no ids: removed";
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {execve + " 999999\n", kWrong},  // no such tracepoint: opening it fails
+      {"999999 " + listen + "\n", kWrong},
+      {listen + " " + execve + "\n", kWrong},  // swapped: both attach, each misses its call
+      {ids[2] + " " + ids[3] + "\n", kWrong},  // the other ends of both syscalls
+      {ids[4] + " " + listen + "\n", kWrong},  // another syscall's entry
+      {execve + " " + ids[5] + "\n", kWrong},  // a record too short for the program
+      {"not ids at all\n", kNoIds},
+      {"-1 -2\n", kNoIds},
+      {execve + " " + listen + " 3\n", kNoIds},
+  };
+  for (const auto& [content, said] : cases) {
+    SCOPED_TRACE("ids file: " + content);
+    std::ofstream(ids_file, std::ios::trunc) << content;
+    ASSERT_EQ(::chmod(ids_file.c_str(), 0600), 0);
+    const auto r = boot_once_in_private_mounts(kWithoutTracefs, {"--btf-cache", cache.string()});
+    EXPECT_NE(r.err.find(said), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(kFromPrivateMount), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("kernel types from " + extracts.front().string() + " (cached)"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("is unusable"), std::string::npos) << r.err;
+    EXPECT_EQ(read_file(ids_file), right);
+    ASSERT_TRUE(std::filesystem::exists(extracts.front())) << "the kernel types were discarded";
+    EXPECT_EQ(read_file(extracts.front()), extract);
+  }
+
+  // --syscall-hooks tracepoints too: the ids are looked up again, not refused.
+  std::ofstream(ids_file, std::ios::trunc) << listen + " " + execve + "\n";
+  const auto r =
+      boot_once_in_private_mounts(kWithoutTracefs, {"--btf-cache", cache.string(), "--syscall-hooks", "tracepoints"});
+  EXPECT_NE(r.err.find(kWrong), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(ids_file), right);
+
+  const auto proven = boot_once_in_private_mounts(kWithoutTracefs, {"--btf-cache", cache.string()});
+  EXPECT_NE(proven.err.find("(ids from " + ids_file.string() + " (cached))"), std::string::npos) << proven.err;
+  EXPECT_EQ(proven.err.find("warning"), std::string::npos) << proven.err;
+}
+
+// Ids read from a mounted tracefs are proven too; where they prove wrong (a
+// tracefs that lies: here a tmpfs holding swapped ids), raw_syscalls take
+// over, or --syscall-hooks tracepoints fails.
+TEST_F(StartTest, SyscallTracepointIdsFromTracefsAreProven) {
+  const auto mounted = boot_once_in_private_mounts(kWithTracefs, {"--btf-cache", "off"});
+  EXPECT_NE(mounted.err.find("execve/listen through syscalls:* tracepoints (ids from /sys/kernel/tracing)"),
+            std::string::npos)
+      << mounted.err;
+
+  const auto ids = tracepoint_ids({"syscalls/sys_enter_execve", "syscalls/sys_exit_listen"});
+  ASSERT_FALSE(HasFailure());
+  const std::string events = "/sys/kernel/tracing/events/syscalls";
+  const std::string lying = std::string(kWithoutTracefs) + "; mount -t tmpfs tmpfs /sys/kernel/tracing && mkdir -p " +
+                            events + "/sys_enter_execve " + events + "/sys_exit_listen && echo " + ids[1] + " > " +
+                            events + "/sys_enter_execve/id && echo " + ids[0] + " > " + events + "/sys_exit_listen/id";
+  const auto fallback = boot_once_in_private_mounts(lying, {"--btf-cache", "off"});
+  EXPECT_NE(fallback.err.find("warning: syscalls:* tracepoints unusable (tracepoint id " + ids[1] +
+                              " is not syscalls:sys_enter_execve"),
+            std::string::npos)
+      << fallback.err;
+  EXPECT_NE(fallback.err.find("execve/listen through raw_syscalls (tracepoint id"), std::string::npos) << fallback.err;
+
+  const auto refused = run_in_private_mounts(lying, {"--btf-cache", "off", "--syscall-hooks", "tracepoints"});
+  EXPECT_TRUE(refused.status.exited && refused.status.code == 1) << refused.status.describe();
+  EXPECT_NE(refused.err.find("--syscall-hooks tracepoints: tracepoint id"), std::string::npos) << refused.err;
 }
 
 // Both ways of seeing execve and listen measure the same boots; -v says

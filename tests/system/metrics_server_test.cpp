@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <pthread.h>
+#include <pwd.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -13,6 +15,7 @@
 
 #include "hacoboot/errors.hpp"
 #include "hacoboot/listen_address.hpp"
+#include "temp_dir.hpp"
 
 namespace hacoboot {
 namespace {
@@ -119,6 +122,78 @@ TEST(MetricsServer, MissingModuleIsAnErrorNamingIt) {
     EXPECT_NE(message.find("loading the HTTP module"), std::string::npos) << message;
     EXPECT_NE(message.find("no-such-module.so"), std::string::npos) << message;
   }
+}
+
+// The module runs with the tool's privileges as soon as it is loaded: one
+// that someone else could have written is refused, naming it and why.
+class PlantedModule : public ::testing::Test {
+ protected:
+  // A copy of the module in a directory of the temporary one.
+  std::filesystem::path plant() {
+    auto copy = dir_.path() / "modules" / kHttpModuleName;
+    std::filesystem::create_directories(copy.parent_path());
+    std::filesystem::permissions(copy.parent_path(), std::filesystem::perms(0755));
+    std::filesystem::copy_file(kModule, copy);
+    return copy;
+  }
+
+  // The error loading `module` gives; "" when it loads.
+  static std::string refusal(const std::filesystem::path& module) {
+    try {
+      const MetricsServer server(kAnyLoopbackPort, fixed(""), module);
+    } catch (const RuntimeError& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+ private:
+  test::TempDir dir_;
+};
+
+TEST_F(PlantedModule, ATrustedCopyLoads) {
+  EXPECT_EQ(refusal(plant()), "");
+}
+
+TEST_F(PlantedModule, OneItsGroupOrOthersCanWriteIsRefused) {
+  const auto module = plant();
+  for (const auto& [mode, reason] : {std::pair{0775, "writable by its group"}, std::pair{0757, "writable by others"},
+                                     std::pair{0777, "writable by its group and others"}}) {
+    std::filesystem::permissions(module, std::filesystem::perms(mode));
+    EXPECT_EQ(refusal(module).rfind("refusing to load the HTTP module: " + module.string() + ": " + reason + " (", 0),
+              0)
+        << std::oct << mode << ": " << refusal(module);
+  }
+}
+
+TEST_F(PlantedModule, OneInADirectoryOthersCanWriteIsRefused) {
+  const auto module = plant();
+  std::filesystem::permissions(module.parent_path(), std::filesystem::perms(01777));  // as /tmp
+  EXPECT_EQ(refusal(module).rfind("refusing to load the HTTP module: " + module.parent_path().string() +
+                                      ": writable by its group and others",
+                                  0),
+            0)
+      << refusal(module);
+}
+
+TEST_F(PlantedModule, OneOwnedByAnotherUserIsRefused) {
+  const passwd* nobody = ::getpwnam("nobody");
+  if (::geteuid() != 0 || nobody == nullptr) GTEST_SKIP() << "needs root and a user nobody to chown to";
+  const auto module = plant();
+  ASSERT_EQ(::chown(module.c_str(), nobody->pw_uid, nobody->pw_gid), 0);
+  EXPECT_EQ(refusal(module).rfind("refusing to load the HTTP module: " + module.string() + ": owned by uid " +
+                                      std::to_string(nobody->pw_uid) + ", not by uid 0",
+                                  0),
+            0)
+      << refusal(module);
+}
+
+TEST_F(PlantedModule, ASymbolicLinkIsRefused) {
+  const auto module = plant();
+  const auto link = module.parent_path() / "link.so";
+  std::filesystem::create_symlink(module, link);
+  EXPECT_EQ(refusal(link).rfind("refusing to load the HTTP module: " + link.string() + ": a symbolic link (", 0), 0)
+      << refusal(link);
 }
 
 // Started from the build tree or installed, the tool finds the module in one

@@ -1,9 +1,12 @@
 #include "hacoboot/metrics_server.hpp"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -12,9 +15,12 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "hacoboot/errors.hpp"
 #include "hacoboot/listen_address.hpp"
+#include "hacoboot/unique_fd.hpp"
 #include "temp_dir.hpp"
 
 namespace hacoboot {
@@ -28,6 +34,20 @@ const std::filesystem::path kModule = HACOBOOT_HTTP_MODULE;
 
 MetricsServer::Render fixed(std::string body) {
   return [body = std::move(body)] { return body; };
+}
+
+// A client connected to the server on `port` that sends `sent` and then
+// nothing more, its connection left open.
+UniqueFd connect_and_send(std::uint16_t port, const std::string& sent) {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) return {};
+  if (!sent.empty() && ::send(fd.get(), sent.data(), sent.size(), MSG_NOSIGNAL) < 0) return {};
+  return fd;
 }
 
 TEST(MetricsServer, ServesMetricsAsTextFormat004) {
@@ -100,6 +120,53 @@ TEST(MetricsServer, StopsPromptlyWhileAClientKeepsItsConnection) {
     ASSERT_TRUE(client.Get("/metrics"));
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+}
+
+// Prometheus gives up on a scrape after 10 s. Slow clients, some connected
+// and silent, some trickling half a request line, must not hold the scraper
+// up: the scrape is answered within a client timeout well under that.
+TEST(MetricsServer, AnswersAScrapeWhileFiftySlowClientsHoldConnections) {
+  const MetricsServer server(kAnyLoopbackPort, fixed("hacoboot_boots_started_total 3\n"), kModule);
+  std::vector<UniqueFd> slow_clients;
+  for (int i = 0; i < 50; ++i) {
+    slow_clients.push_back(connect_and_send(server.port(), i % 2 == 0 ? "" : "GET /met"));
+    ASSERT_TRUE(slow_clients.back().valid()) << "slow client " << i << " could not connect";
+  }
+  std::atomic<bool> trickling = true;
+  std::thread trickle([&] {
+    // A byte every 100 ms on every other connection: never a pause long
+    // enough for a timeout on each read to end it.
+    while (trickling) {
+      for (std::size_t i = 1; i < slow_clients.size(); i += 2) {
+        ::send(slow_clients[i].get(), "r", 1, MSG_NOSIGNAL);
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  std::this_thread::sleep_for(500ms);  // all of them accepted and waited on
+  httplib::Client scraper("127.0.0.1", server.port());
+  scraper.set_connection_timeout(5s);
+  scraper.set_read_timeout(5s);
+  const auto response = scraper.Get("/metrics");
+  trickling = false;
+  trickle.join();
+  ASSERT_TRUE(response) << httplib::to_string(response.error());
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->body, "hacoboot_boots_started_total 3\n");
+}
+
+// A client that never finishes its request is let go, however it trickles:
+// the server closes its connection (the client's writes fail).
+TEST(MetricsServer, ClosesAConnectionWhoseRequestNeverCompletes) {
+  const MetricsServer server(kAnyLoopbackPort, fixed(""), kModule);
+  const auto slow = connect_and_send(server.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n");
+  ASSERT_TRUE(slow.valid());
+  bool closed = false;
+  for (int i = 0; i < 200 && !closed; ++i) {  // 20 s at most, a hang guard
+    std::this_thread::sleep_for(100ms);
+    closed = ::send(slow.get(), "X", 1, MSG_NOSIGNAL) < 0;
+  }
+  EXPECT_TRUE(closed) << "the server still held a connection trickling a header after 20 s";
 }
 
 TEST(MetricsServer, LeavesTheCallersSignalMaskAlone) {

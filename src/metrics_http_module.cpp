@@ -2,20 +2,33 @@
 // drags in are loaded only when the tool serves metrics.
 #include <httplib.h>
 #include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "hacoboot/metrics_endpoint.hpp"
+#include "hacoboot/unique_fd.hpp"
 
 namespace hacoboot {
 namespace {
@@ -27,12 +40,22 @@ constexpr const char* kIndexPage =
     "<html><head><title>hacoboot-sampler</title></head>\n"
     "<body><h1>hacoboot-sampler</h1><p><a href=\"/metrics\">Metrics</a></p></body></html>\n";
 
-// A few workers, so that one slow client does not hold up the scraper.
-constexpr std::size_t kWorkers = 4;
-// Short timeouts bound how long the destructor waits for a worker that holds
-// an idle keep-alive connection or a slow request; a scraper sends at once.
-constexpr time_t kKeepAliveSeconds = 1;
-constexpr time_t kReadTimeoutSeconds = 2;
+// A connection must deliver each request (line and headers) within
+// kRequestSeconds of the server starting to wait for it (its accept, or the
+// previous answer): a client that sends nothing, or trickles a byte now and
+// then, is closed then. httplib's own timeouts bound each read, not the
+// request, and its pool serves connections in turn: twenty idle clients held
+// the scraper up for 14 s.
+constexpr auto kRequestSeconds = 2s;
+// And take each answer within kAnswerSeconds of its first byte.
+constexpr auto kAnswerSeconds = 5s;
+// How often a connection waiting for its client checks whether the server
+// stops, so that stopping does not wait out kRequestSeconds.
+constexpr auto kStopCheck = 100ms;
+// A thread per connection, at most this many at once (each holds a file
+// descriptor of the tool). Past it the accept loop waits for one to end,
+// within the bounds above; newer connections wait in the kernel's queue.
+constexpr std::size_t kMaxConnections = 128;
 
 // Blocks every signal in the calling thread while alive, so that threads
 // started meanwhile begin with all signals blocked.
@@ -61,6 +84,200 @@ void reuse_address_only(int socket) {
   ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
 }
 
+// httplib's task queue, as a thread per connection: started when no thread
+// is free, kept for later connections, at most kMaxConnections.
+class ConnectionThreads final : public httplib::TaskQueue {
+ public:
+  ConnectionThreads() = default;
+  ConnectionThreads(const ConnectionThreads&) = delete;
+  ConnectionThreads& operator=(const ConnectionThreads&) = delete;
+  ConnectionThreads(ConnectionThreads&&) = delete;
+  ConnectionThreads& operator=(ConnectionThreads&&) = delete;
+  ~ConnectionThreads() override = default;
+
+  // Called by the accept loop with a connection to serve.
+  void enqueue(std::function<void()> serve) override;
+  // Called by the accept loop once it has ended.
+  void shutdown() override;
+
+ private:
+  void work();
+
+  std::mutex mutex_;
+  std::condition_variable queued_;
+  std::condition_variable ended_;
+  std::deque<std::function<void()>> connections_;
+  std::size_t open_ = 0;  // queued or being served
+  std::size_t idle_ = 0;  // threads waiting for a connection
+  bool shutting_down_ = false;
+  std::vector<std::thread> threads_;
+};
+
+void ConnectionThreads::enqueue(std::function<void()> serve) {
+  std::unique_lock lock(mutex_);
+  ended_.wait(lock, [this] { return open_ < kMaxConnections; });
+  ++open_;
+  connections_.push_back(std::move(serve));
+  if (connections_.size() > idle_) {
+    threads_.emplace_back([this] { work(); });
+  } else {
+    queued_.notify_one();
+  }
+}
+
+void ConnectionThreads::shutdown() {
+  {
+    const std::lock_guard lock(mutex_);
+    shutting_down_ = true;
+  }
+  queued_.notify_all();
+  for (auto& thread : threads_) thread.join();
+}
+
+void ConnectionThreads::work() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    ++idle_;
+    queued_.wait(lock, [this] { return !connections_.empty() || shutting_down_; });
+    --idle_;
+    if (connections_.empty()) return;
+    auto serve = std::move(connections_.front());
+    connections_.pop_front();
+    lock.unlock();
+    serve();
+    lock.lock();
+    --open_;
+    ended_.notify_one();
+  }
+}
+
+// One request and its answer on a connection, as httplib reads and writes
+// them, within kRequestSeconds and kAnswerSeconds.
+class DeadlineStream final : public httplib::Stream {
+ public:
+  // `listener` is the server's listening socket, -1 once it stops.
+  DeadlineStream(int socket, const std::atomic<socket_t>& listener)
+      : socket_(socket), listener_(listener), request_deadline_(Clock::now() + kRequestSeconds) {}
+
+  [[nodiscard]] bool is_readable() const override { return begin_ < end_ || wait_for(POLLIN, request_deadline_); }
+  [[nodiscard]] bool is_writable() const override {
+    return wait_for(POLLOUT, answer_deadline_.value_or(Clock::now() + kAnswerSeconds));
+  }
+  ssize_t read(char* data, std::size_t size) override;
+  ssize_t write(const char* data, std::size_t size) override;
+  void get_remote_ip_and_port(std::string& ip, int& port) const override;
+  void get_local_ip_and_port(std::string& ip, int& port) const override;
+  [[nodiscard]] socket_t socket() const override { return socket_; }
+  // Whether kRequestSeconds have passed: httplib answers a request cut
+  // short (400), and would then wait for the next one.
+  [[nodiscard]] bool request_overdue() const { return Clock::now() >= request_deadline_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  // Whether the socket is ready for `events` before `deadline`, the server
+  // still running.
+  [[nodiscard]] bool wait_for(short events, Clock::time_point deadline) const;
+
+  int socket_;
+  const std::atomic<socket_t>& listener_;
+  Clock::time_point request_deadline_;
+  std::optional<Clock::time_point> answer_deadline_;  // from the first byte written
+  // httplib reads a request a byte at a time: one recv per buffer, not per byte.
+  std::array<char, 4096> buffer_{};
+  std::size_t begin_ = 0;
+  std::size_t end_ = 0;
+};
+
+bool DeadlineStream::wait_for(short events, Clock::time_point deadline) const {
+  for (auto now = Clock::now(); now < deadline && listener_ != INVALID_SOCKET; now = Clock::now()) {
+    const auto slice = std::min<Clock::duration>(deadline - now, kStopCheck);
+    pollfd ready{socket_, events, 0};
+    const int found = ::poll(&ready, 1, static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(slice).count()));
+    if (found > 0) return true;
+    if (found < 0 && errno != EINTR) return false;
+  }
+  return false;
+}
+
+ssize_t DeadlineStream::read(char* data, std::size_t size) {
+  if (begin_ == end_) {
+    if (!is_readable()) return -1;
+    const ssize_t received = ::recv(socket_, buffer_.data(), buffer_.size(), 0);
+    if (received <= 0) return received;
+    begin_ = 0;
+    end_ = static_cast<std::size_t>(received);
+  }
+  const std::size_t taken = std::min(size, end_ - begin_);
+  std::memcpy(data, buffer_.data() + begin_, taken);
+  begin_ += taken;
+  return static_cast<ssize_t>(taken);
+}
+
+ssize_t DeadlineStream::write(const char* data, std::size_t size) {
+  if (!answer_deadline_) answer_deadline_ = Clock::now() + kAnswerSeconds;
+  if (!is_writable()) return -1;
+  // What fits now; httplib writes the rest in further calls, each waiting
+  // within the same deadline.
+  return ::send(socket_, data, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+// `address` as numbers, as httplib gives it to handlers.
+void numeric_address(const sockaddr_storage& address, socklen_t length, std::string& ip, int& port) {
+  std::array<char, NI_MAXHOST> host{};
+  std::array<char, NI_MAXSERV> service{};
+  if (::getnameinfo(reinterpret_cast<const sockaddr*>(&address), length, host.data(), host.size(), service.data(),
+                    service.size(), NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+    return;
+  }
+  ip = host.data();
+  const std::string_view digits = service.data();
+  std::from_chars(digits.data(), digits.data() + digits.size(), port);
+}
+
+void DeadlineStream::get_remote_ip_and_port(std::string& ip, int& port) const {
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  if (::getpeername(socket_, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    numeric_address(address, length, ip, port);
+  }
+}
+
+void DeadlineStream::get_local_ip_and_port(std::string& ip, int& port) const {
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  if (::getsockname(socket_, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    numeric_address(address, length, ip, port);
+  }
+}
+
+// httplib's server with its connections read through DeadlineStream.
+class ScrapeServer final : public httplib::Server {
+ public:
+  // httplib listens with a backlog of 5: a burst of connections overflowed
+  // it, and the kernel dropped the scraper's SYN, which is resent only after
+  // 1 s, then 3 s. listen(2) again on the bound socket sets a new backlog.
+  void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+
+ private:
+  // Overrides httplib's (private, virtual: its extension point for TLS).
+  bool process_and_close_socket(socket_t socket) override;
+};
+
+bool ScrapeServer::process_and_close_socket(socket_t socket) {
+  const UniqueFd connection(socket);
+  bool kept_alive = true;
+  for (auto left = keep_alive_max_count_; kept_alive && left > 0; --left) {
+    DeadlineStream stream(connection.get(), svr_sock_);
+    // Nothing within the bound, or the server stops: the connection ends.
+    if (!stream.is_readable()) break;
+    bool closed = false;
+    kept_alive = process_request(stream, left == 1, closed, nullptr) && !closed && !stream.request_overdue();
+  }
+  ::shutdown(connection.get(), SHUT_RDWR);
+  return true;
+}
+
 class HttplibEndpoint final : public MetricsEndpoint {
  public:
   // Binds, or leaves port() at 0 with errno telling why.
@@ -77,7 +294,7 @@ class HttplibEndpoint final : public MetricsEndpoint {
   [[nodiscard]] std::uint16_t port() const override { return port_; }
 
  private:
-  std::unique_ptr<httplib::Server> server_ = std::make_unique<httplib::Server>();
+  std::unique_ptr<ScrapeServer> server_ = std::make_unique<ScrapeServer>();
   std::uint16_t port_ = 0;
   std::atomic<bool> accept_loop_ended_ = false;
   std::thread thread_;
@@ -86,9 +303,9 @@ class HttplibEndpoint final : public MetricsEndpoint {
 HttplibEndpoint::HttplibEndpoint(RenderMetrics render) {
   server_->set_socket_options(reuse_address_only);
   // httplib takes ownership of the raw pointer it asks for.
-  server_->new_task_queue = [] { return std::make_unique<httplib::ThreadPool>(kWorkers).release(); };
-  server_->set_keep_alive_timeout(kKeepAliveSeconds);
-  server_->set_read_timeout(kReadTimeoutSeconds, 0);
+  server_->new_task_queue = [] { return std::make_unique<ConnectionThreads>().release(); };
+  // What the Keep-Alive header announces: the wait for the next request.
+  server_->set_keep_alive_timeout(kRequestSeconds.count());
   server_->Get("/metrics", [render = std::move(render)](const httplib::Request&, httplib::Response& response) {
     response.set_content(render(), kMetricsContentType);
   });
@@ -106,6 +323,7 @@ bool HttplibEndpoint::bind(const std::string& host, std::uint16_t port) {
     bound = port;
   }
   if (bound < 0) return false;
+  server_->widen_backlog();
   port_ = static_cast<std::uint16_t>(bound);
   return true;
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <filesystem>
@@ -7,6 +8,17 @@
 #include <string>
 
 namespace hacoboot {
+
+// Who may own a file the tool trusts.
+enum class TrustedOwners {
+  kEffectiveUser,        // what the tool wrote itself (its caches)
+  kEffectiveUserOrRoot,  // what was installed (its HTTP module): root's, also when a user runs the tool
+};
+
+// What makes a file of status `status` untrustworthy, e.g. "writable by its
+// group": not of `type` (S_IFDIR or S_IFREG), owned by someone `owners` does
+// not name, or writable by anyone but its owner. nullopt when trustworthy.
+std::optional<std::string> distrust_reason(const struct stat& status, mode_t type, TrustedOwners owners);
 
 // Whether `path` is of `type` (S_IFDIR or S_IFREG; a symbolic link is not
 // followed), belongs to the effective user and nobody else can write to it.

@@ -509,6 +509,29 @@ TEST_F(ExporterTest, InstalledToolLoadsItsHttpModuleOnlyToServe) {
   stop_tracer(tool);
 }
 
+// The module runs as root as soon as the tool loads it: a copy beside the
+// tool that others can write is refused before anything is loaded, and the
+// run fails (exit 1) naming it. The installed module loads (above).
+TEST_F(ExporterTest, ServeRefusesAModuleOthersCanWrite) {
+  const auto planted = dir() / "planted";
+  std::filesystem::create_directories(planted);
+  std::filesystem::permissions(planted, std::filesystem::perms(0755));
+  std::filesystem::copy_file(sampler(), planted / "hacoboot-sampler");
+  const auto module = planted / "hacoboot-sampler-http.so";
+  std::filesystem::copy_file(sampler().parent_path() / "hacoboot-sampler-http.so", module);
+  std::filesystem::permissions(module, std::filesystem::perms(0777));
+
+  auto argv = sampler_argv({"--serve", "127.0.0.1:0"});
+  argv[0] = (planted / "hacoboot-sampler").string();
+  const auto result = run_process(argv, dir(), 90s);
+  EXPECT_TRUE(result.status.exited && result.status.code == 1) << result.status.describe() << "\n" << result.err;
+  EXPECT_NE(
+      result.err.find("refusing to load the HTTP module: " + module.string() + ": writable by its group and others"),
+      std::string::npos)
+      << result.err;
+  EXPECT_EQ(result.err.find("Serving Prometheus metrics"), std::string::npos) << result.err;
+}
+
 // ---------------------------------------------------------------------------
 // --textfile, read by node_exporter's textfile collector
 // ---------------------------------------------------------------------------

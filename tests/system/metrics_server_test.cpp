@@ -1,8 +1,13 @@
 #include "hacoboot/metrics_server.hpp"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <pwd.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -10,9 +15,13 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "hacoboot/errors.hpp"
 #include "hacoboot/listen_address.hpp"
+#include "hacoboot/unique_fd.hpp"
+#include "temp_dir.hpp"
 
 namespace hacoboot {
 namespace {
@@ -25,6 +34,20 @@ const std::filesystem::path kModule = HACOBOOT_HTTP_MODULE;
 
 MetricsServer::Render fixed(std::string body) {
   return [body = std::move(body)] { return body; };
+}
+
+// A client connected to the server on `port` that sends `sent` and then
+// nothing more, its connection left open.
+UniqueFd connect_and_send(std::uint16_t port, const std::string& sent) {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) return {};
+  if (!sent.empty() && ::send(fd.get(), sent.data(), sent.size(), MSG_NOSIGNAL) < 0) return {};
+  return fd;
 }
 
 TEST(MetricsServer, ServesMetricsAsTextFormat004) {
@@ -99,6 +122,53 @@ TEST(MetricsServer, StopsPromptlyWhileAClientKeepsItsConnection) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
 }
 
+// Prometheus gives up on a scrape after 10 s. Slow clients, some connected
+// and silent, some trickling half a request line, must not hold the scraper
+// up: the scrape is answered within a client timeout well under that.
+TEST(MetricsServer, AnswersAScrapeWhileFiftySlowClientsHoldConnections) {
+  const MetricsServer server(kAnyLoopbackPort, fixed("hacoboot_boots_started_total 3\n"), kModule);
+  std::vector<UniqueFd> slow_clients;
+  for (int i = 0; i < 50; ++i) {
+    slow_clients.push_back(connect_and_send(server.port(), i % 2 == 0 ? "" : "GET /met"));
+    ASSERT_TRUE(slow_clients.back().valid()) << "slow client " << i << " could not connect";
+  }
+  std::atomic<bool> trickling = true;
+  std::thread trickle([&] {
+    // A byte every 100 ms on every other connection: never a pause long
+    // enough for a timeout on each read to end it.
+    while (trickling) {
+      for (std::size_t i = 1; i < slow_clients.size(); i += 2) {
+        ::send(slow_clients[i].get(), "r", 1, MSG_NOSIGNAL);
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  std::this_thread::sleep_for(500ms);  // all of them accepted and waited on
+  httplib::Client scraper("127.0.0.1", server.port());
+  scraper.set_connection_timeout(5s);
+  scraper.set_read_timeout(5s);
+  const auto response = scraper.Get("/metrics");
+  trickling = false;
+  trickle.join();
+  ASSERT_TRUE(response) << httplib::to_string(response.error());
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->body, "hacoboot_boots_started_total 3\n");
+}
+
+// A client that never finishes its request is let go, however it trickles:
+// the server closes its connection (the client's writes fail).
+TEST(MetricsServer, ClosesAConnectionWhoseRequestNeverCompletes) {
+  const MetricsServer server(kAnyLoopbackPort, fixed(""), kModule);
+  const auto slow = connect_and_send(server.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n");
+  ASSERT_TRUE(slow.valid());
+  bool closed = false;
+  for (int i = 0; i < 200 && !closed; ++i) {  // 20 s at most, a hang guard
+    std::this_thread::sleep_for(100ms);
+    closed = ::send(slow.get(), "X", 1, MSG_NOSIGNAL) < 0;
+  }
+  EXPECT_TRUE(closed) << "the server still held a connection trickling a header after 20 s";
+}
+
 TEST(MetricsServer, LeavesTheCallersSignalMaskAlone) {
   sigset_t before;
   sigset_t after;
@@ -119,6 +189,78 @@ TEST(MetricsServer, MissingModuleIsAnErrorNamingIt) {
     EXPECT_NE(message.find("loading the HTTP module"), std::string::npos) << message;
     EXPECT_NE(message.find("no-such-module.so"), std::string::npos) << message;
   }
+}
+
+// The module runs with the tool's privileges as soon as it is loaded: one
+// that someone else could have written is refused, naming it and why.
+class PlantedModule : public ::testing::Test {
+ protected:
+  // A copy of the module in a directory of the temporary one.
+  std::filesystem::path plant() {
+    auto copy = dir_.path() / "modules" / kHttpModuleName;
+    std::filesystem::create_directories(copy.parent_path());
+    std::filesystem::permissions(copy.parent_path(), std::filesystem::perms(0755));
+    std::filesystem::copy_file(kModule, copy);
+    return copy;
+  }
+
+  // The error loading `module` gives; "" when it loads.
+  static std::string refusal(const std::filesystem::path& module) {
+    try {
+      const MetricsServer server(kAnyLoopbackPort, fixed(""), module);
+    } catch (const RuntimeError& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+ private:
+  test::TempDir dir_;
+};
+
+TEST_F(PlantedModule, ATrustedCopyLoads) {
+  EXPECT_EQ(refusal(plant()), "");
+}
+
+TEST_F(PlantedModule, OneItsGroupOrOthersCanWriteIsRefused) {
+  const auto module = plant();
+  for (const auto& [mode, reason] : {std::pair{0775, "writable by its group"}, std::pair{0757, "writable by others"},
+                                     std::pair{0777, "writable by its group and others"}}) {
+    std::filesystem::permissions(module, std::filesystem::perms(mode));
+    EXPECT_EQ(refusal(module).rfind("refusing to load the HTTP module: " + module.string() + ": " + reason + " (", 0),
+              0)
+        << std::oct << mode << ": " << refusal(module);
+  }
+}
+
+TEST_F(PlantedModule, OneInADirectoryOthersCanWriteIsRefused) {
+  const auto module = plant();
+  std::filesystem::permissions(module.parent_path(), std::filesystem::perms(01777));  // as /tmp
+  EXPECT_EQ(refusal(module).rfind("refusing to load the HTTP module: " + module.parent_path().string() +
+                                      ": writable by its group and others",
+                                  0),
+            0)
+      << refusal(module);
+}
+
+TEST_F(PlantedModule, OneOwnedByAnotherUserIsRefused) {
+  const passwd* nobody = ::getpwnam("nobody");
+  if (::geteuid() != 0 || nobody == nullptr) GTEST_SKIP() << "needs root and a user nobody to chown to";
+  const auto module = plant();
+  ASSERT_EQ(::chown(module.c_str(), nobody->pw_uid, nobody->pw_gid), 0);
+  EXPECT_EQ(refusal(module).rfind("refusing to load the HTTP module: " + module.string() + ": owned by uid " +
+                                      std::to_string(nobody->pw_uid) + ", not by uid 0",
+                                  0),
+            0)
+      << refusal(module);
+}
+
+TEST_F(PlantedModule, ASymbolicLinkIsRefused) {
+  const auto module = plant();
+  const auto link = module.parent_path() / "link.so";
+  std::filesystem::create_symlink(module, link);
+  EXPECT_EQ(refusal(link).rfind("refusing to load the HTTP module: " + link.string() + ": a symbolic link (", 0), 0)
+      << refusal(link);
 }
 
 // Started from the build tree or installed, the tool finds the module in one

@@ -741,10 +741,14 @@ class RunGroupTest : public FaultTest {
     FaultTest::TearDown();
   }
 
-  // Starts the sleep, records its pid and the group's, then runs `rest`.
+  // Starts the sleep, records its pid once it ignores SIGTERM, then the
+  // group's, then runs `rest`.
   [[nodiscard]] std::string command(const std::string& rest) const {
-    return "(trap '' TERM; exec env HACOBOOT_IT_MARKER=" + shell_quote(marker()) + " sleep 600) & echo $! > " +
-           shell_quote(sleep_file().string()) + "; echo $$ > " + shell_quote(group_file().string()) + "; " + rest;
+    const auto sleep = shell_quote(sleep_file().string());
+    const std::string ignoring =
+        "trap '' TERM; echo $$ > " + sleep + "; exec env HACOBOOT_IT_MARKER=" + shell_quote(marker()) + " sleep 600";
+    return "sh -c " + shell_quote(ignoring) + " & until [ -s " + sleep + " ]; do sleep 0.01; done; echo $$ > " +
+           shell_quote(group_file().string()) + "; " + rest;
   }
 
   // Waits until the command has recorded both pids.
@@ -797,6 +801,20 @@ TEST_F(RunGroupTest, ReachingTheCountEndsACommandThatIgnoresSigterm) {
   const auto r = run_sampler(
       {"-n", "1", "--format", "json", "--run", command(launcher_command({"-n", "1"}) + "; wait"), app().string()});
   EXPECT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << "\nstderr: " << r.err;
+  expect_group_gone();
+}
+
+// The second Ctrl-C comes while the summary is being written (held up by a
+// full stdout pipe): the tool exits at once, and its guard ends the group.
+TEST_F(RunGroupTest, SecondCtrlCEndsACommandThatIgnoresSigterm) {
+  Process tracer(sampler_argv({"--format", "json", "--run", command("wait")}), dir(), StdoutTo::FullPipe);
+  ASSERT_TRUE(command_started(tracer)) << tracer.err();
+  tracer.send_signal(SIGINT);
+  ASSERT_TRUE(wait_until([&] { return blocked_writing_stdout(tracer.pid()) || !tracer.running(); }, 60s))
+      << "the tracer never blocked writing its summary";
+  tracer.send_signal(SIGINT);
+  const auto status = tracer.wait_or_kill(60s);
+  EXPECT_TRUE(status.exited && status.code == 128 + SIGINT) << status.describe() << "\nstderr: " << tracer.err();
   expect_group_gone();
 }
 

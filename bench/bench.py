@@ -259,8 +259,8 @@ def run(ctx: Context, argv: list[str], timeout: float = 600.0) -> str:
 
 def start_ours(ctx: Context, name: str, extra: list[str]) -> Process:
     """hacoboot-sampler until SIGINT, returned once every probe is live: it
-    prints 'Tracing ...' after its last attach."""
-    p = Process(ctx, [ctx.sampler, "-q", *extra], name)
+    prints 'Tracing ...' after its last attach (not with -q)."""
+    p = Process(ctx, [ctx.sampler, *extra], name)
     p.wait_for(r"Tracing Haconiwa boots in .*Hit Ctrl-C to end\.\n")
     return p
 

@@ -309,11 +309,11 @@ int run_session(const Options& options, std::ostream& diagnostics) {
       child.emplace(*options.run, run_as);
       StopSignals::set_child_group(child->pid());
     }
-  } else {
+  } else if (!options.quiet) {
     // One write per line: scripts wait for these lines, and stderr is unbuffered.
     diagnostics << fmt::format("Tracing Haconiwa boots in {}... Hit Ctrl-C to end.\n", haconiwa) << std::flush;
   }
-  if (const auto port = metrics.port()) {
+  if (const auto port = metrics.port(); port && !options.quiet) {
     diagnostics << fmt::format("Serving Prometheus metrics at http://{}/metrics\n",
                                to_string({options.serve->host, *port}))
                 << std::flush;

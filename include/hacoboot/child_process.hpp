@@ -19,26 +19,37 @@ struct RunIdentity {
 RunIdentity resolve_run_as(const std::string& user);
 
 // The --run command: started once probes are live, never left running.
+//
+// Its process group also holds a guard: a copy of the tool that does nothing
+// until the kernel tells it the tool died (PR_SET_PDEATHSIG, so also on
+// kill -9), then ends the group like the destructor would. The shell gets
+// SIGTERM from the kernel itself when the tool dies. What leaves the group
+// (setsid daemons, a double fork into another group) is not reached.
 class ChildProcess {
  public:
   // Runs COMMAND through /bin/sh -c in a process group of its own, as
   // `run_as` when given: that user's uid, gid and groups, and HOME, USER and
   // LOGNAME set like `sudo -u` does. Throws RuntimeError when it cannot start.
+  // Must be called from the thread that outlives the run (the main thread):
+  // the kernel's parent-death signal follows the thread that forked.
   ChildProcess(const std::string& command, const std::optional<RunIdentity>& run_as);
-  // A child still running is terminated with its whole process group
-  // (SIGTERM, then SIGKILL after a grace period) and reaped.
+  // Ends whatever is left of the process group, whether or not the shell
+  // has exited: SIGTERM, then SIGKILL after a grace period if any process of
+  // it is still there. Reaps the shell.
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
   ChildProcess(ChildProcess&&) = delete;
   ChildProcess& operator=(ChildProcess&&) = delete;
 
-  // The wait(2) status once the child has exited; never blocks.
+  // The shell's wait(2) status once it has exited; never blocks.
   std::optional<int> poll_exit();
+  // The shell's pid, which is also the process group's id.
   [[nodiscard]] pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;
+  pid_t guard_ = -1;
   std::optional<int> status_;
 };
 

@@ -1,4 +1,5 @@
 // Bad usage or input: exit status 2 and one line on stderr naming the problem.
+// With -q: nothing else on stderr, errors still.
 #include <fstream>
 
 #include "fixture.hpp"
@@ -59,8 +60,31 @@ INSTANTIATE_TEST_SUITE_P(
                       UsageCase{"ZeroCount", {"-n", "0"}, "count"},
                       UsageCase{"BadDuration", {"--duration", "5x"}, "5x"},
                       UsageCase{"UnknownStartPhase", {"--from", "NOPE"}, "NOPE"},
-                      UsageCase{"UnwritableOutput", {"-o", "/nonexistent-dir/out.json"}, "/nonexistent-dir/out.json"}),
+                      UsageCase{"UnwritableOutput", {"-o", "/nonexistent-dir/out.json"}, "/nonexistent-dir/out.json"},
+                      UsageCase{"QuietStillReportsTheError", {"-q", "--haconiwa", "/nonexistent"}, "/nonexistent"}),
     [](const ::testing::TestParamInfo<UsageCase>& test) { return test.param.name; });
+
+using QuietTest = IntegrationTest;
+
+TEST_F(QuietTest, RunCommandLeavesStderrEmptyAndTheSummaryAsIs) {
+  const auto r = run_sampler({"-q", "--format", "json", "--run", launcher_command({"-n", "1"}), app().string()});
+  ASSERT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << "\nstderr: " << r.err;
+  EXPECT_TRUE(r.err.empty()) << "stderr: " << r.err;
+  nlohmann::json summary;
+  ASSERT_NO_THROW(summary = nlohmann::json::parse(r.out)) << "no summary: " << r.out;
+  expect_boot_counts(summary, 1, 1, 1, 0);
+}
+
+// Neither "Tracing ... Hit Ctrl-C to end." (no --run) nor "Serving Prometheus
+// metrics at ..." (--serve).
+TEST_F(QuietTest, NoBannerAndNoServingLine) {
+  const auto r = run_sampler({"-q", "--serve", "127.0.0.1:0", "--duration", "1s", "--format", "json", app().string()});
+  ASSERT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << "\nstderr: " << r.err;
+  EXPECT_TRUE(r.err.empty()) << "stderr: " << r.err;
+  nlohmann::json summary;
+  ASSERT_NO_THROW(summary = nlohmann::json::parse(r.out)) << "no summary: " << r.out;
+  expect_boot_counts(summary, 0, 0, 0, 0);
+}
 
 }  // namespace
 }  // namespace hacoboot::it

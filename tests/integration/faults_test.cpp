@@ -120,6 +120,30 @@ bool has_exited(pid_t pid) {
   return !stat || stat->state == 'Z' || stat->state == 'X';
 }
 
+// Live (not zombie) processes of process group `group`.
+std::vector<pid_t> live_members_of(pid_t group) {
+  std::vector<pid_t> members;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const auto name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = std::stoi(name);
+    const auto stat = proc_stat(pid);
+    if (stat && stat->pgrp == group && !has_exited(pid)) members.push_back(pid);
+  }
+  return members;
+}
+
+// Whether `signal` was sent to the process and not yet taken (ShdPnd in
+// /proc/PID/status).
+bool signal_pending(pid_t pid, int signal) {
+  const auto status = proc_text(pid, "status");
+  const auto at = status.find("ShdPnd:");
+  if (at == std::string::npos) return false;
+  const auto pending = std::stoull(status.substr(at + std::string_view("ShdPnd:").size()), nullptr, 16);
+  return ((pending >> (signal - 1)) & 1U) != 0;
+}
+
 bool blocked_writing_stdout(pid_t pid) {
   const auto [number, fd] = current_syscall(pid);
   return (number == SYS_write || number == SYS_writev) && fd == "0x1";
@@ -152,10 +176,10 @@ class FaultTest : public IntegrationTest {
  protected:
   // The tracer without --run: traces until a signal (the duration is only a
   // hang guard). Returns once its probes are live.
-  std::unique_ptr<Process> start_tracer(const std::vector<std::string>& args) {
+  std::unique_ptr<Process> start_tracer(const std::vector<std::string>& args, StdoutTo stdout_to = StdoutTo::File) {
     std::vector<std::string> all{"--duration", "900s"};
     all.insert(all.end(), args.begin(), args.end());
-    auto tracer = std::make_unique<Process>(sampler_argv(all), dir());
+    auto tracer = std::make_unique<Process>(sampler_argv(all), dir(), stdout_to);
     if (!tracer->wait_for_text("Hit Ctrl-C", true, 60s)) {
       ADD_FAILURE() << "the tracer never started tracing\nstderr: " << tracer->err();
     }
@@ -537,6 +561,38 @@ TEST_F(FaultSignalTest, SecondSigintExits130EndsTheRunCommandAndDetaches) {
   expect_detached(ids);
 }
 
+// Two stop signals sent one right after the other: the second decides
+// (128 + it). Both usually reach the tool before it runs again, and the
+// kernel then hands over SIGINT first: the SIGTERM must wait until that
+// handler is done instead of running inside it before SIGINT was recorded
+// (which made this 130). Stdout is a full pipe, so that the tool cannot end
+// on the first signal before the second one came.
+TEST_F(FaultSignalTest, SigintThenSigtermBackToBackExits143) {
+  constexpr int kRuns = 20;
+  for (int run = 1; run <= kRuns; ++run) {
+    const auto tracer = start_tracer({"--format", "json", app().string()}, StdoutTo::FullPipe);
+    ASSERT_FALSE(HasFailure());
+    tracer->send_signal(SIGINT);
+    tracer->send_signal(SIGTERM);
+    const auto end = tracer->wait_or_kill(60s);
+    ASSERT_TRUE(end.exited && end.code == 128 + SIGTERM)
+        << "run " << run << " of " << kRuns << ": " << end.describe() << "\nstderr: " << tracer->err();
+  }
+}
+
+// The other order. The SIGINT goes once the tool has taken the SIGTERM:
+// two signals pending at once are taken lowest number first, whatever order
+// they were sent in (the man page says so).
+TEST_F(FaultSignalTest, SigtermThenSigintExits130) {
+  const auto tracer = start_tracer({"--format", "json", app().string()}, StdoutTo::FullPipe);
+  ASSERT_FALSE(HasFailure());
+  tracer->send_signal(SIGTERM);
+  ASSERT_TRUE(wait_until([&] { return !signal_pending(tracer->pid(), SIGTERM) || !tracer->running(); }, 60s));
+  tracer->send_signal(SIGINT);
+  const auto end = tracer->wait_or_kill(60s);
+  EXPECT_TRUE(end.exited && end.code == 128 + SIGINT) << end.describe() << "\nstderr: " << tracer->err();
+}
+
 TEST_F(FaultSignalTest, ClosedStdoutPipeIsAReportedWriteError) {
   const auto done = dir() / "done";
   const auto run = wait_for_file_command(done);
@@ -668,6 +724,116 @@ TEST_F(RunAsTest, BootsOfTheUnprivilegedCommandAreTraced) {
                               launcher_command({"-n", "2", "--no-namespaces"}), app().string()});
   ASSERT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << "\nstderr: " << r.err;
   expect_boot_counts(nlohmann::json::parse(r.out), 2, 2, 2, 0);
+}
+
+// ---------------------------------------------------------------------------
+// The --run command's process group: nothing of it outlives the tool
+// ---------------------------------------------------------------------------
+// The command's shell starts a sleep that ignores SIGTERM, in its process
+// group, and ends on the first SIGTERM itself: however the run ends, the
+// whole group is gone after the tool, the sleep SIGKILLed once the grace
+// period is over.
+class RunGroupTest : public FaultTest {
+ protected:
+  void TearDown() override {
+    // Nothing left behind by a failed test: everything carrying the marker.
+    for (const pid_t pid : processes_mentioning(marker())) ::kill(pid, SIGKILL);
+    FaultTest::TearDown();
+  }
+
+  // Starts the sleep, records its pid once it ignores SIGTERM, then the
+  // group's, then runs `rest`.
+  [[nodiscard]] std::string command(const std::string& rest) const {
+    const auto sleep = shell_quote(sleep_file().string());
+    const std::string ignoring =
+        "trap '' TERM; echo $$ > " + sleep + "; exec env HACOBOOT_IT_MARKER=" + shell_quote(marker()) + " sleep 600";
+    return "sh -c " + shell_quote(ignoring) + " & until [ -s " + sleep + " ]; do sleep 0.01; done; echo $$ > " +
+           shell_quote(group_file().string()) + "; " + rest;
+  }
+
+  // Waits until the command has recorded both pids.
+  bool command_started(Process& tracer) const {
+    return wait_until([&] { return (recorded(group_file()) && recorded(sleep_file())) || !tracer.running(); }, 60s) &&
+           recorded(group_file()) && recorded(sleep_file());
+  }
+
+  // Waits until the sleep and every other process of the group have exited,
+  // and nothing mentions the marker any more (the tool's guard does).
+  void expect_group_gone() const {
+    const auto group = recorded(group_file());
+    const auto sleep = recorded(sleep_file());
+    ASSERT_TRUE(group && sleep) << "the --run command never recorded its pids";
+    std::vector<pid_t> left;
+    EXPECT_TRUE(wait_until(
+        [&] {
+          left = live_members_of(*group);
+          return has_exited(*sleep) && left.empty();
+        },
+        30s))
+        << "the sleep (" << *sleep << ") " << (has_exited(*sleep) ? "exited" : "still runs") << "; " << left.size()
+        << " processes left in the command's group " << *group;
+    expect_all_gone(marker());
+  }
+
+ private:
+  [[nodiscard]] std::string marker() const { return (dir() / "run-group").string(); }
+  [[nodiscard]] std::filesystem::path group_file() const { return dir() / "group.pid"; }
+  [[nodiscard]] std::filesystem::path sleep_file() const { return dir() / "sleep.pid"; }
+
+  // The pid in file once written in full.
+  static std::optional<pid_t> recorded(const std::filesystem::path& file) {
+    const auto text = read_file(file);
+    if (text.empty() || text.back() != '\n') return std::nullopt;
+    return std::stoi(text);
+  }
+};
+
+TEST_F(RunGroupTest, CtrlCEndsACommandThatIgnoresSigterm) {
+  Process tracer(sampler_argv({"--format", "json", "--run", command("wait")}), dir());
+  ASSERT_TRUE(command_started(tracer)) << tracer.err();
+  tracer.send_signal(SIGINT);
+  const auto status = tracer.wait_or_kill(60s);
+  EXPECT_TRUE(status.exited && status.code == 0) << status.describe() << "\nstderr: " << tracer.err();
+  expect_group_gone();
+}
+
+TEST_F(RunGroupTest, ReachingTheCountEndsACommandThatIgnoresSigterm) {
+  const auto r = run_sampler(
+      {"-n", "1", "--format", "json", "--run", command(launcher_command({"-n", "1"}) + "; wait"), app().string()});
+  EXPECT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << "\nstderr: " << r.err;
+  expect_group_gone();
+}
+
+// The second Ctrl-C comes while the summary is being written (held up by a
+// full stdout pipe): the tool exits at once, and its guard ends the group.
+TEST_F(RunGroupTest, SecondCtrlCEndsACommandThatIgnoresSigterm) {
+  Process tracer(sampler_argv({"--format", "json", "--run", command("wait")}), dir(), StdoutTo::FullPipe);
+  ASSERT_TRUE(command_started(tracer)) << tracer.err();
+  tracer.send_signal(SIGINT);
+  ASSERT_TRUE(wait_until([&] { return blocked_writing_stdout(tracer.pid()) || !tracer.running(); }, 60s))
+      << "the tracer never blocked writing its summary";
+  tracer.send_signal(SIGINT);
+  const auto status = tracer.wait_or_kill(60s);
+  EXPECT_TRUE(status.exited && status.code == 128 + SIGINT) << status.describe() << "\nstderr: " << tracer.err();
+  expect_group_gone();
+}
+
+// The shell exits at once, the sleep still running in its group.
+TEST_F(RunGroupTest, WhatTheCommandLeftRunningEndsWithIt) {
+  const auto r = run_sampler({"--format", "json", "--run", command("true")});
+  EXPECT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << "\nstderr: " << r.err;
+  expect_group_gone();
+}
+
+// kill -9 leaves the tool no say: the kernel signals the shell and the
+// tool's guard, which ends the rest of the group.
+TEST_F(RunGroupTest, KillingTheToolEndsTheCommand) {
+  Process tracer(sampler_argv({"--format", "json", "--run", command("wait")}), dir());
+  ASSERT_TRUE(command_started(tracer)) << tracer.err();
+  tracer.send_signal(SIGKILL);
+  const auto status = tracer.wait_or_kill(60s);
+  EXPECT_EQ(status.signal, SIGKILL) << status.describe();
+  expect_group_gone();
 }
 
 // ---------------------------------------------------------------------------

@@ -146,7 +146,7 @@ std::optional<ProcStat> proc_stat(pid_t pid) {
   if (open == std::string::npos || close == std::string::npos || close + 2 > line.size()) return std::nullopt;
   ProcStat stat{.comm = line.substr(open + 1, close - open - 1)};
   std::istringstream rest(line.substr(close + 2));
-  rest >> stat.state >> stat.ppid;
+  rest >> stat.state >> stat.ppid >> stat.pgrp;
   return stat;
 }
 

@@ -78,6 +78,7 @@ struct ProcStat {
   std::string comm;
   char state = '?';  // 'R', 'S', 'T' stopped, 'Z' zombie...
   pid_t ppid = 0;
+  pid_t pgrp = 0;  // process group
 };
 std::optional<ProcStat> proc_stat(pid_t pid);
 

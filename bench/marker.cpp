@@ -14,6 +14,9 @@
 //                                blocks of 10,000), which includes the uprobe
 //                                trap and BPF programs but not time lost to
 //                                other tasks on a busy host.
+//   flood N                      as hits, but each hit with a new hpid that
+//                                is no process's: a process passing made-up
+//                                hpids, or launches not seen starting.
 //   listens N                    a one-container launch whose container calls
 //                                listen(2) N times on a bound socket (each
 //                                call succeeds, and each is an event of the
@@ -89,7 +92,10 @@ int spawn(long interval_us, long count) {
 // (cache misses, interrupts) does not move it.
 constexpr long kBlock = 10'000;
 
-int hits(long n) {
+// Above the largest pid Linux hands out (PID_MAX_LIMIT): no launch has these.
+constexpr long kFirstMadeUpHpid = 4'194'304 + 1;
+
+int hits(long n, bool made_up_hpids) {
   // What one launch passes, supervisor and container phases interleaved as
   // the probe sees them; realistic argument values for the BPF programs.
   static constexpr std::array<long, 19> kPhases{1, 2, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 3, 4, 5, 6, 31, 32};
@@ -101,7 +107,7 @@ int hits(long n) {
     const long block = std::min(kBlock, n - done);
     const auto block_cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     for (long i = 0; i < block; ++i) {
-      pass_phase(kPhases[next], hpid);
+      pass_phase(kPhases[next], made_up_hpids ? kFirstMadeUpHpid + done + i : hpid);
       if (++next == kPhases.size()) next = 0;
     }
     per_hit.push_back(static_cast<double>(clock_ns(CLOCK_THREAD_CPUTIME_ID) - block_cpu) / static_cast<double>(block));
@@ -154,8 +160,9 @@ int main(int argc, char** argv) {
   const std::string_view mode = argc > 1 ? argv[1] : "";
   if (mode == "spawn")
     return spawn(parse_count(argc > 2 ? argv[2] : nullptr, 1000), parse_count(argc > 3 ? argv[3] : nullptr, 0));
-  if (mode == "hits") return hits(parse_count(argc > 2 ? argv[2] : nullptr, 1'000'000));
+  if (mode == "hits") return hits(parse_count(argc > 2 ? argv[2] : nullptr, 1'000'000), false);
+  if (mode == "flood") return hits(parse_count(argc > 2 ? argv[2] : nullptr, 1'000'000), true);
   if (mode == "listens") return listens(parse_count(argc > 2 ? argv[2] : nullptr, 1'000'000));
-  std::fputs("usage: hacoboot-bench-marker spawn [INTERVAL_US [COUNT]] | hits N | listens N\n", stderr);
+  std::fputs("usage: hacoboot-bench-marker spawn [INTERVAL_US [COUNT]] | hits N | flood N | listens N\n", stderr);
   return 2;
 }

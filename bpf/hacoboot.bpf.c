@@ -82,10 +82,36 @@ struct {
 struct hacoboot_counters counters = {};
 
 /*
+ * Phase events of no launch the kernel side tracks, dropped here (see
+ * on_phase). Per CPU: a flood of them from many CPUs must not contend on one
+ * counter. Read and summed by the loader.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} untracked_phases SEC(".maps");
+
+/*
  * Container processes alive now. The syscall hooks run on every syscall of
  * the host; with no container booting they return on this one load.
  */
 __u64 members_alive = 0;
+
+/*
+ * Tracked launchers by pid % LAUNCHER_SLOTS (never fewer than there are).
+ * A phase under an hpid whose slot is 0 is of no tracked launch: in a flood
+ * of made-up hpids, one load from this small array stands in for a lookup in
+ * `tracked`, whose buckets such hpids hit at random, each a cache miss.
+ */
+#define LAUNCHER_SLOTS 1024
+__u64 launchers_in_slot[LAUNCHER_SLOTS] = {};
+
+static __always_inline __u64 *launcher_slot(__u32 pid)
+{
+	return &launchers_in_slot[pid & (LAUNCHER_SLOTS - 1)];
+}
 
 static __always_inline struct hacoboot_event *reserve(__u32 kind, __u64 size)
 {
@@ -129,6 +155,8 @@ static __always_inline void track(__u32 pid, const struct tracked_process *value
 	}
 	if (value->role != HACOBOOT_ROLE_LAUNCHER)
 		__sync_fetch_and_add(&members_alive, 1);
+	else
+		__sync_fetch_and_add(launcher_slot(pid), 1);
 }
 
 static __always_inline struct tracked_process *member_of_container(__u32 pid)
@@ -153,6 +181,34 @@ static __always_inline bool under_watched_process(void)
 		task = BPF_CORE_READ(task, real_parent);
 	}
 	return false;
+}
+
+/*
+ * The tracked process whose launch has this hpid: the emitting process when
+ * it belongs to that launch (the container, a member), else the supervisor
+ * itself, tracked under its pid (helpers it forked are not tracked).
+ */
+static __always_inline struct tracked_process *launch_of(struct tracked_process *emitter, long hpid)
+{
+	__u32 supervisor_pid = hpid;
+	struct tracked_process *supervisor;
+
+	if (emitter && emitter->hpid == hpid)
+		return emitter;
+	if (supervisor_pid != hpid ||
+	    !*launcher_slot(supervisor_pid)) /* no pid, or surely untracked */
+		return NULL;
+	supervisor = bpf_map_lookup_elem(&tracked, &supervisor_pid);
+	return supervisor && supervisor->role == HACOBOOT_ROLE_LAUNCHER ? supervisor : NULL;
+}
+
+static __always_inline void count_untracked_phase(void)
+{
+	__u32 zero = 0;
+	__u64 *count = bpf_map_lookup_elem(&untracked_phases, &zero);
+
+	if (count)
+		__sync_fetch_and_add(count, 1);
 }
 
 SEC("usdt")
@@ -182,6 +238,19 @@ int BPF_USDT(on_phase, long phase, long hpid)
 			};
 			track(pid, &launcher);
 		}
+	} else {
+		/*
+		 * Any other phase belongs to a launch seen starting, or is dropped
+		 * here: a launch begun before tracing, or a process passing made-up
+		 * hpids, costs two lookups and a count instead of a record.
+		 */
+		struct tracked_process *launch = launch_of(t, hpid);
+
+		if (!launch) {
+			count_untracked_phase();
+			return 0;
+		}
+		boot = launch->boot;
 	}
 
 	e = reserve(HACOBOOT_EV_PHASE, HACOBOOT_EVENT_BASE_SIZE);
@@ -406,6 +475,8 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	}
 	if (t->role != HACOBOOT_ROLE_LAUNCHER)
 		__sync_fetch_and_sub(&members_alive, 1);
+	else
+		__sync_fetch_and_sub(launcher_slot(pid), 1);
 	bpf_map_delete_elem(&tracked, &pid);
 	return 0;
 }

@@ -71,6 +71,7 @@ struct Options {
   bool die_before_exec = false;
   bool namespaces = true;
   bool execveat = false;  // exec COMMAND through execveat(2)
+  long flood = 0;         // probe hits with made-up hpids instead of boots
   std::array<long, kMaxPhase + 1> delay_ms{};
   std::vector<char*> command;  // nullptr-terminated, for execve
 };
@@ -216,6 +217,19 @@ int run_cli(const Context& ctx) {
   return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+// Above the largest pid Linux hands out (PID_MAX_LIMIT): no launch has these.
+constexpr long kFirstMadeUpHpid = 4'194'304 + 1;
+
+// --flood: what a process passing made-up hpids, or launches the tracer did
+// not see start, look like to it: every hit a new hpid, with a launch's
+// phase numbers in turn (1 and 2 included, under an hpid that is not the pid).
+int flood(long hits) {
+  static constexpr std::array<long, 17> kPhases{1, 2, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 3, 4, 5, 6};
+  for (long i = 0; i < hits; ++i)
+    fire_probe(kPhases[static_cast<std::size_t>(i) % kPhases.size()], kFirstMadeUpHpid + i);
+  return 0;
+}
+
 int run_driver(const Context& ctx) {
   long launched = 0;
   long running = 0;
@@ -250,6 +264,7 @@ int run_driver(const Context& ctx) {
 
 constexpr const char* kUsage =
     "usage: hacoboot-launcher [OPTIONS] -- COMMAND [ARGS...]\n"
+    "       hacoboot-launcher --flood N\n"
     "Boots COMMAND like the Haconiwa container runtime, firing its USDT probe\n"
     "haconiwa:bootstrap_phase_pass(phase, hpid) at every bootstrap phase.\n"
     "\n"
@@ -260,6 +275,8 @@ constexpr const char* kUsage =
     "      --phase-delay PHASE:MS  sleep MS ms after passing PHASE (repeatable)\n"
     "      --no-namespaces      do not create namespaces (for non-root use)\n"
     "      --execveat           the container runs COMMAND with execveat(2), not execve\n"
+    "      --flood N            no boot: fire the probe N times, each with a new hpid\n"
+    "                           that is no process's (COMMAND may be left out)\n"
     "  -h, --help               show this help\n"
     "COMMAND is executed as given (no PATH lookup) with HACOBOOT_HPID and, with\n"
     "--truth, HACOBOOT_TRUTH added to the environment.\n";
@@ -292,7 +309,7 @@ void parse_phase_delay(const char* text, Options& opt) {
 }
 
 Options parse_options(int argc, char** argv) {
-  enum : int { kTruth = 256, kDie, kDelay, kNoNs, kExecveat };
+  enum : int { kTruth = 256, kDie, kDelay, kNoNs, kExecveat, kFlood };
   static const option long_options[] = {
       {"boots", required_argument, nullptr, 'n'},
       {"parallel", required_argument, nullptr, 'j'},
@@ -301,6 +318,7 @@ Options parse_options(int argc, char** argv) {
       {"phase-delay", required_argument, nullptr, kDelay},
       {"no-namespaces", no_argument, nullptr, kNoNs},
       {"execveat", no_argument, nullptr, kExecveat},
+      {"flood", required_argument, nullptr, kFlood},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0},
   };
@@ -324,6 +342,9 @@ Options parse_options(int argc, char** argv) {
       case kDelay: parse_phase_delay(optarg, opt); break;
       case kNoNs: opt.namespaces = false; break;
       case kExecveat: opt.execveat = true; break;
+      case kFlood:
+        if (!parse_long(optarg, 1, 1'000'000'000, opt.flood)) usage_error("bad --flood value");
+        break;
       case 'h': std::fputs(kUsage, stdout); std::exit(0);
       case ':': usage_error(std::string("option ") + argv[optind - 1] + " needs an argument");
       default:  // optopt is 0 for an unknown long option
@@ -331,6 +352,7 @@ Options parse_options(int argc, char** argv) {
                     (optopt != 0 ? std::string("-") + static_cast<char>(optopt) : std::string(argv[optind - 1])));
     }
   }
+  if (opt.flood > 0) return opt;
   if (optind >= argc) usage_error("missing COMMAND");
   opt.command.assign(argv + optind, argv + argc);
   opt.command.push_back(nullptr);
@@ -341,6 +363,7 @@ Options parse_options(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   Options opt = parse_options(argc, argv);
+  if (opt.flood > 0) return flood(opt.flood);
   TruthFile truth;
   if (!opt.truth_path.empty()) {
     truth = TruthFile(opt.truth_path.c_str());

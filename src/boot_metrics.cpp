@@ -138,6 +138,9 @@ void BootMetrics::write(std::ostream& out, const PhaseNames& names) const {
            boots_.incomplete);
   e.scalar("hacoboot_events_lost_total", "counter",
            "Events the kernel could not deliver (ring buffer full): figures may miss boots.", lost_events_);
+  e.scalar("hacoboot_phase_events_untracked_total", "counter",
+           "Phase events ignored in the kernel: of no launch seen starting (begun before tracing, or not Haconiwa's).",
+           untracked_phases_);
   e.scalar("hacoboot_boots_in_flight", "gauge", "Boots being traced now.", boots_in_flight_);
   e.family("hacoboot_build_info", "gauge", "The hacoboot-sampler version exporting these metrics; always 1.");
   e.sample("hacoboot_build_info", "version=\"" + escape_label_value(HACOBOOT_VERSION) + "\"", "1");

@@ -58,6 +58,7 @@ BootTracker::LiveBoot& BootTracker::boot_of(std::uint32_t hpid) {
     if (config_.start_phase == kPhaseCliStart) boot.record.start_ns = cli->second;
     supervisor_cli_started_.erase(cli);
   }
+  by_sequence_.emplace(boot.record.sequence, hpid);
   return live_.emplace(hpid, std::move(boot)).first->second;
 }
 
@@ -156,6 +157,7 @@ void BootTracker::finish_if_over(std::uint32_t hpid, const LiveBoot& boot) {
 void BootTracker::finish(std::uint32_t hpid, BootEnd end) {
   auto node = live_.extract(hpid);
   if (node.empty()) return;
+  by_sequence_.erase(node.mapped().record.sequence);
   if (node.mapped().record.started()) settle(node.mapped());
   auto& boot = node.mapped().record;
   boot.end = end;
@@ -163,10 +165,7 @@ void BootTracker::finish(std::uint32_t hpid, BootEnd end) {
 }
 
 void BootTracker::evict_oldest() {
-  const auto oldest = std::min_element(live_.begin(), live_.end(), [](const auto& a, const auto& b) {
-    return a.second.record.sequence < b.second.record.sequence;
-  });
-  if (oldest != live_.end()) finish(oldest->first, BootEnd::Evicted);
+  if (!by_sequence_.empty()) finish(by_sequence_.begin()->second, BootEnd::Evicted);
 }
 
 void BootTracker::expire_vanished(const std::function<bool(std::uint32_t pid)>& is_alive) {
@@ -179,14 +178,8 @@ void BootTracker::expire_vanished(const std::function<bool(std::uint32_t pid)>& 
 }
 
 void BootTracker::finish_all() {
-  std::vector<std::uint32_t> in_flight;
-  in_flight.reserve(live_.size());
-  for (const auto& [hpid, boot] : live_) in_flight.push_back(hpid);
   // Hand boots over in the order they began, as they would have ended.
-  std::sort(in_flight.begin(), in_flight.end(), [this](std::uint32_t a, std::uint32_t b) {
-    return live_.at(a).record.sequence < live_.at(b).record.sequence;
-  });
-  for (const auto hpid : in_flight) finish(hpid, BootEnd::TracingStopped);
+  while (!by_sequence_.empty()) finish(by_sequence_.begin()->second, BootEnd::TracingStopped);
 }
 
 }  // namespace hacoboot

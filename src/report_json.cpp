@@ -41,6 +41,7 @@ class JsonWriter final : public ReportWriter {
                     {"incomplete", boots.incomplete},
                     {"unstarted", boots.unstarted}};
     doc["lost_events"] = facts.lost_events;
+    doc["untracked_phase_events"] = facts.untracked_phases;
     doc["tracked_at_exit"] = facts.tracked_at_exit;
     doc["metrics"] = Json::object();
     auto phases = Json::array();

@@ -50,6 +50,9 @@ class TableWriter final : public ReportWriter {
     if (facts.lost_events > 0) {
       out << fmt::format("WARNING: {} events lost (ring buffer full): figures may be incomplete\n", facts.lost_events);
     }
+    if (facts.untracked_phases > 0) {
+      out << fmt::format("Ignored: {} phase events of launches not seen starting\n", facts.untracked_phases);
+    }
   }
 
   // The reference script's two metrics, with the distribution.

@@ -93,10 +93,11 @@ class MetricsExport {
     metrics_.add(boot);
   }
   // Called from the event loop: fresh gauges, and the textfile when due (or `now`).
-  void update(std::uint64_t lost_events, std::uint64_t in_flight, bool write_now) {
+  void update(const TracerCounters& counters, std::uint64_t in_flight, bool write_now) {
     {
       const std::lock_guard lock(mutex_);
-      metrics_.set_lost_events(lost_events);
+      metrics_.set_lost_events(counters.lost_events);
+      metrics_.set_untracked_phases(counters.untracked_phases);
       metrics_.set_boots_in_flight(in_flight);
     }
     const auto now = std::chrono::steady_clock::now();
@@ -329,13 +330,13 @@ int run_session(const Options& options, std::ostream& diagnostics) {
       wait = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(left), std::chrono::milliseconds(0), wait);
     }
     tracer->poll(wait);
-    const auto lost_events = tracer->counters().lost_events;
-    progress.update(tracker.live_boots(), lost_events);
+    const auto counters = tracer->counters();
+    progress.update(tracker.live_boots(), counters.lost_events);
     if (std::chrono::steady_clock::now() >= next_expiry) {
       tracker.expire_vanished(process_exists);
       next_expiry = std::chrono::steady_clock::now() + kExpiryInterval;
     }
-    if (metrics.enabled()) metrics.update(lost_events, tracker.live_boots(), false);
+    if (metrics.enabled()) metrics.update(counters, tracker.live_boots(), false);
     if (StopSignals::take_reopen_request() && events_out) {
       events_out->reopen();
       sinks.start_rows(*events_out);
@@ -347,9 +348,9 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   tracer->poll(std::chrono::milliseconds(0));
   tracker.finish_all();
   progress.clear();
-  if (metrics.enabled()) metrics.update(tracer->counters().lost_events, 0, true);
-
   const auto counters = tracer->counters();
+  if (metrics.enabled()) metrics.update(counters, 0, true);
+
   if (counters.lost_events > 0 || counters.tracked_full > 0 || undecodable > 0) {
     diagnostics << fmt::format(
         "hacoboot-sampler: warning: {} events lost (ring buffer full), {} processes untracked (map full), {} "
@@ -357,9 +358,16 @@ int run_session(const Options& options, std::ostream& diagnostics) {
         "figures may be incomplete\n",
         counters.lost_events, counters.tracked_full, undecodable);
   }
+  if (counters.untracked_phases > 0) {
+    diagnostics << fmt::format(
+        "hacoboot-sampler: warning: {} phase events ignored: their hpid is no launch seen starting (launches begun "
+        "before tracing, or a process passing made-up hpids)\n",
+        counters.untracked_phases);
+  }
   const RunFacts facts{.start_phase = options.start_phase,
                        .command = options.command,
                        .lost_events = counters.lost_events + undecodable,
+                       .untracked_phases = counters.untracked_phases,
                        .tracked_at_exit = tracer->tracked_processes(),
                        .names = options.phase_names};
   write_output(options.output, [&](std::ostream& out) {

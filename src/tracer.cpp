@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <utility>
@@ -166,6 +167,10 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   skeleton_->rodata->watched_tgid = config.watched_pid;
   skeleton_->rodata->wake_on_settle = config.wake_on_settle;
 
+  const int cpus = libbpf_num_possible_cpus();
+  if (cpus < 0) fail("counting the possible CPUs", cpus);
+  possible_cpus_ = static_cast<std::size_t>(cpus);
+
   if (int err = hacoboot_bpf__load(skeleton_.get()); err != 0) fail("loading the BPF programs", err);
   if (int err = hacoboot_bpf__attach(skeleton_.get()); err != 0) {
     fail("attaching to the kernel's fork/exec/exit tracepoints", err);
@@ -288,10 +293,21 @@ std::uint64_t Tracer::tracked_processes() const {
   return count;
 }
 
+std::uint64_t Tracer::untracked_phases() const {
+  std::vector<std::uint64_t> per_cpu(possible_cpus_);
+  const __u32 key = 0;
+  if (bpf_map__lookup_elem(skeleton_->maps.untracked_phases, &key, sizeof key, per_cpu.data(),
+                           per_cpu.size() * sizeof(std::uint64_t), 0) != 0) {
+    fail("reading the untracked phase count", errno);
+  }
+  return std::accumulate(per_cpu.begin(), per_cpu.end(), std::uint64_t{0});
+}
+
 TracerCounters Tracer::counters() const {
   const auto& counters = skeleton_->bss->counters;
-  return TracerCounters{__atomic_load_n(&counters.lost_events, __ATOMIC_RELAXED),
-                        __atomic_load_n(&counters.tracked_full, __ATOMIC_RELAXED)};
+  return TracerCounters{.lost_events = __atomic_load_n(&counters.lost_events, __ATOMIC_RELAXED),
+                        .tracked_full = __atomic_load_n(&counters.tracked_full, __ATOMIC_RELAXED),
+                        .untracked_phases = untracked_phases()};
 }
 
 }  // namespace hacoboot

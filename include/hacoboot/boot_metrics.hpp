@@ -28,6 +28,7 @@ namespace hacoboot {
 //   hacoboot_boots_completed_total      counter    ... that reached execve and listen after it
 //   hacoboot_boots_incomplete_total     counter    ... that missed execve or listen
 //   hacoboot_events_lost_total          counter    events the kernel could not deliver
+//   hacoboot_phase_events_untracked_total counter  phase events of launches not seen starting
 //   hacoboot_boots_in_flight            gauge      boots being traced now
 //   hacoboot_build_info                 gauge      {version}: always 1
 //
@@ -57,6 +58,8 @@ class BootMetrics {
   void add(const BootRecord& boot);
   // The kernel side's lost-event counter, cumulative.
   void set_lost_events(std::uint64_t total) { lost_events_ = total; }
+  // The kernel side's count of phase events it dropped, cumulative.
+  void set_untracked_phases(std::uint64_t total) { untracked_phases_ = total; }
   void set_boots_in_flight(std::uint64_t boots) { boots_in_flight_ = boots; }
 
   // Every family, with HELP and TYPE, even before the first boot (counters
@@ -80,6 +83,7 @@ class BootMetrics {
   BootCounts boots_;
   std::map<Step, StepHistograms> steps_;
   std::uint64_t lost_events_ = 0;
+  std::uint64_t untracked_phases_ = 0;
   std::uint64_t boots_in_flight_ = 0;
 };
 

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <unordered_map>
 
@@ -67,6 +68,9 @@ class BootTracker {
   Sink sink_;
   Sink settled_sink_;
   std::unordered_map<std::uint32_t, LiveBoot> live_;
+  // live_'s hpids by sequence, kept in step with it: the oldest boot in
+  // O(log n). A flood of unknown hpids evicts one boot per event.
+  std::map<std::uint64_t, std::uint32_t> by_sequence_;
   // Haconiwa's CLI passes phase 0 under its own pid, then forks the
   // supervisor: CLI pid -> phase 0 time, then supervisor pid -> that time.
   std::unordered_map<std::uint32_t, std::uint64_t> cli_started_;

@@ -65,4 +65,11 @@ struct hacoboot_counters {
   unsigned long long tracked_full; /* a process could not be tracked: map full */
 };
 
+/*
+ * Phase events of no launch the kernel side tracks (not passed by a launcher
+ * starting, nor under the hpid of a launch seen starting) are dropped there
+ * and counted per CPU in the map untracked_phases: one unsigned long long
+ * per CPU, summed by the reader.
+ */
+
 #endif /* HACOBOOT_HACOBOOT_H */

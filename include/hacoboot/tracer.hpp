@@ -37,6 +37,8 @@ class SyscallTracepointError : public RuntimeError {
 struct TracerCounters {
   std::uint64_t lost_events = 0;   // ring buffer was full
   std::uint64_t tracked_full = 0;  // a process could not be tracked
+  // Phase events dropped in the kernel: their hpid is no launch seen starting.
+  std::uint64_t untracked_phases = 0;
 };
 
 // Owns the BPF skeleton, its links and the ring buffer: the only code that
@@ -108,10 +110,12 @@ class Tracer {
   static int on_record(void* self, void* data, std::size_t size);
   void attach_syscall_tracepoints(const SyscallTracepointIds& ids);
   void prove_syscall_tracepoints(const SyscallTracepointIds& ids);
+  [[nodiscard]] std::uint64_t untracked_phases() const;  // summed over the CPUs
 
   RecordSink sink_;
   std::exception_ptr sink_error_;
   bool per_syscall_tracepoints_ = false;
+  std::size_t possible_cpus_ = 0;  // values in a per-CPU map entry
   std::string usdt_attachment_;
   std::unique_ptr<hacoboot_bpf, SkeletonDeleter> skeleton_;
   UniqueFd phase_link_;  // the uprobe_multi link; unset: the skeleton's on_phase link

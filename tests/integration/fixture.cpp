@@ -111,15 +111,18 @@ ProcessResult IntegrationTest::run_sampler(const std::vector<std::string>& args,
 
 TracedBoots IntegrationTest::trace_boots(const std::vector<std::string>& launcher_args,
                                          const std::vector<std::string>& app_args,
-                                         const std::vector<std::string>& extra_sampler_args) {
+                                         const std::vector<std::string>& extra_sampler_args,
+                                         const std::string& alongside) {
   TracedBoots traced;
   const auto truth_path = new_file("truth.tsv");
   const auto rows_path = new_file("rows.tsv");
   std::vector<std::string> with_truth{"--truth", truth_path.string()};
   with_truth.insert(with_truth.end(), launcher_args.begin(), launcher_args.end());
 
-  std::vector<std::string> args{
-      "--run", launcher_command(with_truth, app_args), "--format", "json", "--events", rows_path.string()};
+  auto run = launcher_command(with_truth, app_args);
+  // Both must succeed: the launcher's status, then the other's.
+  if (!alongside.empty()) run = "{ " + alongside + "; } & " + run + "; status=$?; wait $! && exit $status";
+  std::vector<std::string> args{"--run", run, "--format", "json", "--events", rows_path.string()};
   args.insert(args.end(), extra_sampler_args.begin(), extra_sampler_args.end());
   args.push_back(app().string());
 

@@ -58,9 +58,10 @@ class IntegrationTest : public ::testing::Test {
 
   // Traces the launcher's boots (--run, --format json, --events, COMMAND =
   // the app); the launcher records its ground truth. Fails the test (not
-  // fatally) on a bad exit status or output; check HasFailure().
+  // fatally) on a bad exit status or output; check HasFailure(). `alongside`:
+  // a shell command run at the same time as the launcher, in the same --run.
   TracedBoots trace_boots(const std::vector<std::string>& launcher_args, const std::vector<std::string>& app_args = {},
-                          const std::vector<std::string>& extra_sampler_args = {});
+                          const std::vector<std::string>& extra_sampler_args = {}, const std::string& alongside = {});
 
  private:
   std::filesystem::path dir_;

@@ -58,6 +58,7 @@ BootMetrics golden_metrics() {
   unstarted.execve_ns = 900;
   m.add(unstarted);
   m.set_lost_events(3);
+  m.set_untracked_phases(5);
   m.set_boots_in_flight(2);
   return m;
 }
@@ -127,6 +128,8 @@ TEST(BootMetrics, CountersFollowBootCounts) {
   m.add(unstarted);
   m.set_lost_events(7);
   m.set_lost_events(9);  // cumulative: the last value wins
+  m.set_untracked_phases(20);
+  m.set_untracked_phases(25);
   m.set_boots_in_flight(4);
   m.set_boots_in_flight(1);
   const auto text = render(m);
@@ -134,6 +137,7 @@ TEST(BootMetrics, CountersFollowBootCounts) {
   EXPECT_EQ(sample(text, "hacoboot_boots_completed_total"), "1");
   EXPECT_EQ(sample(text, "hacoboot_boots_incomplete_total"), "3");
   EXPECT_EQ(sample(text, "hacoboot_events_lost_total"), "9");
+  EXPECT_EQ(sample(text, "hacoboot_phase_events_untracked_total"), "25");
   EXPECT_EQ(sample(text, "hacoboot_boots_in_flight"), "1");
   EXPECT_EQ(sample(text, "hacoboot_boot_execve_seconds_count"), "2");
   EXPECT_EQ(sample(text, "hacoboot_boot_listen_seconds_count"), "2");

@@ -98,6 +98,13 @@ const KernelModel::Tracked* KernelModel::member_of_container(std::uint32_t pid) 
   return it != tracked_.end() && it->second.role != Role::Launcher ? &it->second : nullptr;
 }
 
+// launch_of: the emitter belongs to the launch, or its supervisor is tracked.
+bool KernelModel::of_tracked_launch(std::uint32_t pid, std::uint32_t hpid) const {
+  if (const auto emitter = tracked_.find(pid); emitter != tracked_.end() && emitter->second.hpid == hpid) return true;
+  const auto supervisor = tracked_.find(hpid);
+  return supervisor != tracked_.end() && supervisor->second.role == Role::Launcher;
+}
+
 std::optional<std::pair<std::uint32_t, Role>> KernelModel::tracked(std::uint32_t pid) const {
   const auto it = tracked_.find(pid);
   if (it == tracked_.end()) return std::nullopt;
@@ -107,10 +114,13 @@ std::optional<std::pair<std::uint32_t, Role>> KernelModel::tracked(std::uint32_t
 std::optional<Event> KernelModel::on_row(const CaptureRow& row) {
   const auto where = [&row] { return "line " + std::to_string(row.line) + " (" + row.kind + ")"; };
 
-  if (row.kind == "phase") {  // on_phase: every phase is emitted, untagged
+  if (row.kind == "phase") {  // on_phase: phases of tracked launches are emitted, untagged
     if (!row.phase || !row.hpid) throw std::runtime_error(where() + ": phase without phase/hpid");
     if (*row.phase <= kStartFork && row.pid == *row.hpid) {
       tracked_[row.pid] = Tracked{row.pid, Role::Launcher, *row.phase == kStartFork};
+    } else if (!of_tracked_launch(row.pid, *row.hpid)) {
+      ++untracked_phases_;
+      return std::nullopt;
     }
     auto e = base(row, EventKind::Phase);
     e.phase = *row.phase;

@@ -43,6 +43,8 @@ class KernelModel {
 
   // What the `tracked` map holds for pid, as (hpid, role).
   [[nodiscard]] std::optional<std::pair<std::uint32_t, Role>> tracked(std::uint32_t pid) const;
+  // Phase rows dropped as of no tracked launch (the untracked_phases map).
+  [[nodiscard]] std::uint64_t untracked_phases() const { return untracked_phases_; }
 
  private:
   struct Tracked {
@@ -52,9 +54,11 @@ class KernelModel {
   };
 
   [[nodiscard]] const Tracked* member_of_container(std::uint32_t pid) const;
+  [[nodiscard]] bool of_tracked_launch(std::uint32_t pid, std::uint32_t hpid) const;
   static Event base(const CaptureRow& row, EventKind kind);
 
   std::unordered_map<std::uint32_t, Tracked> tracked_;  // keyed by tgid
+  std::uint64_t untracked_phases_ = 0;
 };
 
 std::vector<CaptureRow> sorted_by_time(std::vector<CaptureRow> rows);

@@ -97,6 +97,35 @@ TEST(KernelModel, TagsLikeTheBpfProgram) {
   EXPECT_FALSE(m.on_row(fork_row(17, 99, 100))) << "fork by an untracked process";
 }
 
+// Phases of launches the kernel side does not track are dropped and counted:
+// a flood of made-up hpids costs a lookup, not a record for the reader.
+TEST(KernelModel, DropsPhasesOfLaunchesNotSeenStarting) {
+  KernelModel m;
+  EXPECT_FALSE(m.on_row(phase_row(1, 30, 5'000'000, 11))) << "a made-up hpid";
+  EXPECT_FALSE(m.on_row(phase_row(2, 30, 31, 1))) << "START_SV under another pid starts nothing";
+  EXPECT_FALSE(m.on_row(phase_row(3, 30, 30, 3))) << "a later phase under its own pid starts nothing";
+  EXPECT_EQ(m.untracked_phases(), 3u);
+  EXPECT_EQ(m.tracked(30), std::nullopt);
+
+  // A launch seen starting: its supervisor's phases, its container's, and
+  // those of a helper it forked (untracked) under its hpid are all sent.
+  ASSERT_TRUE(m.on_row(phase_row(4, 20, 20, 1)));
+  ASSERT_TRUE(m.on_row(phase_row(5, 20, 20, 2)));
+  m.on_row(fork_row(6, 20, 21));
+  m.on_row(fork_row(7, 20, 22));
+  EXPECT_TRUE(m.on_row(phase_row(8, 21, 20, 11))) << "the container";
+  EXPECT_TRUE(m.on_row(phase_row(9, 22, 20, 12))) << "an untracked helper of the supervisor";
+  EXPECT_TRUE(m.on_row(phase_row(10, 20, 20, 3))) << "the supervisor";
+  EXPECT_FALSE(m.on_row(phase_row(11, 21, 5'000'001, 12))) << "the container under another, unknown hpid";
+  EXPECT_EQ(m.untracked_phases(), 4u);
+
+  // Once the supervisor is gone, its helpers' phases are of no tracked launch.
+  m.on_row(row(12, "exit", 20));
+  EXPECT_FALSE(m.on_row(phase_row(13, 22, 20, 5)));
+  EXPECT_TRUE(m.on_row(phase_row(14, 21, 20, 21))) << "the container still belongs to the launch";
+  EXPECT_EQ(m.untracked_phases(), 5u);
+}
+
 class RealCaptureModel : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -131,6 +160,25 @@ TEST_F(RealCaptureModel, OnlyTheContainersExecsAreReported) {
   }
   EXPECT_EQ(execs, (std::vector<std::pair<std::uint32_t, std::string>>{
                        {9046, "/bin/busybox"}, {9086, "/bin/busybox"}, {9119, "/bin/busybox"}}));
+}
+
+// Real Haconiwa passes phases from its CLI, its supervisor and the container
+// child: the kernel side must send every one of them, in either row order.
+TEST_F(RealCaptureModel, EveryPhaseOfTheRealBootsIsSent) {
+  const auto rows = load_capture(HACOBOOT_FIXTURES_DIR "/real-haconiwa-3boots.tsv");
+  const auto phase_rows = static_cast<std::size_t>(
+      std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.kind == "phase"; }));
+  ASSERT_EQ(phase_rows, 54u);
+  for (const auto& ordered : {rows, sorted_by_time(rows)}) {
+    KernelModel m;
+    std::size_t sent = 0;
+    for (const auto& r : ordered) {
+      const auto e = m.on_row(r);
+      sent += e && e->kind == EventKind::Phase;
+    }
+    EXPECT_EQ(sent, phase_rows);
+    EXPECT_EQ(m.untracked_phases(), 0u);
+  }
 }
 
 TEST_F(RealCaptureModel, UnrelatedProcessesEmitNothing) {

@@ -108,6 +108,28 @@ TEST(RealCapture, ThreeBootsNoPhantoms) {
   EXPECT_EQ(r.settled, 3u);
 }
 
+// Tracing begins just after the first launch passed START_FORK: its later
+// phases (the container's 11-21, the supervisor's 3-6) are dropped in the
+// kernel and counted, and it is not reported at all, not even as a boot seen
+// only after its start; the two launches that follow are whole.
+TEST(RealCapture, ALaunchPastStartForkWhenTracingBeginsIsLeftOut) {
+  constexpr std::uint64_t kFirstStartFork = 2353317281238;
+  auto rows = test::sorted_by_time(capture_in_file_order());
+  std::erase_if(rows, [](const CaptureRow& row) { return row.ts_ns <= kFirstStartFork; });
+  KernelModel model;
+  for (const auto& row : rows) model.on_row(row);
+  EXPECT_EQ(model.untracked_phases(), 15u);
+
+  const auto r = run(rows, {.command = kCommand});
+  EXPECT_TRUE(r.still_running.empty());
+  ASSERT_EQ(r.boots.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(r.boots[i].hpid, kBoots[i + 1].hpid);
+    EXPECT_TRUE(r.boots[i].started());
+    EXPECT_EQ(r.boots[i].end, BootEnd::Exited);
+  }
+}
+
 TEST(RealCapture, EachBootsFiguresFromTheRows) {
   const auto r = run_sorted();
   ASSERT_EQ(r.boots.size(), 3u);

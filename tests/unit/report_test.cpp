@@ -37,15 +37,17 @@ Summary golden_summary() {
   return s;
 }
 
-RunFacts facts(std::int64_t start_phase, std::string command, std::uint64_t lost_events) {
+RunFacts facts(std::int64_t start_phase, std::string command, std::uint64_t lost_events,
+               std::uint64_t untracked_phases = 0) {
   RunFacts f;
   f.start_phase = start_phase;
   f.command = std::move(command);
   f.lost_events = lost_events;
+  f.untracked_phases = untracked_phases;
   return f;
 }
 
-const RunFacts kGoldenFacts = facts(1, "/u/app/bin/rails", 2);
+const RunFacts kGoldenFacts = facts(1, "/u/app/bin/rails", 2, 5);
 
 std::string render(ReportFormat format, const Summary& summary, const RunFacts& facts) {
   const auto writer = make_report_writer(format);
@@ -83,8 +85,8 @@ void expect_stats(const nlohmann::json& j, std::uint64_t count, std::uint64_t av
 
 TEST(JsonReport, ParsesWithTheDocumentedKeys) {
   const auto doc = nlohmann::json::parse(render(ReportFormat::Json, golden_summary(), kGoldenFacts));
-  for (const char* key :
-       {"schema", "start_phase", "command", "boots", "lost_events", "tracked_at_exit", "metrics", "phases"}) {
+  for (const char* key : {"schema", "start_phase", "command", "boots", "lost_events", "untracked_phase_events",
+                          "tracked_at_exit", "metrics", "phases"}) {
     EXPECT_TRUE(doc.contains(key)) << key;
   }
   EXPECT_EQ(doc.at("schema"), 1);
@@ -93,6 +95,7 @@ TEST(JsonReport, ParsesWithTheDocumentedKeys) {
   EXPECT_EQ(doc.at("boots"),
             (nlohmann::json{{"started", 3}, {"execve", 2}, {"listen", 2}, {"incomplete", 1}, {"unstarted", 1}}));
   EXPECT_EQ(doc.at("lost_events"), 2);
+  EXPECT_EQ(doc.at("untracked_phase_events"), 5);
   const auto& metrics = doc.at("metrics");
   EXPECT_EQ(metrics.size(), 2u) << metrics.dump();
   expect_stats(metrics.at("execve"), 2, 4500001, 4000000, 5000002);

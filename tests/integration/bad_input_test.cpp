@@ -172,7 +172,7 @@ TEST_P(BadInputMatrixTest, Row) {
             "mount -t tmpfs hidden-btf /sys/kernel/btf && exec \"$@\"",
             "sh"};
   }
-  argv.push_back(sampler().string());
+  argv.push_back((row.nobody ? sampler_for_other_users() : sampler()).string());
   bool has_haconiwa = false;
   std::vector<std::string> args;
   for (const auto& arg : row.args) {

@@ -15,8 +15,7 @@ namespace {
 
 #if !defined(HACOBOOT_SAMPLER_PATH) || !defined(HACOBOOT_LAUNCHER_PATH) || !defined(HACOBOOT_DEMO_APP_PATH) || \
     !defined(HACOBOOT_TRACEFS_STATE)
-#error \
-    "the build must define HACOBOOT_SAMPLER_PATH, HACOBOOT_LAUNCHER_PATH, HACOBOOT_DEMO_APP_PATH and HACOBOOT_TRACEFS_STATE"
+#error "the build must define HACOBOOT_{SAMPLER,LAUNCHER,DEMO_APP}_PATH and HACOBOOT_TRACEFS_STATE"
 #endif
 
 bool bpf_required() {

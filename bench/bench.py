@@ -130,15 +130,14 @@ def monotonic_ns() -> int:
 
 
 def bpftrace_argv(ctx: Context, args: list[str]) -> list[str]:
-    """bpftrace, in a private mount namespace with its own tracefs when the
-    host has none mounted (the syscalls:* tracepoints need it; the host's
-    mounts are left alone)."""
+    """bpftrace, as it is where the host has tracefs mounted; else in a
+    private mount namespace with a tracefs of its own (the syscalls:*
+    tracepoints need it; the host's mounts are left alone)."""
     assert ctx.bpftrace
     base = [ctx.bpftrace, "-B", "none", "--no-warnings", *args]
     if Path("/sys/kernel/tracing/events").is_dir():
         return base
-    script = ("mount --make-rprivate / && mount -t tracefs nodev /sys/kernel/tracing && exec \"$@\"")
-    return ["unshare", "-m", "sh", "-c", script, "bpftrace-ns", *base]
+    return [str(ctx.source / "scripts" / "tracefs-state.sh"), "mounted", *base]
 
 
 def reference_with_readiness(ctx: Context) -> Path:

@@ -344,7 +344,7 @@ TEST_P(BadInputMatrixTest, Row) {
     if (!env) GTEST_SKIP() << "env not found in PATH";
     argv = {env->string(), "--chdir=" + dir().string()};
   }
-  argv.push_back(sampler().string());
+  argv.push_back((row.nobody ? sampler_for_other_users() : sampler()).string());
   std::optional<BusyPort> busy;
   if (row.busy_port) busy.emplace();
   std::optional<FullFilesystem> full;

@@ -249,10 +249,9 @@ TEST_F(ExporterTest, ListPrintsTheProbeAlsoForAnUnprivilegedUser) {
   // No root, no capability: reading an ELF file needs none.
   const auto setpriv = find_program("setpriv");
   if (!setpriv) GTEST_SKIP() << "setpriv not found";
-  std::filesystem::permissions(dir(), std::filesystem::perms::others_read | std::filesystem::perms::others_exec,
-                               std::filesystem::perm_options::add);
   std::vector<std::string> as_nobody_argv{setpriv->string(), "--reuid=nobody", "--regid=nogroup", "--clear-groups"};
-  as_nobody_argv.insert(as_nobody_argv.end(), list.begin(), list.end());
+  as_nobody_argv.insert(as_nobody_argv.end(),
+                        {sampler_for_other_users().string(), "--haconiwa", launcher().string(), "--list"});
   const auto as_nobody = run_process(as_nobody_argv, dir(), 60s);
   EXPECT_TRUE(as_nobody.status.exited && as_nobody.status.code == 0)
       << as_nobody.status.describe() << "\nstderr: " << as_nobody.err;

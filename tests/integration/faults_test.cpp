@@ -718,8 +718,7 @@ TEST_F(RunAsTest, RunCommandHasTheUsersIdentityAndNoCapabilities) {
 // Boots launched by an unprivileged --run command are traced like any other
 // (the launcher without namespaces: nobody may not create them).
 TEST_F(RunAsTest, BootsOfTheUnprivilegedCommandAreTraced) {
-  std::filesystem::permissions(dir(), std::filesystem::perms::others_read | std::filesystem::perms::others_exec,
-                               std::filesystem::perm_options::add);
+  open_to_other_users();
   const auto r = run_sampler({"--format", "json", "--run-as", "nobody", "--run",
                               launcher_command({"-n", "2", "--no-namespaces"}), app().string()});
   ASSERT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << "\nstderr: " << r.err;

@@ -13,8 +13,9 @@
 namespace hacoboot::it {
 namespace {
 
-#if !defined(HACOBOOT_SAMPLER_PATH) || !defined(HACOBOOT_LAUNCHER_PATH) || !defined(HACOBOOT_DEMO_APP_PATH)
-#error "the build must define HACOBOOT_SAMPLER_PATH, HACOBOOT_LAUNCHER_PATH and HACOBOOT_DEMO_APP_PATH"
+#if !defined(HACOBOOT_SAMPLER_PATH) || !defined(HACOBOOT_LAUNCHER_PATH) || !defined(HACOBOOT_DEMO_APP_PATH) || \
+    !defined(HACOBOOT_TRACEFS_STATE)
+#error "the build must define HACOBOOT_{SAMPLER,LAUNCHER,DEMO_APP}_PATH and HACOBOOT_TRACEFS_STATE"
 #endif
 
 bool bpf_required() {
@@ -47,6 +48,16 @@ const BootRow* single_row(const std::vector<BootRow>& rows, const std::string& k
   return found;
 }
 
+// Copies an executable into `directory`, runnable by every user.
+std::filesystem::path copy_program(const std::filesystem::path& program, const std::filesystem::path& directory) {
+  auto copy = directory / program.filename();
+  std::filesystem::copy_file(program, copy);
+  std::filesystem::permissions(copy, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                                         std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                                         std::filesystem::perms::others_exec);
+  return copy;
+}
+
 }  // namespace
 
 void IntegrationTest::SetUp() {
@@ -57,11 +68,8 @@ void IntegrationTest::SetUp() {
   std::string pattern = (std::filesystem::temp_directory_path() / "hacoboot-it-XXXXXX").string();
   ASSERT_NE(::mkdtemp(pattern.data()), nullptr) << "mkdtemp " << pattern;
   dir_ = pattern;
-  launcher_ = dir_ / "hacoboot-launcher";
-  std::filesystem::copy_file(HACOBOOT_LAUNCHER_PATH, launcher_);
-  std::filesystem::permissions(launcher_, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
-                                              std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
-                                              std::filesystem::perms::others_exec);
+  launcher_ = copy_program(HACOBOOT_LAUNCHER_PATH, dir_);
+  app_ = copy_program(HACOBOOT_DEMO_APP_PATH, dir_);
 }
 
 void IntegrationTest::TearDown() {
@@ -74,11 +82,18 @@ void IntegrationTest::TearDown() {
   std::filesystem::remove_all(dir_, ec);
 }
 
-std::filesystem::path IntegrationTest::app() {
-  return HACOBOOT_DEMO_APP_PATH;
-}
 std::filesystem::path IntegrationTest::sampler() {
   return HACOBOOT_SAMPLER_PATH;
+}
+
+void IntegrationTest::open_to_other_users() const {
+  std::filesystem::permissions(dir_, std::filesystem::perms::others_read | std::filesystem::perms::others_exec,
+                               std::filesystem::perm_options::add);
+}
+
+std::filesystem::path IntegrationTest::sampler_for_other_users() const {
+  open_to_other_users();
+  return copy_program(sampler(), dir_);
 }
 
 std::filesystem::path IntegrationTest::new_file(const std::string& stem) {
@@ -137,6 +152,12 @@ TracedBoots IntegrationTest::trace_boots(const std::vector<std::string>& launche
     ADD_FAILURE() << "unreadable output: " << e.what() << '\n' << status_and_stderr(traced.result);
   }
   return traced;
+}
+
+std::vector<std::string> with_tracefs(Tracefs state, const std::vector<std::string>& command) {
+  std::vector<std::string> argv{HACOBOOT_TRACEFS_STATE, state == Tracefs::Mounted ? "mounted" : "unmounted"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
 }
 
 std::optional<ProcStat> proc_stat(pid_t pid) {

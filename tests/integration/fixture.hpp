@@ -44,8 +44,15 @@ class IntegrationTest : public ::testing::Test {
   // A private copy of hacoboot-launcher: the USDT probe is attached by
   // inode, so boots of other tests running at the same time stay invisible.
   [[nodiscard]] const std::filesystem::path& launcher() const { return launcher_; }
-  static std::filesystem::path app();
+  // A copy of the demo app beside it, which other users can run once dir()
+  // is open to them (the build tree may not be: a checkout under /root).
+  [[nodiscard]] const std::filesystem::path& app() const { return app_; }
   static std::filesystem::path sampler();
+  // Lets every user reach dir() and run the copies in it, for commands run as
+  // another user (--run-as, setpriv).
+  void open_to_other_users() const;
+  // A copy of hacoboot-sampler in dir(), opened to every user likewise.
+  [[nodiscard]] std::filesystem::path sampler_for_other_users() const;
   // A fresh path in dir() for a file the tools will write.
   std::filesystem::path new_file(const std::string& stem);
 
@@ -66,12 +73,19 @@ class IntegrationTest : public ::testing::Test {
  private:
   std::filesystem::path dir_;
   std::filesystem::path launcher_;
+  std::filesystem::path app_;
   unsigned files_ = 0;
 };
 
 // A --run command part that waits until `file` exists, or until the tracer
 // (its parent) is gone: a test that fails never leaves it looping.
 std::string wait_for_file_command(const std::filesystem::path& file);
+
+// `command` in a private mount namespace where tracefs is mounted (the
+// host's, or one of its own), or where it is not, whatever the host's state
+// (scripts/tracefs-state.sh). Its pid is the command's.
+enum class Tracefs : std::uint8_t { Mounted, Unmounted };
+std::vector<std::string> with_tracefs(Tracefs state, const std::vector<std::string>& command);
 
 // The fields of /proc/PID/stat the tests read; nullopt when there is no such
 // process.

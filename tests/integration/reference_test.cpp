@@ -6,7 +6,6 @@
 // installed.
 #include <csignal>
 #include <cstdlib>
-#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,18 +43,6 @@ std::size_t probes_attached_by(pid_t pid, const std::filesystem::path& output_di
   return n;
 }
 
-// reference.bt uses the syscalls:* tracepoints, which need tracefs: mount
-// it in a private mount namespace, leaving the host's mounts alone.
-std::vector<std::string> in_private_tracefs(std::vector<std::string> command) {
-  const auto unshare = find_in_path("unshare");
-  if (!unshare) throw std::runtime_error("unshare (util-linux) is not in PATH");
-  std::vector<std::string> wrapped{
-      unshare->string(), "-m", "sh", "-c",
-      "mount --make-rprivate / && mount -t tracefs nodev /sys/kernel/tracing && exec \"$0\" \"$@\""};
-  wrapped.insert(wrapped.end(), command.begin(), command.end());
-  return wrapped;
-}
-
 // "chrt -f 50 " when this process may run the boots SCHED_FIFO, else "".
 std::string realtime_prefix(const std::filesystem::path& output_dir) {
   const auto chrt = find_in_path("chrt");
@@ -70,8 +57,10 @@ TEST_F(ReferenceTest, SameCountsAndAveragesAsTheReferenceScript) {
   const auto bpftrace = find_in_path("bpftrace");
   if (!bpftrace) GTEST_SKIP() << "bpftrace is not in PATH: the comparison with the reference script is optional";
 
+  // reference.bt uses the syscalls:* tracepoints, which need tracefs.
   Process reference(
-      in_private_tracefs({bpftrace->string(), HACOBOOT_REFERENCE_BT, launcher().string(), app().string()}), dir());
+      with_tracefs(Tracefs::Mounted, {bpftrace->string(), HACOBOOT_REFERENCE_BT, launcher().string(), app().string()}),
+      dir());
   ASSERT_TRUE(reference.wait_for_text("Attaching", false, 120s)) << "bpftrace did not start\n--- stderr ---\n"
                                                                  << reference.err();
   // bpftrace prints "Attaching N probes..." before it attaches them.

@@ -67,20 +67,19 @@ class StartTest : public IntegrationTest {
     return false;
   }
 
-  // The tool run with `args` in a private mount namespace where the shell
-  // commands `mounts` ran first (tracefs mounted or not, whatever the host does).
-  ProcessResult run_in_private_mounts(const std::string& mounts, const std::vector<std::string>& args) {
-    const auto unshare = find_in_path("unshare");
-    EXPECT_TRUE(unshare) << "unshare not found in PATH";
-    if (!unshare) return {};
-    std::vector<std::string> argv{unshare->string(), "-m", "sh", "-c", mounts + " && exec \"$@\"", "sh"};
+  // The tool run with `args` in a private mount namespace where tracefs is
+  // mounted or not, whatever the host does, after the shell commands `then`.
+  ProcessResult run_with_tracefs(Tracefs state, const std::vector<std::string>& args,
+                                 const std::string& then = "true") {
+    std::vector<std::string> argv{"/bin/sh", "-c", then + " && exec \"$@\"", "sh"};
     const auto tool = sampler_argv(one_boot_argv(launcher_command({"-n", "1"}), args));
     argv.insert(argv.end(), tool.begin(), tool.end());
-    return run_process(argv, dir(), 90s);
+    return run_process(with_tracefs(state, argv), dir(), 90s);
   }
 
-  ProcessResult boot_once_in_private_mounts(const std::string& mounts, const std::vector<std::string>& args) {
-    return expect_one_boot(run_in_private_mounts(mounts, args));
+  ProcessResult boot_once_with_tracefs(Tracefs state, const std::vector<std::string>& args,
+                                       const std::string& then = "true") {
+    return expect_one_boot(run_with_tracefs(state, args, then));
   }
 
   // The kernel's own ids of these tracepoints ("syscalls/sys_enter_execve"...),
@@ -195,11 +194,6 @@ TEST_F(StartTest, BtfCacheOff) {
   EXPECT_NE(r.err.find(kFromKernel), std::string::npos) << r.err;
 }
 
-// Shell commands for run_in_private_mounts: no tracefs anywhere (the ids
-// cache is used only then), or tracefs at its usual place.
-constexpr const char* kWithoutTracefs =
-    "{ umount -l /sys/kernel/tracing; umount -l /sys/kernel/debug; } 2>/dev/null; true";
-constexpr const char* kWithTracefs = "mount -t tracefs tracefs /sys/kernel/tracing";
 constexpr const char* kFromPrivateMount = "(ids from a private tracefs mount";
 
 // A cache directory only this user may write to, as the tool wants it.
@@ -220,7 +214,7 @@ TEST_F(StartTest, SyscallTracepointIdsAreCachedForTheRestOfTheBoot) {
   const auto cache = make_cache_dir(dir() / "cache");
   const auto earlier_boot = cache / "syscall-tracepoints-00000000-0000-0000-0000-000000000000";
   std::ofstream(earlier_boot) << "1 2\n";
-  const auto first = boot_once_in_private_mounts(kWithoutTracefs, {"--btf-cache", cache.string()});
+  const auto first = boot_once_with_tracefs(Tracefs::Unmounted, {"--btf-cache", cache.string()});
   EXPECT_NE(first.err.find(kFromPrivateMount), std::string::npos) << first.err;
   const auto files = files_in(cache, "syscall-tracepoints-", "");
   ASSERT_EQ(files.size(), 1U) << "an earlier boot's ids are left";
@@ -230,11 +224,11 @@ TEST_F(StartTest, SyscallTracepointIdsAreCachedForTheRestOfTheBoot) {
   ASSERT_FALSE(HasFailure());
   EXPECT_EQ(read_file(files.front()), ids[0] + " " + ids[1] + "\n");
 
-  const auto second = boot_once_in_private_mounts(kWithoutTracefs, {"--btf-cache", cache.string()});
+  const auto second = boot_once_with_tracefs(Tracefs::Unmounted, {"--btf-cache", cache.string()});
   EXPECT_NE(second.err.find("(ids from " + files.front().string() + " (cached))"), std::string::npos) << second.err;
 
   std::ofstream(files.front(), std::ios::trunc) << "862";
-  const auto third = boot_once_in_private_mounts(kWithoutTracefs, {"--btf-cache", cache.string()});
+  const auto third = boot_once_with_tracefs(Tracefs::Unmounted, {"--btf-cache", cache.string()});
   EXPECT_NE(third.err.find(kFromPrivateMount), std::string::npos) << third.err;
   EXPECT_EQ(read_file(files.front()), ids[0] + " " + ids[1] + "\n") << "not rewritten";
 }
@@ -276,7 +270,7 @@ TEST_F(StartTest, WrongCachedSyscallTracepointIdsAreReplaced) {
     SCOPED_TRACE("ids file: " + content);
     std::ofstream(ids_file, std::ios::trunc) << content;
     ASSERT_EQ(::chmod(ids_file.c_str(), 0600), 0);
-    const auto r = boot_once_in_private_mounts(kWithoutTracefs, {"--btf-cache", cache.string()});
+    const auto r = boot_once_with_tracefs(Tracefs::Unmounted, {"--btf-cache", cache.string()});
     EXPECT_NE(r.err.find(said), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(kFromPrivateMount), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("kernel types from " + extracts.front().string() + " (cached)"), std::string::npos) << r.err;
@@ -289,11 +283,11 @@ TEST_F(StartTest, WrongCachedSyscallTracepointIdsAreReplaced) {
   // --syscall-hooks tracepoints too: the ids are looked up again, not refused.
   std::ofstream(ids_file, std::ios::trunc) << listen + " " + execve + "\n";
   const auto r =
-      boot_once_in_private_mounts(kWithoutTracefs, {"--btf-cache", cache.string(), "--syscall-hooks", "tracepoints"});
+      boot_once_with_tracefs(Tracefs::Unmounted, {"--btf-cache", cache.string(), "--syscall-hooks", "tracepoints"});
   EXPECT_NE(r.err.find(kWrong), std::string::npos) << r.err;
   EXPECT_EQ(read_file(ids_file), right);
 
-  const auto proven = boot_once_in_private_mounts(kWithoutTracefs, {"--btf-cache", cache.string()});
+  const auto proven = boot_once_with_tracefs(Tracefs::Unmounted, {"--btf-cache", cache.string()});
   EXPECT_NE(proven.err.find("(ids from " + ids_file.string() + " (cached))"), std::string::npos) << proven.err;
   EXPECT_EQ(proven.err.find("warning"), std::string::npos) << proven.err;
 }
@@ -302,7 +296,7 @@ TEST_F(StartTest, WrongCachedSyscallTracepointIdsAreReplaced) {
 // tracefs that lies: here a tmpfs holding swapped ids), raw_syscalls take
 // over, or --syscall-hooks tracepoints fails.
 TEST_F(StartTest, SyscallTracepointIdsFromTracefsAreProven) {
-  const auto mounted = boot_once_in_private_mounts(kWithTracefs, {"--btf-cache", "off"});
+  const auto mounted = boot_once_with_tracefs(Tracefs::Mounted, {"--btf-cache", "off"});
   EXPECT_NE(mounted.err.find("execve/listen through syscalls:* tracepoints (ids from /sys/kernel/tracing)"),
             std::string::npos)
       << mounted.err;
@@ -310,17 +304,18 @@ TEST_F(StartTest, SyscallTracepointIdsFromTracefsAreProven) {
   const auto ids = tracepoint_ids({"syscalls/sys_enter_execve", "syscalls/sys_exit_listen"});
   ASSERT_FALSE(HasFailure());
   const std::string events = "/sys/kernel/tracing/events/syscalls";
-  const std::string lying = std::string(kWithoutTracefs) + "; mount -t tmpfs tmpfs /sys/kernel/tracing && mkdir -p " +
-                            events + "/sys_enter_execve " + events + "/sys_exit_listen && echo " + ids[1] + " > " +
-                            events + "/sys_enter_execve/id && echo " + ids[0] + " > " + events + "/sys_exit_listen/id";
-  const auto fallback = boot_once_in_private_mounts(lying, {"--btf-cache", "off"});
+  const std::string lying = "mount -t tmpfs tmpfs /sys/kernel/tracing && mkdir -p " + events + "/sys_enter_execve " +
+                            events + "/sys_exit_listen && echo " + ids[1] + " > " + events +
+                            "/sys_enter_execve/id && echo " + ids[0] + " > " + events + "/sys_exit_listen/id";
+  const auto fallback = boot_once_with_tracefs(Tracefs::Unmounted, {"--btf-cache", "off"}, lying);
   EXPECT_NE(fallback.err.find("warning: syscalls:* tracepoints unusable (tracepoint id " + ids[1] +
                               " is not syscalls:sys_enter_execve"),
             std::string::npos)
       << fallback.err;
   EXPECT_NE(fallback.err.find("execve/listen through raw_syscalls (tracepoint id"), std::string::npos) << fallback.err;
 
-  const auto refused = run_in_private_mounts(lying, {"--btf-cache", "off", "--syscall-hooks", "tracepoints"});
+  const auto refused =
+      run_with_tracefs(Tracefs::Unmounted, {"--btf-cache", "off", "--syscall-hooks", "tracepoints"}, lying);
   EXPECT_TRUE(refused.status.exited && refused.status.code == 1) << refused.status.describe();
   EXPECT_NE(refused.err.find("--syscall-hooks tracepoints: tracepoint id"), std::string::npos) << refused.err;
 }

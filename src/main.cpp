@@ -1,8 +1,23 @@
 #include <iostream>
+#include <limits>
+#include <string_view>
 
 #include "hacoboot/errors.hpp"
 #include "hacoboot/options.hpp"
 #include "hacoboot/session.hpp"
+#include "hacoboot/text.hpp"
+
+namespace {
+
+// The last line of defence of "no raw bytes on the terminal": whatever a
+// message quotes (a path, a user name, an address), its control bytes and
+// invalid UTF-8 are shown escaped, and nothing of it is cut.
+void tell(std::string_view kind, std::string_view message) {
+  std::cerr << "hacoboot-sampler: " << kind << ": "
+            << hacoboot::printable(message, std::numeric_limits<std::size_t>::max()) << '\n';
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace hacoboot;
@@ -12,13 +27,13 @@ int main(int argc, char** argv) {
       std::cout << *command_line.exit_message;
       return kExitOk;
     }
-    for (const auto& warning : command_line.warnings) std::cerr << "hacoboot-sampler: warning: " << warning << '\n';
+    for (const auto& warning : command_line.warnings) tell("warning", warning);
     return run_session(command_line.options, std::cerr);
   } catch (const UsageError& e) {
-    std::cerr << "hacoboot-sampler: error: " << e.what() << '\n';
+    tell("error", e.what());
     return kExitUsage;
   } catch (const std::exception& e) {
-    std::cerr << "hacoboot-sampler: error: " << e.what() << '\n';
+    tell("error", e.what());
     return kExitRuntimeError;
   }
 }

@@ -69,10 +69,10 @@ bool is_printable_utf8(std::string_view text) {
   return true;
 }
 
-std::string printable(std::string_view text) {
+std::string printable(std::string_view text, std::size_t at_most) {
   std::string shown;
   std::size_t taken = 0;
-  while (taken < text.size() && taken < kMaxPrintable) {
+  while (taken < text.size() && taken < at_most) {
     const auto rest = text.substr(taken);
     if (const auto length = printable_length(rest); length > 0) {
       shown += rest.substr(0, length);

@@ -22,8 +22,8 @@ bool is_printable_utf8(std::string_view text);
 // User text (a value, a path, a token from a file) as an error message may
 // show it: every byte is_printable_utf8 would refuse becomes \xNN, so a
 // message never sends raw bytes to a terminal; longer texts are cut after
-// kMaxPrintable bytes with "...", so it stays one readable line.
+// at_most bytes with "...", so it stays one readable line.
 inline constexpr std::size_t kMaxPrintable = 256;
-std::string printable(std::string_view text);
+std::string printable(std::string_view text, std::size_t at_most = kMaxPrintable);
 
 }  // namespace hacoboot

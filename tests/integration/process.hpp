@@ -98,6 +98,10 @@ std::string shell_command(const std::vector<std::string>& argv);
 
 std::string read_file(const std::filesystem::path& path);
 
+// Leaves a UNIX socket's file at path, as a daemon leaves one in its
+// directory; throws std::runtime_error when it cannot.
+void make_socket_file(const std::filesystem::path& path);
+
 // PIDs of live processes whose command line or environment contains text
 // (like pgrep -f, environment included).
 std::vector<pid_t> processes_mentioning(const std::string& text);

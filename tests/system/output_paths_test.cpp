@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../integration/process.hpp"
 #include "hacoboot/errors.hpp"
 #include "temp_dir.hpp"
 
@@ -32,18 +33,6 @@ std::string refusal(const std::vector<NamedOutput>& outputs, const std::vector<N
 
 void make_file(const fs::path& path) {
   std::ofstream(path) << "precious\n";
-}
-
-// A UNIX socket bound at path (what a daemon leaves in its directory).
-void make_socket(const fs::path& path) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  ASSERT_LT(path.string().size(), sizeof address.sun_path);
-  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
-  EXPECT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0) << std::strerror(errno);
-  ::close(fd);
 }
 
 // The current directory, restored at the end of the scope.
@@ -98,7 +87,7 @@ TEST(CheckOutputPaths, SymbolicLinkDirectoryAndSocketAreRefused) {
   make_file(dir.path() / "target");
   fs::create_symlink(dir.path() / "target", dir.path() / "link");
   fs::create_directory(dir.path() / "directory");
-  ASSERT_NO_FATAL_FAILURE(make_socket(dir.path() / "socket"));
+  ASSERT_NO_THROW(it::make_socket_file(dir.path() / "socket"));
   for (const bool regular_file_only : {false, true}) {
     const auto refused = [&](const char* name) {
       return refusal(

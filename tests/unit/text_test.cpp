@@ -44,5 +44,11 @@ TEST(Printable, LongTextIsCut) {
   EXPECT_EQ(printable(long_text), std::string(kMaxPrintable, 'a') + "...");
 }
 
+// A whole error message: escaped, never cut.
+TEST(Printable, AsManyBytesAsAsked) {
+  const std::string message = std::string(1'000, 'a') + "\x1B";
+  EXPECT_EQ(printable(message, message.size()), std::string(1'000, 'a') + "\\x1B");
+}
+
 }  // namespace
 }  // namespace hacoboot

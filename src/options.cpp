@@ -317,7 +317,13 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     }
   }
   if (given("--pid")) opt.pid = static_cast<std::uint32_t>(decimal_in_range(pid, "--pid", 1, kMaxPid));
-  if (given("--serve")) opt.serve = parse_listen_address(serve);
+  if (given("--serve")) {
+    try {
+      opt.serve = parse_listen_address(serve);
+    } catch (const UsageError& e) {
+      throw UsageError(std::string("--serve: ") + e.what());
+    }
+  }
   if (given("--textfile-interval")) {
     const auto interval = parse_duration(textfile_interval);
     if (!interval || interval->count() <= 0) {

@@ -523,7 +523,7 @@ std::vector<BadInputCase> rows() {
             "escape-names.txt:1: phase name 'APP\\x1B[31mRED' is not printable UTF-8"),
       input("PhaseNameNotUtf8", {"--phase-names", "{dir}/binary-names.txt"}, "phase name '\\xFF\\xFE'"),
       input("RunAsUserWithAnEscapeSequence", {"--run-as", "x\x1B[31m"}, "--run-as: no user 'x\\x1B[31m'"),
-      input("ServeAddressWithAnEscapeSequence", {"--serve", "\x1B[2J:80"}, "\\x1B[2J"),
+      input("ServeAddressWithAnEscapeSequence", {"--serve", "\x1B[2J:80"}, "--serve: '\\x1B[2J:80'"),
       // 9: one phase per name, one name per phase
       input("PhaseNumberNamedTwice", {"--phase-names", "{dir}/twice-names.txt"},
             "twice-names.txt:3: phase 123 is named twice (lines 1 and 3)"),

@@ -42,6 +42,7 @@ without-host-btf)
   [ "$(id -u)" -eq 0 ] || skip "hiding /sys/kernel/btf needs root (a private mount namespace)"
   command -v ninja >/dev/null || skip "ninja is not installed (ninja-build)"
   copy_tree
+  # shellcheck disable=SC2016 # $1 and $2 are the inner shell's arguments
   unshare --mount --propagation private sh -euc '
     mount -t tmpfs none /sys/kernel/btf
     test ! -e /sys/kernel/btf/vmlinux

@@ -15,7 +15,12 @@
  * every syscall and return at once unless a container boots. fentry on the
  * syscall functions is refused on some kernels and sandboxes (EPERM).
  */
-#include "vmlinux.h"
+/* The kernel types: vendored (kernel_types.h) or a vmlinux.h given to the build. */
+#ifdef HACOBOOT_VMLINUX_H
+#include HACOBOOT_VMLINUX_H
+#else
+#include "kernel_types.h"
+#endif
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>

@@ -7,8 +7,10 @@
 find_program(BPF_CLANG NAMES clang clang-14 REQUIRED)
 find_program(BPFTOOL bpftool REQUIRED)
 
+# The build reads no kernel BTF: the program declares the few kernel types it
+# reads (bpf/kernel_types.h), CO-RE resolves them at load time.
 set(HACOBOOT_VMLINUX_H "" CACHE FILEPATH
-    "vmlinux.h to compile the BPF side against (default: generated from this kernel's BTF)")
+    "vmlinux.h to compile the BPF side against (default: the vendored bpf/kernel_types.h)")
 
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
   set(_bpf_arch x86)
@@ -42,30 +44,25 @@ function(add_bpf_skeleton target source)
   set(_gen ${CMAKE_CURRENT_BINARY_DIR}/bpf-gen)
   file(MAKE_DIRECTORY ${_gen})
 
+  set(_cflags "")
+  foreach(_inc IN LISTS ARG_INCLUDES)
+    list(APPEND _cflags -I${_inc})
+  endforeach()
   if(HACOBOOT_VMLINUX_H)
-    configure_file(${HACOBOOT_VMLINUX_H} ${_gen}/vmlinux.h COPYONLY)
-  else()
-    add_custom_command(
-      OUTPUT ${_gen}/vmlinux.h
-      COMMAND ${BPFTOOL} btf dump file /sys/kernel/btf/vmlinux format c > ${_gen}/vmlinux.h.tmp
-      COMMAND ${CMAKE_COMMAND} -E rename ${_gen}/vmlinux.h.tmp ${_gen}/vmlinux.h
-      COMMENT "Generating vmlinux.h from this kernel's BTF"
-      VERBATIM
-    )
+    list(APPEND _cflags "-DHACOBOOT_VMLINUX_H=\"${HACOBOOT_VMLINUX_H}\"")
   endif()
 
-  set(_incflags "")
-  foreach(_inc IN LISTS ARG_INCLUDES)
-    list(APPEND _incflags -I${_inc})
-  endforeach()
-
+  # clang's depfile lists every header the program includes (the contract
+  # header shared with the C++ decoder, the kernel types): Ninja, unlike the
+  # Makefiles, ignores IMPLICIT_DEPENDS and would leave a stale object.
   add_custom_command(
     OUTPUT ${_gen}/${_name}.bpf.o
     COMMAND ${BPF_CLANG} -g -O2 -Wall -target bpf -D__TARGET_ARCH_${_bpf_arch}
-            -I${_gen} ${_incflags} ${BPF_SYSTEM_INCLUDES}
+            ${_cflags} ${BPF_SYSTEM_INCLUDES}
+            -MD -MF ${_gen}/${_name}.bpf.d
             -c ${source} -o ${_gen}/${_name}.bpf.o
-    DEPENDS ${source} ${_gen}/vmlinux.h
-    IMPLICIT_DEPENDS C ${source}
+    DEPENDS ${source}
+    DEPFILE ${_gen}/${_name}.bpf.d
     COMMENT "Compiling BPF object ${_name}.bpf.o"
     VERBATIM
   )

@@ -7,7 +7,8 @@ packages=(
   # build
   cmake g++ make pkg-config
   clang          # BPF target compiler
-  bpftool        # vmlinux.h and skeleton generation
+  bpftool        # skeleton generation
+  ninja-build    # the build tests (ctest -L build): Ninja follows the BPF depfile
   libbpf-dev libelf-dev zlib1g-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev
   libcpp-httplib-dev  # the metrics endpoint

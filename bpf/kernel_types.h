@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kernel types hacoboot.bpf.c reads, written by hand in place of a
+ * vmlinux.h dumped from the build machine's /sys/kernel/btf/vmlinux: the
+ * build then needs no BTF (build containers and package builders have none)
+ * and its output does not depend on the build host's kernel.
+ *
+ * Only the fields the program reads are declared. preserve_access_index makes
+ * every access a CO-RE relocation, resolved by name against the running
+ * kernel's BTF at load time: the layout below (offsets, padding) is
+ * irrelevant, the names and types of the fields must match the kernel's.
+ * -DHACOBOOT_VMLINUX_H=FILE compiles against a generated vmlinux.h instead.
+ */
+#ifndef HACOBOOT_KERNEL_TYPES_H
+#define HACOBOOT_KERNEL_TYPES_H
+
+/* Helper ids, map types and flags: the UAPI, stable, from linux-libc-dev. */
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <stdbool.h>
+
+typedef __kernel_pid_t pid_t;
+
+typedef struct {
+	int counter;
+} atomic_t;
+
+struct signal_struct {
+	atomic_t live;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	int exit_code;
+	pid_t pid;
+	pid_t tgid;
+	struct task_struct *real_parent;
+	struct signal_struct *signal;
+} __attribute__((preserve_access_index));
+
+struct linux_binprm {
+	const char *filename;
+} __attribute__((preserve_access_index));
+
+/*
+ * The registers at a syscall tracepoint (the syscall number) and at the USDT
+ * probe (libbpf's usdt.bpf.h reads the instruction pointer, and arguments at
+ * offsets its loader computes). __VMLINUX_H__ tells bpf_tracing.h that
+ * struct pt_regs has the kernel's field names, not the user-space ones.
+ */
+#define __VMLINUX_H__
+#if defined(__TARGET_ARCH_x86)
+struct pt_regs {
+	unsigned long ip;
+	unsigned long orig_ax;
+} __attribute__((preserve_access_index));
+#elif defined(__TARGET_ARCH_arm64)
+/* bpf_tracing.h reads arm64 registers through the UAPI struct user_pt_regs. */
+#include <asm/ptrace.h>
+struct pt_regs {
+	__s32 syscallno;
+} __attribute__((preserve_access_index));
+#else
+#error "hacoboot: declare this architecture's struct pt_regs"
+#endif
+
+#endif

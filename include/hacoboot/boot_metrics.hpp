@@ -56,7 +56,7 @@ class BootMetrics {
 
   // A finished boot, after warm-up filtering. Unstarted boots count nowhere.
   void add(const BootRecord& boot);
-  // The kernel side's lost-event counter, cumulative.
+  // Events lost (kernel side) or undecodable, cumulative.
   void set_lost_events(std::uint64_t total) { lost_events_ = total; }
   // The kernel side's count of phase events it dropped, cumulative.
   void set_untracked_phases(std::uint64_t total) { untracked_phases_ = total; }

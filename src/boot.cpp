@@ -33,14 +33,20 @@ std::string step_name(const Step& step, const PhaseNames& names) {
   return names.name(step.phase);
 }
 
+std::string_view boot_end_name(BootEnd end) {
+  switch (end) {
+    case BootEnd::Exited: return "exited";
+    case BootEnd::TracingStopped: return "tracing_stopped";
+    case BootEnd::Replaced: return "replaced";
+    case BootEnd::Evicted: return "evicted";
+    case BootEnd::Vanished: return "vanished";
+  }
+  return "unknown";
+}
+
 std::optional<std::uint64_t> BootRecord::since_start(std::uint64_t ts_ns) const {
   if (!start_ns || ts_ns < *start_ns) return std::nullopt;
   return ts_ns - *start_ns;
-}
-
-std::optional<std::int64_t> BootRecord::last_phase() const {
-  if (phases.empty()) return std::nullopt;
-  return phases.back().phase;
 }
 
 std::vector<StepTiming> BootRecord::timeline() const {

@@ -9,13 +9,8 @@ namespace {
 
 enum class Lane : std::uint8_t { Supervisor, Container, Either };
 
-// Haconiwa groups its phases by the process that passes them: 0-10 the
-// supervisor (and CLI), 11-30 the container child, 31+ network set-up by the
-// supervisor; user markers 123+ may come from either.
+// The process that passes a phase, from its group (phases.hpp).
 Lane lane_of(const Step& step) {
-  constexpr std::int64_t kFirstContainerPhase = 11;
-  constexpr std::int64_t kFirstNetworkPhase = 31;
-  constexpr std::int64_t kFirstUserPhase = 123;
   if (step.kind != Step::Kind::Phase) return Lane::Container;
   if (step.phase >= kFirstUserPhase) return Lane::Either;
   if (step.phase >= kFirstContainerPhase && step.phase < kFirstNetworkPhase) return Lane::Container;

@@ -1,13 +1,14 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: (MIT OR GPL-2.0-only)
 /*
  * Kernel side of hacoboot-sampler: reports each Haconiwa launch's phases and
  * the execve, first listen and exit of every process of its container.
  *
- * Attach points: the USDT probe (a uprobe perf event) and raw tracepoints for
- * fork/exec/exit. Raw rather than BTF-typed (tp_btf) tracepoints: tp_btf
- * makes libbpf read and index the whole kernel BTF at every start (~50 ms,
- * ~13 MB), while raw ones let CO-RE use a minimal BTF cached per kernel.
- * Hence every kernel pointer is read with BPF_CORE_READ.
+ * Attach points: the USDT probe (one uprobe_multi link when the kernel has
+ * them, else libbpf's perf uprobes) and raw tracepoints for fork/exec/exit.
+ * Raw rather than BTF-typed (tp_btf) tracepoints: tp_btf makes libbpf read and
+ * index the whole kernel BTF at every start (the cost is in BENCHMARKS.md),
+ * while raw ones let CO-RE use a minimal BTF cached per kernel. Hence every
+ * kernel pointer is read with BPF_CORE_READ.
  *
  * Syscalls: the per-syscall tracepoints (syscalls:sys_enter_execve, ...) when
  * the loader can find their ids, so that no program runs on any other
@@ -308,7 +309,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 /*
  * execve entry: the time a container process asked to run its command.
  * execveat has no per-syscall hook of its own: every perf tracepoint costs
- * the tool's exit two RCU Tasks Trace grace periods (~25 ms each), and
+ * the tool's exit two RCU Tasks Trace grace periods (BENCHMARKS.md), and
  * Haconiwa, like libc's exec family, calls execve. An execveat (fexecve) is
  * timed when it completes, at sched_process_exec, with either set of hooks.
  */

@@ -48,8 +48,9 @@ namespace {
 // Boots kept for --timeline / --trace-out: the pictures are for looking at,
 // and memory must not grow with the length of the run.
 constexpr std::size_t kMaxPictured = 10'000;
-// bpftool extracts the kernel types in ~0.1 s: a first run on a new kernel
-// that ends sooner waits this long for it at exit, at most.
+// bpftool extracts the kernel types in a fraction of this (BENCHMARKS.md,
+// row 1b): a first run on a new kernel that ends sooner waits this long for
+// it at exit, at most.
 constexpr auto kBtfCachePatience = std::chrono::seconds(2);
 // How often boots whose exit events were lost are looked for: they would
 // otherwise stay in flight for ever in a long-running exporter.

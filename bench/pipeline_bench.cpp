@@ -43,7 +43,6 @@ struct Builder {
     raw.arg = arg;
     raw.kind = kind;
     raw.pid = pid;
-    raw.tid = pid;
     raw.hpid = hpid;
     raw.role = role;
     const std::size_t size = filename != nullptr ? sizeof raw : HACOBOOT_EVENT_BASE_SIZE;

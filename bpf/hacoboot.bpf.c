@@ -1,13 +1,14 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: (MIT OR GPL-2.0-only)
 /*
  * Kernel side of hacoboot-sampler: reports each Haconiwa launch's phases and
  * the execve, first listen and exit of every process of its container.
  *
- * Attach points: the USDT probe (a uprobe perf event) and raw tracepoints for
- * fork/exec/exit. Raw rather than BTF-typed (tp_btf) tracepoints: tp_btf
- * makes libbpf read and index the whole kernel BTF at every start (~50 ms,
- * ~13 MB), while raw ones let CO-RE use a minimal BTF cached per kernel.
- * Hence every kernel pointer is read with BPF_CORE_READ.
+ * Attach points: the USDT probe (one uprobe_multi link when the kernel has
+ * them, else libbpf's perf uprobes) and raw tracepoints for fork/exec/exit.
+ * Raw rather than BTF-typed (tp_btf) tracepoints: tp_btf makes libbpf read and
+ * index the whole kernel BTF at every start (the cost is in BENCHMARKS.md),
+ * while raw ones let CO-RE use a minimal BTF cached per kernel. Hence every
+ * kernel pointer is read with BPF_CORE_READ.
  *
  * Syscalls: the per-syscall tracepoints (syscalls:sys_enter_execve, ...) when
  * the loader can find their ids, so that no program runs on any other
@@ -57,13 +58,13 @@ struct tracked_process {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 21); /* resized by the loader before load */
+	__uint(max_entries, HACOBOOT_DEFAULT_RINGBUF_BYTES); /* resized by the loader before load */
 } events SEC(".maps");
 
 /*
  * Keyed by tgid: threads share their process's membership. Not preallocated:
- * preallocating 32768 entries took ~10 ms of every start, and entries are
- * only added on the fork of a tracked process.
+ * preallocating HACOBOOT_MAX_TRACKED entries would lengthen every start, and
+ * entries are only added on the fork of a tracked process.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -118,10 +119,15 @@ static __always_inline __u64 *launcher_slot(__u32 pid)
 	return &launchers_in_slot[pid & (LAUNCHER_SLOTS - 1)];
 }
 
-static __always_inline struct hacoboot_event *reserve(__u32 kind, __u64 size)
+/*
+ * A record of `size` bytes (HACOBOOT_EVENT_BASE_SIZE, or the whole struct for
+ * exec events) with every field but the filename filled; NULL, counted, when
+ * the ring buffer is full.
+ */
+static __always_inline struct hacoboot_event *reserve_event(__u32 kind, __u64 size, long long arg,
+							    const struct tracked_process *process)
 {
 	struct hacoboot_event *e = bpf_ringbuf_reserve(&events, size, 0);
-	__u64 id = bpf_get_current_pid_tgid();
 
 	if (!e) {
 		__sync_fetch_and_add(&counters.lost_events, 1);
@@ -129,10 +135,12 @@ static __always_inline struct hacoboot_event *reserve(__u32 kind, __u64 size)
 	}
 	e->ts_ns = bpf_ktime_get_ns();
 	e->cgroup_id = 0; /* only exec events need it: see on_exec */
+	e->arg = arg;
 	e->kind = kind;
-	e->pid = id >> 32;
-	e->tid = (__u32)id;
-	e->boot = 0;
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	e->hpid = process->hpid;
+	e->role = process->role;
+	e->boot = process->boot;
 	return e;
 }
 
@@ -258,13 +266,12 @@ int BPF_USDT(on_phase, long phase, long hpid)
 		boot = launch->boot;
 	}
 
-	e = reserve(HACOBOOT_EV_PHASE, HACOBOOT_EVENT_BASE_SIZE);
+	/* Phase events report no role: the decoder reads 0 as untracked. */
+	struct tracked_process launch_ids = {.hpid = hpid, .boot = boot};
+
+	e = reserve_event(HACOBOOT_EV_PHASE, HACOBOOT_EVENT_BASE_SIZE, phase, &launch_ids);
 	if (!e)
 		return 0;
-	e->arg = phase;
-	e->hpid = hpid;
-	e->role = 0;
-	e->boot = boot;
 	submit(e, false);
 	return 0;
 }
@@ -297,13 +304,9 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (member.role)
 		track(child_pid, &member);
 
-	e = reserve(HACOBOOT_EV_FORK, HACOBOOT_EVENT_BASE_SIZE);
+	e = reserve_event(HACOBOOT_EV_FORK, HACOBOOT_EVENT_BASE_SIZE, child_pid, &member);
 	if (!e)
 		return 0;
-	e->arg = child_pid;
-	e->hpid = member.hpid;
-	e->role = member.role;
-	e->boot = member.boot;
 	submit(e, false);
 	return 0;
 }
@@ -311,7 +314,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 /*
  * execve entry: the time a container process asked to run its command.
  * execveat has no per-syscall hook of its own: every perf tracepoint costs
- * the tool's exit two RCU Tasks Trace grace periods (~25 ms each), and
+ * the tool's exit two RCU Tasks Trace grace periods (BENCHMARKS.md), and
  * Haconiwa, like libc's exec family, calls execve. An execveat (fexecve) is
  * timed when it completes, at sched_process_exec, with either set of hooks.
  */
@@ -399,7 +402,7 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 
 	if (!t)
 		return 0;
-	e = reserve(HACOBOOT_EV_EXEC, sizeof(*e));
+	e = reserve_event(HACOBOOT_EV_EXEC, sizeof(*e), 0, t);
 	if (!e)
 		return 0;
 	entry_ns = bpf_map_lookup_elem(&execing, &old_tid);
@@ -407,10 +410,6 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 		e->ts_ns = *entry_ns;
 		bpf_map_delete_elem(&execing, &old_tid);
 	}
-	e->arg = 0;
-	e->hpid = t->hpid;
-	e->role = t->role;
-	e->boot = t->boot;
 	e->cgroup_id = bpf_get_current_cgroup_id(); /* after cgroup set-up: the container's own */
 	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), BPF_CORE_READ(bprm, filename));
 	submit(e, false);
@@ -428,13 +427,9 @@ static __always_inline int listen_returned(long ret)
 	t = member_of_container(bpf_get_current_pid_tgid() >> 32);
 	if (!t)
 		return 0;
-	e = reserve(HACOBOOT_EV_LISTEN, HACOBOOT_EVENT_BASE_SIZE);
+	e = reserve_event(HACOBOOT_EV_LISTEN, HACOBOOT_EVENT_BASE_SIZE, ret, t);
 	if (!e)
 		return 0;
-	e->arg = ret;
-	e->hpid = t->hpid;
-	e->role = t->role;
-	e->boot = t->boot;
 	submit(e, true);
 	return 0;
 }
@@ -470,14 +465,9 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	t = bpf_map_lookup_elem(&tracked, &pid);
 	if (!t)
 		return 0;
-	e = reserve(HACOBOOT_EV_EXIT, HACOBOOT_EVENT_BASE_SIZE);
-	if (e) {
-		e->arg = BPF_CORE_READ(task, exit_code);
-		e->hpid = t->hpid;
-		e->role = t->role;
-		e->boot = t->boot;
+	e = reserve_event(HACOBOOT_EV_EXIT, HACOBOOT_EVENT_BASE_SIZE, 0, t);
+	if (e)
 		submit(e, e->role != HACOBOOT_ROLE_MEMBER);
-	}
 	if (t->role != HACOBOOT_ROLE_LAUNCHER)
 		__sync_fetch_and_sub(&members_alive, 1);
 	else

@@ -9,13 +9,8 @@ namespace {
 
 enum class Lane : std::uint8_t { Supervisor, Container, Either };
 
-// Haconiwa groups its phases by the process that passes them: 0-10 the
-// supervisor (and CLI), 11-30 the container child, 31+ network set-up by the
-// supervisor; user markers 123+ may come from either.
+// The process that passes a phase, from its group (phases.hpp).
 Lane lane_of(const Step& step) {
-  constexpr std::int64_t kFirstContainerPhase = 11;
-  constexpr std::int64_t kFirstNetworkPhase = 31;
-  constexpr std::int64_t kFirstUserPhase = 123;
   if (step.kind != Step::Kind::Phase) return Lane::Container;
   if (step.phase >= kFirstUserPhase) return Lane::Either;
   if (step.phase >= kFirstContainerPhase && step.phase < kFirstNetworkPhase) return Lane::Container;
@@ -33,14 +28,20 @@ std::string step_name(const Step& step, const PhaseNames& names) {
   return names.name(step.phase);
 }
 
+std::string_view boot_end_name(BootEnd end) {
+  switch (end) {
+    case BootEnd::Exited: return "exited";
+    case BootEnd::TracingStopped: return "tracing_stopped";
+    case BootEnd::Replaced: return "replaced";
+    case BootEnd::Evicted: return "evicted";
+    case BootEnd::Vanished: return "vanished";
+  }
+  return "unknown";
+}
+
 std::optional<std::uint64_t> BootRecord::since_start(std::uint64_t ts_ns) const {
   if (!start_ns || ts_ns < *start_ns) return std::nullopt;
   return ts_ns - *start_ns;
-}
-
-std::optional<std::int64_t> BootRecord::last_phase() const {
-  if (phases.empty()) return std::nullopt;
-  return phases.back().phase;
 }
 
 std::vector<StepTiming> BootRecord::timeline() const {

@@ -136,8 +136,10 @@ void BootMetrics::write(std::ostream& out, const PhaseNames& names) const {
            boots_.started - boots_.incomplete);
   e.scalar("hacoboot_boots_incomplete_total", "counter", "Started boots that missed execve or listen.",
            boots_.incomplete);
-  e.scalar("hacoboot_events_lost_total", "counter",
-           "Events the kernel could not deliver (ring buffer full): figures may miss boots.", lost_events_);
+  e.scalar(
+      "hacoboot_events_lost_total", "counter",
+      "Events the kernel could not deliver (ring buffer full) or the tool could not decode: figures may miss boots.",
+      lost_events_);
   e.scalar("hacoboot_phase_events_untracked_total", "counter",
            "Phase events ignored in the kernel: of no launch seen starting (begun before tracing, or not Haconiwa's).",
            untracked_phases_);

@@ -42,7 +42,8 @@ nlohmann::ordered_json optional_json(std::optional<std::uint64_t> value) {
 BootRowWriter::BootRowWriter(std::ostream& out, Format format, PhaseNames names)
     : out_(out), format_(format), names_(std::move(names)) {
   if (format_ == Format::Tsv) {
-    out_ << "boot\thpid\tcontainer_pid\tcgroup_id\tcgroup_path\tkind\tphase\tname\tt_ns\tsince_start_ns\tdelta_ns\n";
+    out_ << "boot\thpid\tcontainer_pid\tcgroup_id\tcgroup_path\tkind\tphase\tname\tt_ns\tsince_start_ns\tdelta_"
+            "ns\tend\n";
     out_.flush();
   }
 }
@@ -53,10 +54,10 @@ void BootRowWriter::write(const BootRecord& boot) {
     const auto name = step_name(timing.step, names_);
     const auto kind = is_phase ? std::string("phase") : name;
     if (format_ == Format::Tsv) {
-      out_ << fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", boot.sequence, boot.hpid, boot.container_pid,
-                          boot.cgroup_id, tsv_cell(boot.cgroup_path), tsv_cell(kind),
+      out_ << fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", boot.sequence, boot.hpid,
+                          boot.container_pid, boot.cgroup_id, tsv_cell(boot.cgroup_path), tsv_cell(kind),
                           is_phase ? std::to_string(timing.step.phase) : std::string(), tsv_cell(name), timing.ts_ns,
-                          optional_cell(timing.since_start), optional_cell(timing.delta));
+                          optional_cell(timing.since_start), optional_cell(timing.delta), boot_end_name(boot.end));
       continue;
     }
     const nlohmann::ordered_json row{
@@ -71,6 +72,7 @@ void BootRowWriter::write(const BootRecord& boot) {
         {"t_ns", timing.ts_ns},
         {"since_start_ns", optional_json(timing.since_start)},
         {"delta_ns", optional_json(timing.delta)},
+        {"end", boot_end_name(boot.end)},
     };
     // Bytes that are not UTF-8 (a cgroup's name is any bytes) become U+FFFD
     // instead of an exception that would end the run.

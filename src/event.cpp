@@ -44,7 +44,6 @@ std::optional<Event> decode_event(std::span<const std::byte> record) {
   e.kind = *kind;
   e.ts_ns = raw.ts_ns;
   e.pid = raw.pid;
-  e.tid = raw.tid;
   e.hpid = raw.hpid;
   e.launch = raw.boot;
   e.role = *role;
@@ -52,9 +51,9 @@ std::optional<Event> decode_event(std::span<const std::byte> record) {
   switch (*kind) {
     case EventKind::Phase: e.phase = raw.arg; break;
     case EventKind::Fork: e.child_pid = static_cast<std::uint32_t>(raw.arg); break;
-    case EventKind::Exit: e.exit_status = static_cast<std::int32_t>(raw.arg); break;
     case EventKind::Exec: e.filename.assign(raw.filename, strnlen(raw.filename, sizeof raw.filename)); break;
-    case EventKind::Listen: break;
+    case EventKind::Listen:
+    case EventKind::Exit: break;
   }
   return e;
 }

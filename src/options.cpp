@@ -178,7 +178,9 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
       ->excludes(haconiwa_option);
   app.add_flag("--list", opt.list, "Print the USDT probes of the haconiwa binary and exit (no root needed)");
   std::string from;
-  app.add_option("--from", from, "Phase that starts the clock, by number or name (default 1, START_SV)")
+  app.add_option("--from", from,
+                 fmt::format("Phase that starts the clock, by number or name (default {}, {})", kPhaseStartSupervisor,
+                             phase_name(kPhaseStartSupervisor)))
       ->type_name("PHASE");
   std::string phase_names_file;
   app.add_option("--phase-names", phase_names_file, "Name phases: lines of 'NUMBER NAME' (e.g. 123 APP_READY)")
@@ -257,11 +259,14 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
       ->group("Regression gate");
 
   std::string ring_buffer_size;
-  app.add_option("--ringbuf-size", ring_buffer_size, "BPF ring buffer size (default 1M; rounded up to a power of two)")
+  app.add_option("--ringbuf-size", ring_buffer_size,
+                 fmt::format("BPF ring buffer size (default {}M; rounded up to a power of two)",
+                             HACOBOOT_DEFAULT_RINGBUF_BYTES >> 20))
       ->type_name("SIZE");
   app.add_option("--btf-cache", opt.btf_cache,
-                 "Where the kernel types the programs read are cached per kernel, for a fast start (default "
-                 "/var/cache/hacoboot-sampler; 'off': read the whole kernel BTF at every start)")
+                 fmt::format("Where the kernel types the programs read are cached per kernel, for a fast start "
+                             "(default {}; 'off': read the whole kernel BTF at every start)",
+                             kDefaultBtfCacheDir))
       ->type_name("DIR");
   app.add_option("--syscall-hooks", syscall_hooks,
                  "How execve/listen are seen: auto (default: tracepoints when the kernel has them), tracepoints "

@@ -10,9 +10,15 @@
 #include <utility>
 
 #include "hacoboot/errors.hpp"
+#include "hacoboot/hacoboot.h"
 #include "hacoboot/text.hpp"
 
 namespace hacoboot {
+
+// The BPF program tells launches apart by these phases: both sides must agree.
+static_assert(kPhaseStartSupervisor == HACOBOOT_PHASE_START_SV);
+static_assert(kPhaseStartFork == HACOBOOT_PHASE_START_FORK);
+
 namespace {
 
 constexpr std::string_view kUnnamedPrefix = "PHASE_";

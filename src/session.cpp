@@ -48,8 +48,9 @@ namespace {
 // Boots kept for --timeline / --trace-out: the pictures are for looking at,
 // and memory must not grow with the length of the run.
 constexpr std::size_t kMaxPictured = 10'000;
-// bpftool extracts the kernel types in ~0.1 s: a first run on a new kernel
-// that ends sooner waits this long for it at exit, at most.
+// bpftool extracts the kernel types in a fraction of this (BENCHMARKS.md,
+// row 1b): a first run on a new kernel that ends sooner waits this long for
+// it at exit, at most.
 constexpr auto kBtfCachePatience = std::chrono::seconds(2);
 // How often boots whose exit events were lost are looked for: they would
 // otherwise stay in flight for ever in a long-running exporter.
@@ -75,6 +76,13 @@ bool process_exists(std::uint32_t pid) {
   return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
+// Events the figures miss: the kernel could not deliver them (ring buffer
+// full) or the tool could not decode them. JSON's lost_events, the metric
+// hacoboot_events_lost_total and the progress line all count these.
+std::uint64_t events_lost(const TracerCounters& counters, std::uint64_t undecodable) {
+  return counters.lost_events + undecodable;
+}
+
 // Prometheus metrics of the settled boots, shared with the HTTP server's
 // threads; rewritten to --textfile every --textfile-interval.
 class MetricsExport {
@@ -93,10 +101,10 @@ class MetricsExport {
     metrics_.add(boot);
   }
   // Called from the event loop: fresh gauges, and the textfile when due (or `now`).
-  void update(const TracerCounters& counters, std::uint64_t in_flight, bool write_now) {
+  void update(const TracerCounters& counters, std::uint64_t events_lost, std::uint64_t in_flight, bool write_now) {
     {
       const std::lock_guard lock(mutex_);
-      metrics_.set_lost_events(counters.lost_events);
+      metrics_.set_lost_events(events_lost);
       metrics_.set_untracked_phases(counters.untracked_phases);
       metrics_.set_boots_in_flight(in_flight);
     }
@@ -331,12 +339,12 @@ int run_session(const Options& options, std::ostream& diagnostics) {
     }
     tracer->poll(wait);
     const auto counters = tracer->counters();
-    progress.update(tracker.live_boots(), counters.lost_events);
+    progress.update(tracker.live_boots(), events_lost(counters, undecodable));
     if (std::chrono::steady_clock::now() >= next_expiry) {
       tracker.expire_vanished(process_exists);
       next_expiry = std::chrono::steady_clock::now() + kExpiryInterval;
     }
-    if (metrics.enabled()) metrics.update(counters, tracker.live_boots(), false);
+    if (metrics.enabled()) metrics.update(counters, events_lost(counters, undecodable), tracker.live_boots(), false);
     if (StopSignals::take_reopen_request() && events_out) {
       events_out->reopen();
       sinks.start_rows(*events_out);
@@ -349,7 +357,7 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   tracker.finish_all();
   progress.clear();
   const auto counters = tracer->counters();
-  if (metrics.enabled()) metrics.update(counters, 0, true);
+  if (metrics.enabled()) metrics.update(counters, events_lost(counters, undecodable), 0, true);
 
   if (counters.lost_events > 0 || counters.tracked_full > 0 || undecodable > 0) {
     diagnostics << fmt::format(
@@ -366,7 +374,7 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   }
   const RunFacts facts{.start_phase = options.start_phase,
                        .command = options.command,
-                       .lost_events = counters.lost_events + undecodable,
+                       .lost_events = events_lost(counters, undecodable),
                        .untracked_phases = counters.untracked_phases,
                        .tracked_at_exit = tracer->tracked_processes(),
                        .names = options.phase_names};

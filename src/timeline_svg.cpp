@@ -47,16 +47,16 @@ constexpr std::string_view kLastPhaseFill = "#555555";
 
 struct PhaseGroup {
   std::int64_t first_phase;
+  std::int64_t last_phase;
   std::string_view name;
-  std::string_view range;
   std::string_view fill;
 };
 
 constexpr std::array<PhaseGroup, 4> kGroups{{
-    {0, "supervisor", "0-10", "#6c9bd2"},
-    {11, "container", "11-30", "#f0a35e"},
-    {31, "network", "31-122", "#7cc47a"},
-    {123, "user", "123-127", "#b48ad6"},
+    {0, kFirstContainerPhase - 1, "supervisor", "#6c9bd2"},
+    {kFirstContainerPhase, kFirstNetworkPhase - 1, "container", "#f0a35e"},
+    {kFirstNetworkPhase, kFirstUserPhase - 1, "network", "#7cc47a"},
+    {kFirstUserPhase, kMaxPhase, "user", "#b48ad6"},
 }};
 
 // The last group whose first phase the phase reaches.
@@ -241,7 +241,8 @@ void write_legend(std::ostream& out) {
     out << fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="14" height="{}" fill="{}"/>)"
                        "\n",
                        x, kLegendY - kBarHeight / 2, kBarHeight, group.fill);
-    x = write_legend_label(out, x + 20, fmt::format("{} phases ({})", group.name, group.range));
+    x = write_legend_label(out, x + 20,
+                           fmt::format("{} phases ({}-{})", group.name, group.first_phase, group.last_phase));
   }
   write_diamond(out, x + kMarkerSize, kLegendY);
   x = write_legend_label(out, x + 2 * kMarkerSize + 6, "execve");

@@ -222,7 +222,7 @@ void Tracer::attach_syscall_tracepoints(const SyscallTracepointIds& ids) {
 // nothing runs, nothing listens, but both pass their tracepoints. The
 // programs note a call of this thread with the right syscall number and
 // arguments (so neither the other end of the syscall nor another one's
-// tracepoint passes). ~12 us.
+// tracepoint passes).
 void Tracer::prove_syscall_tracepoints(const SyscallTracepointIds& ids) {
   auto* bss = skeleton_->bss;
   constexpr const char* kNoProgram = "";
@@ -247,8 +247,8 @@ void Tracer::prove_syscall_tracepoints(const SyscallTracepointIds& ids) {
 
 Tracer::~Tracer() {
   if (!skeleton_) return;
-  // Every detach waits for RCU grace periods (a perf event's two, ~25 ms
-  // each here, one of them under a kernel-wide mutex): detached at once,
+  // Every detach waits for RCU grace periods (a perf event's two, one of
+  // them under a kernel-wide mutex; BENCHMARKS.md): detached at once,
   // the links overlap what they can, and Ctrl-C -> exit stays short. The
   // skeleton then destroys what is left (maps, programs).
   auto& links = skeleton_->links;

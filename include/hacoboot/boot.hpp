@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hacoboot/phases.hpp"
@@ -50,6 +51,10 @@ enum class BootEnd : std::uint8_t {
   Vanished,        // its processes are gone though their exit was never seen (events lost)
 };
 
+// "exited", "tracing_stopped", "replaced", "evicted", "vanished": the end
+// column of --events.
+std::string_view boot_end_name(BootEnd end);
+
 // Everything one Haconiwa launch did, in absolute CLOCK_MONOTONIC ns.
 struct BootRecord {
   std::uint64_t sequence = 0;  // 1-based, in order of the boots' first events
@@ -70,7 +75,6 @@ struct BootRecord {
   [[nodiscard]] bool complete() const { return started() && execve_ns && listen_ns; }
   // Time from the start to ts; nullopt before the start or when not started.
   [[nodiscard]] std::optional<std::uint64_t> since_start(std::uint64_t ts_ns) const;
-  [[nodiscard]] std::optional<std::int64_t> last_phase() const;
   // Every phase and milestone, in time order.
   [[nodiscard]] std::vector<StepTiming> timeline() const;
   // The timeline after the start, without the start phase itself (its time

@@ -13,31 +13,8 @@
 
 namespace hacoboot {
 
-// Boot figures as Prometheus metrics (text exposition format 0.0.4), for a
-// long-running exporter: Prometheus scrapes them over HTTP or node_exporter's
-// textfile collector reads them. Times are in seconds since each boot's start
-// phase (--from), like every other output.
-//
-//   hacoboot_boot_execve_seconds        histogram  start -> the container's execve of COMMAND
-//   hacoboot_boot_listen_seconds        histogram  start -> the container's first listen
-//   hacoboot_phase_since_start_seconds  histogram  {phase, phase_name}: start -> each phase
-//                                                  passed after it (milestones: the two above)
-//   hacoboot_phase_delta_seconds        histogram  {phase, phase_name}: own time of each step
-//                                                  (StepTiming::delta), phases and milestones
-//   hacoboot_boots_started_total        counter    boots whose start phase was seen
-//   hacoboot_boots_completed_total      counter    ... that reached execve and listen after it
-//   hacoboot_boots_incomplete_total     counter    ... that missed execve or listen
-//   hacoboot_events_lost_total          counter    events the kernel could not deliver
-//   hacoboot_phase_events_untracked_total counter  phase events of launches not seen starting
-//   hacoboot_boots_in_flight            gauge      boots being traced now
-//   hacoboot_build_info                 gauge      {version}: always 1
-//
-// Labels: `phase` is the phase number, or "execve" / "listen" for the
-// milestones in hacoboot_phase_delta_seconds; `phase_name` the phase's name
-// (--phase-names), or the milestone's. A milestone's `phase` is never empty:
-// Prometheus reads an empty label as an absent one, so `sum by (phase)` would
-// merge execve and listen; and the two per-step families share their label
-// names, so they join without relabelling. The counters follow BootCounts.
+// Boot figures as Prometheus metrics (text exposition format 0.0.4) for the
+// exporter: the families and their labels are README's "Prometheus metrics".
 //
 // Memory is fixed: a histogram is a fixed array of bucket counts, and there is
 // at most one pair per phase Haconiwa can fire (0..kMaxPhase) and milestone,
@@ -56,7 +33,7 @@ class BootMetrics {
 
   // A finished boot, after warm-up filtering. Unstarted boots count nowhere.
   void add(const BootRecord& boot);
-  // The kernel side's lost-event counter, cumulative.
+  // Events lost (kernel side) or undecodable, cumulative.
   void set_lost_events(std::uint64_t total) { lost_events_ = total; }
   // The kernel side's count of phase events it dropped, cumulative.
   void set_untracked_phases(std::uint64_t total) { untracked_phases_ = total; }

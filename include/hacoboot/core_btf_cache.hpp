@@ -16,7 +16,7 @@ namespace hacoboot {
 inline constexpr const char* kDefaultBtfCacheDir = "/var/cache/hacoboot-sampler";
 
 // CO-RE needs the running kernel's type layout. libbpf reads and indexes all
-// of /sys/kernel/btf/vmlinux for it at every start (~50 ms and ~13 MB here);
+// of /sys/kernel/btf/vmlinux for it at every start (BENCHMARKS.md, row 1b);
 // the handful of types the BPF object really uses, extracted once per kernel
 // by `bpftool gen min_core_btf`, is a few hundred bytes. This cache keeps that
 // extract per kernel build id and BPF object, in a directory only root may

@@ -18,15 +18,13 @@ struct Event {
   EventKind kind = EventKind::Phase;
   std::uint64_t ts_ns = 0;  // CLOCK_MONOTONIC
   std::uint32_t pid = 0;
-  std::uint32_t tid = 0;
   std::uint32_t hpid = 0;    // boot key: the supervisor's pid
   std::uint32_t launch = 0;  // id of the launch under that hpid; 0: unknown (a CLI)
   Role role = Role::Untracked;
   std::uint64_t cgroup_id = 0;
-  std::int64_t phase = 0;        // Phase
-  std::uint32_t child_pid = 0;   // Fork
-  std::int32_t exit_status = 0;  // Exit, in wait(2) encoding
-  std::string filename;          // Exec
+  std::int64_t phase = 0;       // Phase
+  std::uint32_t child_pid = 0;  // Fork
+  std::string filename;         // Exec
 
   bool operator==(const Event&) const = default;
 };

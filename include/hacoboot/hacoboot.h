@@ -12,6 +12,12 @@
 /* Phase after which the supervisor's next process fork is the container. */
 #define HACOBOOT_PHASE_START_FORK 2
 
+/*
+ * Ring buffer size unless --ringbuf-size says otherwise: 1 MiB holds ~18,000
+ * events (HACOBOOT_EVENT_BASE_SIZE plus an 8-byte header each).
+ */
+#define HACOBOOT_DEFAULT_RINGBUF_BYTES (1 << 20)
+
 /* Bytes of the execve filename carried in an exec event, NUL included. */
 #define HACOBOOT_FILENAME_LEN 256
 
@@ -30,7 +36,7 @@ enum hacoboot_event_kind {
   HACOBOOT_EV_FORK = 2,   /* process fork by a tracked process: arg = child pid */
   HACOBOOT_EV_EXEC = 3,   /* successful execve by a member: filename, ts at entry */
   HACOBOOT_EV_LISTEN = 4, /* successful listen(2) by a member, ts at return */
-  HACOBOOT_EV_EXIT = 5,   /* last thread of a tracked process exited: arg = exit code */
+  HACOBOOT_EV_EXIT = 5,   /* last thread of a tracked process exited */
 };
 
 /* Roles of a tracked process, carried in hacoboot_event.role. */
@@ -50,10 +56,9 @@ struct hacoboot_event {
   long long arg;                /* see enum hacoboot_event_kind */
   unsigned int kind;            /* enum hacoboot_event_kind */
   unsigned int pid;             /* tgid of the emitting process (init pid ns) */
-  unsigned int tid;
-  unsigned int hpid; /* boot key: the supervisor's pid */
-  unsigned int role; /* enum hacoboot_role of pid (of the child for forks) */
-  unsigned int boot; /* random id of pid's launch, 0 for a CLI: tells apart launches under a reused hpid */
+  unsigned int hpid;            /* boot key: the supervisor's pid */
+  unsigned int role;            /* enum hacoboot_role of pid (of the child for forks) */
+  unsigned int boot;            /* random id of pid's launch, 0 for a CLI: tells apart launches under a reused hpid */
   char filename[HACOBOOT_FILENAME_LEN];
 };
 

@@ -7,7 +7,7 @@
 
 // The boundary between the tool and its HTTP module. Debian's cpp-httplib is
 // a shared library that brings libssl and libcrypto along, and OpenSSL reads
-// its configuration as soon as it is loaded: ~10 ms and ~4 MB on every start.
+// its configuration as soon as it is loaded, on every start (BENCHMARKS.md).
 // So the HTTP server lives in a module the tool loads only for --serve; this
 // header is all the two share, plain C++ types only (the module links no
 // other part of the tool).

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "hacoboot/baseline.hpp"
+#include "hacoboot/core_btf_cache.hpp"
+#include "hacoboot/hacoboot.h"
 #include "hacoboot/listen_address.hpp"
 #include "hacoboot/phases.hpp"
 #include "hacoboot/report.hpp"
@@ -49,8 +51,8 @@ struct Options {
   std::string baseline;  // a saved --format json summary
   GateConfig gate;
   // Kernel side
-  std::uint64_t ring_buffer_bytes = std::uint64_t{1} << 20;
-  std::string btf_cache = "/var/cache/hacoboot-sampler";  // "off": none
+  std::uint64_t ring_buffer_bytes = HACOBOOT_DEFAULT_RINGBUF_BYTES;
+  std::string btf_cache = kDefaultBtfCacheDir;  // "off": none
   SyscallHooks syscall_hooks = SyscallHooks::Auto;
   UsdtAttach usdt_attach = UsdtAttach::Auto;
   // Diagnostics

@@ -37,7 +37,6 @@ class OutputFile {
   ~OutputFile();
 
   std::ostream& stream() { return *stream_; }
-  [[nodiscard]] const std::string& name() const { return name_; }
   // Flushes (and puts a Replaced file in place); throws RuntimeError if
   // anything written was lost (full disk, closed pipe).
   void finish();

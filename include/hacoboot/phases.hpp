@@ -15,6 +15,13 @@ inline constexpr std::int64_t kPhaseStartSupervisor = 1;
 inline constexpr std::int64_t kPhaseStartFork = 2;  // the container child is forked next
 inline constexpr std::int64_t kMaxPhase = 127;      // the largest number Haconiwa can fire
 
+// Haconiwa groups its phases by the process that passes them: up to 10 the
+// supervisor (and CLI), 11-30 the container child, 31-122 network set-up by
+// the supervisor; user markers 123-127 may come from either.
+inline constexpr std::int64_t kFirstContainerPhase = 11;
+inline constexpr std::int64_t kFirstNetworkPhase = 31;
+inline constexpr std::int64_t kFirstUserPhase = 123;
+
 // Name of a phase from Haconiwa's table; unknown phases by number ("PHASE_42").
 std::string phase_name(std::int64_t phase);
 

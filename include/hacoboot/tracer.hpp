@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hacoboot/errors.hpp"
+#include "hacoboot/hacoboot.h"
 #include "hacoboot/options.hpp"
 #include "hacoboot/syscall_tracepoints.hpp"
 #include "hacoboot/unique_fd.hpp"
@@ -21,9 +22,6 @@ struct hacoboot_bpf;
 struct ring_buffer;
 
 namespace hacoboot {
-
-// 1 MiB holds ~18,000 events; producers wake the reader at a quarter full.
-inline constexpr std::size_t kDefaultRingBufferBytes = std::size_t{1} << 20;
 
 // The per-syscall tracepoints could not be used: no ids were found, or an id
 // no tracepoint has, or another tracepoint's (refused at attach, or whose
@@ -52,7 +50,7 @@ class Tracer {
     std::string haconiwa_path;
     // Rounded up to a power of two pages. Its pages are mapped twice in
     // user space, so this size counts double in the tool's RSS.
-    std::size_t ring_buffer_bytes = kDefaultRingBufferBytes;
+    std::size_t ring_buffer_bytes = HACOBOOT_DEFAULT_RINGBUF_BYTES;
     // execve/listen through the per-syscall tracepoints this finds, asked
     // once the programs are loaded (the lookup runs meanwhile) and proven
     // once attached (SyscallTracepointError otherwise); without a lookup,

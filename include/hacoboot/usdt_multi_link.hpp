@@ -14,7 +14,7 @@ namespace hacoboot {
 // The phase probe attached as one uprobe_multi BPF link (Linux 6.6+) rather
 // than libbpf's one perf uprobe per probe site. Why: closing a perf uprobe
 // waits for three RCU grace periods under the kernel's global event_mutex
-// (~60 ms on 6.18, serialized with the syscall tracepoints' teardown), while
+// (serialized with the syscall tracepoints' teardown; BENCHMARKS.md), while
 // a uprobe_multi link is released after one grace period, alongside the
 // rest. Part of the loader (tracer.cpp): libbpf's USDT spec map is filled
 // here the way libbpf's own attach fills it, so the BPF side keeps reading
@@ -29,7 +29,7 @@ struct UsdtMultiAttach {
   std::vector<Site> sites;
 };
 
-// Whether the running kernel has uprobe_multi links (asked once, ~0.2 ms).
+// Whether the running kernel has uprobe_multi links (asked once: a probe program is loaded).
 bool kernel_has_uprobe_multi();
 
 // The phase probe's `sites` in `binary` (require_phase_probe), planned for

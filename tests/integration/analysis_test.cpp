@@ -28,7 +28,7 @@ constexpr std::size_t kSummarySteps = 18;
 constexpr std::uint64_t kBoots = 4;
 
 const std::set<std::string> kEventKeys{"boot",  "hpid", "container_pid", "cgroup_id",      "cgroup_path", "kind",
-                                       "phase", "name", "t_ns",          "since_start_ns", "delta_ns"};
+                                       "phase", "name", "t_ns",          "since_start_ns", "delta_ns",    "end"};
 
 // ---- small helpers ---------------------------------------------------------
 
@@ -115,6 +115,8 @@ void expect_complete_boots(const std::vector<BootRow>& rows, std::size_t boots) 
   for (const auto& [boot, its_rows] : by_boot) {
     EXPECT_EQ(its_rows.size(), kRowsPerBoot) << "rows of boot " << boot;
     EXPECT_EQ(milestones_of(its_rows), boot_milestones()) << "milestones of boot " << boot;
+    // The launcher waits for each boot's supervisor: every boot was seen exiting.
+    for (const auto& row : its_rows) EXPECT_EQ(row.end, "exited") << "end of boot " << boot;
   }
 }
 
@@ -180,6 +182,7 @@ std::vector<BootRow> parse_jsonl_rows(const std::string& text) {
       row.t_ns = object.at("t_ns").get<std::uint64_t>();
       row.since_start_ns = optional_field<std::uint64_t>(object, "since_start_ns");
       row.delta_ns = optional_field<std::uint64_t>(object, "delta_ns");
+      row.end = object.at("end").get<std::string>();
       EXPECT_EQ(row.phase.has_value(), row.kind == "phase") << "line " << line_no << ": " << line;
       rows.push_back(std::move(row));
     } catch (const nlohmann::json::exception& e) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -92,8 +93,8 @@ std::vector<Launch> parse_truth_launches(const std::string& text) {
 
 std::vector<BootRow> parse_boot_rows(const std::string& text) {
   // Columns are found by name: the format may gain columns (it has: cgroup_path).
-  static const std::vector<std::string> kRequired{"boot",  "hpid", "container_pid", "cgroup_id",      "kind",
-                                                  "phase", "name", "t_ns",          "since_start_ns", "delta_ns"};
+  static const std::vector<std::string> kRequired{"boot", "hpid", "container_pid",  "cgroup_id", "kind", "phase",
+                                                  "name", "t_ns", "since_start_ns", "delta_ns",  "end"};
   const auto lines = split_lines(text);
   if (lines.empty()) throw std::runtime_error("events TSV: empty, no header");
   const auto header = split(lines.front(), '\t');
@@ -130,6 +131,11 @@ std::vector<BootRow> parse_boot_rows(const std::string& text) {
     row.t_ns = number<std::uint64_t>(cell("t_ns"), "t_ns", line_no);
     row.since_start_ns = optional_number<std::uint64_t>(cell("since_start_ns"), "since_start_ns", line_no);
     row.delta_ns = optional_number<std::uint64_t>(cell("delta_ns"), "delta_ns", line_no);
+    row.end = cell("end");
+    static const std::set<std::string> kEnds{"exited", "tracing_stopped", "replaced", "evicted", "vanished"};
+    if (!kEnds.contains(row.end)) {
+      throw std::runtime_error("events line " + std::to_string(line_no) + ": unknown end " + row.end);
+    }
     rows.push_back(std::move(row));
   }
   return rows;

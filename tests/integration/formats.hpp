@@ -25,7 +25,7 @@ struct Launch {
 std::vector<Launch> parse_truth_launches(const std::string& text);
 
 // One row of --events: the columns boot hpid container_pid cgroup_id kind
-// phase name t_ns since_start_ns delta_ns, found by name in the header.
+// phase name t_ns since_start_ns delta_ns end, found by name in the header.
 struct BootRow {
   std::uint64_t boot = 0;
   std::uint32_t hpid = 0;
@@ -37,6 +37,7 @@ struct BootRow {
   std::uint64_t t_ns = 0;
   std::optional<std::uint64_t> since_start_ns;
   std::optional<std::uint64_t> delta_ns;
+  std::string end;  // exited | tracing_stopped | replaced | evicted | vanished
 };
 std::vector<BootRow> parse_boot_rows(const std::string& text);
 // Rows grouped by their boot column, each group in file order.

@@ -13,7 +13,7 @@ namespace hacoboot {
 namespace {
 
 const std::string kHeader =
-    "boot\thpid\tcontainer_pid\tcgroup_id\tcgroup_path\tkind\tphase\tname\tt_ns\tsince_start_ns\tdelta_ns\n";
+    "boot\thpid\tcontainer_pid\tcgroup_id\tcgroup_path\tkind\tphase\tname\tt_ns\tsince_start_ns\tdelta_ns\tend\n";
 
 // Boot 2 of supervisor 200: phase 0 (CLI) before the start, started by
 // phase 1 at t=1000; its execve comes before the supervisor's phase 3.
@@ -45,13 +45,13 @@ TEST(BootRowWriter, OneRowPerMilestoneInTimeOrder) {
   BootRowWriter writer(out, BootRowWriter::Format::Tsv, PhaseNames{});
   writer.write(sample_boot());
   const std::string expected = kHeader +
-                               "2\t200\t201\t77\t\tphase\t0\tCLI_START\t500\t\t\n"
-                               "2\t200\t201\t77\t\tphase\t1\tSTART_SV\t1000\t0\t500\n"
-                               "2\t200\t201\t77\t\tphase\t2\tSTART_FORK\t1300\t300\t300\n"
-                               "2\t200\t201\t77\t\tphase\t11\tCONTAINER_START\t1500\t500\t200\n"
-                               "2\t200\t201\t77\t\texecve\t\texecve\t4000\t3000\t2500\n"
-                               "2\t200\t201\t77\t\tphase\t3\tEND_SETUP\t4100\t3100\t2800\n"
-                               "2\t200\t201\t77\t\tlisten\t\tlisten\t9000\t8000\t5000\n";
+                               "2\t200\t201\t77\t\tphase\t0\tCLI_START\t500\t\t\texited\n"
+                               "2\t200\t201\t77\t\tphase\t1\tSTART_SV\t1000\t0\t500\texited\n"
+                               "2\t200\t201\t77\t\tphase\t2\tSTART_FORK\t1300\t300\t300\texited\n"
+                               "2\t200\t201\t77\t\tphase\t11\tCONTAINER_START\t1500\t500\t200\texited\n"
+                               "2\t200\t201\t77\t\texecve\t\texecve\t4000\t3000\t2500\texited\n"
+                               "2\t200\t201\t77\t\tphase\t3\tEND_SETUP\t4100\t3100\t2800\texited\n"
+                               "2\t200\t201\t77\t\tlisten\t\tlisten\t9000\t8000\t5000\texited\n";
   EXPECT_EQ(out.str(), expected) << test::line_diff(expected, out.str());
 }
 
@@ -67,13 +67,13 @@ TEST(BootRowWriter, DeltaFollowsEachProcess) {
   BootRowWriter writer(out, BootRowWriter::Format::Tsv, PhaseNames{});
   writer.write(b);
   const std::string expected = kHeader +
-                               "1\t10\t11\t0\t\tphase\t1\tSTART_SV\t1000\t0\t\n"
-                               "1\t10\t11\t0\t\tphase\t2\tSTART_FORK\t2000\t1000\t1000\n"
-                               "1\t10\t11\t0\t\tphase\t11\tCONTAINER_START\t2500\t1500\t500\n"
-                               "1\t10\t11\t0\t\tphase\t3\tEND_SETUP\t2600\t1600\t600\n"
-                               "1\t10\t11\t0\t\tphase\t12\tCONTAINER_NAMESPACE_GENERATED\t2700\t1700\t200\n"
-                               "1\t10\t11\t0\t\tphase\t123\tUSR1\t2750\t1750\t50\n"
-                               "1\t10\t11\t0\t\texecve\t\texecve\t3000\t2000\t300\n";
+                               "1\t10\t11\t0\t\tphase\t1\tSTART_SV\t1000\t0\t\texited\n"
+                               "1\t10\t11\t0\t\tphase\t2\tSTART_FORK\t2000\t1000\t1000\texited\n"
+                               "1\t10\t11\t0\t\tphase\t11\tCONTAINER_START\t2500\t1500\t500\texited\n"
+                               "1\t10\t11\t0\t\tphase\t3\tEND_SETUP\t2600\t1600\t600\texited\n"
+                               "1\t10\t11\t0\t\tphase\t12\tCONTAINER_NAMESPACE_GENERATED\t2700\t1700\t200\texited\n"
+                               "1\t10\t11\t0\t\tphase\t123\tUSR1\t2750\t1750\t50\texited\n"
+                               "1\t10\t11\t0\t\texecve\t\texecve\t3000\t2000\t300\texited\n";
   EXPECT_EQ(out.str(), expected) << test::line_diff(expected, out.str());
 }
 
@@ -87,9 +87,34 @@ TEST(BootRowWriter, UnstartedBootHasNoSinceStart) {
   BootRowWriter writer(out, BootRowWriter::Format::Tsv, PhaseNames{});
   writer.write(b);
   const std::string expected = kHeader +
-                               "1\t300\t0\t0\t\tphase\t12\tCONTAINER_NAMESPACE_GENERATED\t100\t\t\n"
-                               "1\t300\t0\t0\t\texecve\t\texecve\t400\t\t300\n";
+                               "1\t300\t0\t0\t\tphase\t12\tCONTAINER_NAMESPACE_GENERATED\t100\t\t\texited\n"
+                               "1\t300\t0\t0\t\texecve\t\texecve\t400\t\t300\texited\n";
   EXPECT_EQ(out.str(), expected) << test::line_diff(expected, out.str());
+}
+
+// Every row of a boot says how it ended: a user can set aside the boots that
+// were cut short (tracing stopped, evicted, vanished) from those that exited.
+TEST(BootRowWriter, EveryRowSaysHowTheBootEnded) {
+  BootRecord b;
+  b.sequence = 1;
+  b.hpid = 10;
+  b.start_ns = 1'000;
+  b.phases = {{1, 1'000}};
+  b.execve_ns = 2'000;
+  b.end = BootEnd::TracingStopped;
+  std::ostringstream tsv;
+  BootRowWriter(tsv, BootRowWriter::Format::Tsv, PhaseNames{}).write(b);
+  const std::string expected = kHeader +
+                               "1\t10\t0\t0\t\tphase\t1\tSTART_SV\t1000\t0\t\ttracing_stopped\n"
+                               "1\t10\t0\t0\t\texecve\t\texecve\t2000\t1000\t1000\ttracing_stopped\n";
+  EXPECT_EQ(tsv.str(), expected) << test::line_diff(expected, tsv.str());
+
+  b.end = BootEnd::Vanished;
+  std::ostringstream jsonl;
+  BootRowWriter(jsonl, BootRowWriter::Format::Jsonl, PhaseNames{}).write(b);
+  std::istringstream lines(jsonl.str());
+  std::string line;
+  while (std::getline(lines, line)) EXPECT_EQ(nlohmann::json::parse(line).at("end"), "vanished") << line;
 }
 
 TEST(BootRowWriter, BootsFollowEachOtherUnderOneHeader) {
@@ -126,8 +151,8 @@ TEST(BootRowWriter, CgroupPathAndUserPhaseNames) {
   BootRowWriter writer(out, BootRowWriter::Format::Tsv, PhaseNames::parse("123 APP_READY\n", "names.txt"));
   writer.write(b);
   const std::string expected = kHeader +
-                               "1\t10\t11\t5\t/haconiwa/app\tphase\t1\tSTART_SV\t1000\t0\t\n"
-                               "1\t10\t11\t5\t/haconiwa/app\tphase\t123\tAPP_READY\t1200\t200\t200\n";
+                               "1\t10\t11\t5\t/haconiwa/app\tphase\t1\tSTART_SV\t1000\t0\t\texited\n"
+                               "1\t10\t11\t5\t/haconiwa/app\tphase\t123\tAPP_READY\t1200\t200\t200\texited\n";
   EXPECT_EQ(out.str(), expected) << test::line_diff(expected, out.str());
 }
 
@@ -145,7 +170,8 @@ TEST(BootRowWriter, TabsNewlinesAndBackslashesInACgroupPathAreEscaped) {
   std::ostringstream out;
   BootRowWriter writer(out, BootRowWriter::Format::Tsv, PhaseNames{});
   writer.write(b);
-  const std::string expected = kHeader + "1\t10\t0\t5\t/a\\tb/c\\nd\\re\\\\f\\\\t\tphase\t1\tSTART_SV\t1000\t0\t\n";
+  const std::string expected =
+      kHeader + "1\t10\t0\t5\t/a\\tb/c\\nd\\re\\\\f\\\\t\tphase\t1\tSTART_SV\t1000\t0\t\texited\n";
   EXPECT_EQ(out.str(), expected) << test::line_diff(expected, out.str());
 }
 
@@ -184,7 +210,8 @@ TEST(BootRowWriter, JsonLinesCarryTheSameFieldsWithoutHeader) {
                                      {"name", "CLI_START"},
                                      {"t_ns", 500},
                                      {"since_start_ns", nullptr},
-                                     {"delta_ns", nullptr}}));
+                                     {"delta_ns", nullptr},
+                                     {"end", "exited"}}));
   EXPECT_EQ(rows[4].at("kind"), "execve");
   EXPECT_TRUE(rows[4].at("phase").is_null());
   EXPECT_EQ(rows[4].at("since_start_ns"), 3000);

@@ -9,7 +9,7 @@ Event phase(std::uint64_t ts, std::uint32_t pid, std::uint32_t hpid, std::int64_
   Event e;
   e.kind = EventKind::Phase;
   e.ts_ns = ts;
-  e.pid = e.tid = pid;
+  e.pid = pid;
   e.hpid = hpid;
   e.role = Role::Untracked;
   e.phase = n;
@@ -20,7 +20,7 @@ Event fork(std::uint64_t ts, std::uint32_t parent, std::uint32_t hpid, std::uint
   Event e;
   e.kind = EventKind::Fork;
   e.ts_ns = ts;
-  e.pid = e.tid = parent;
+  e.pid = parent;
   e.hpid = hpid;
   e.role = role;
   e.child_pid = child;
@@ -32,7 +32,7 @@ Event exec(std::uint64_t ts, std::uint32_t pid, std::uint32_t hpid, std::string 
   Event e;
   e.kind = EventKind::Exec;
   e.ts_ns = ts;
-  e.pid = e.tid = pid;
+  e.pid = pid;
   e.hpid = hpid;
   e.role = role;
   e.cgroup_id = cgroup_id;
@@ -44,20 +44,19 @@ Event listen(std::uint64_t ts, std::uint32_t pid, std::uint32_t hpid, Role role)
   Event e;
   e.kind = EventKind::Listen;
   e.ts_ns = ts;
-  e.pid = e.tid = pid;
+  e.pid = pid;
   e.hpid = hpid;
   e.role = role;
   return e;
 }
 
-Event exit(std::uint64_t ts, std::uint32_t pid, std::uint32_t hpid, Role role, std::int32_t status) {
+Event exit(std::uint64_t ts, std::uint32_t pid, std::uint32_t hpid, Role role) {
   Event e;
   e.kind = EventKind::Exit;
   e.ts_ns = ts;
-  e.pid = e.tid = pid;
+  e.pid = pid;
   e.hpid = hpid;
   e.role = role;
-  e.exit_status = status;
   return e;
 }
 

@@ -24,7 +24,7 @@ Event fork(std::uint64_t ts, std::uint32_t parent, std::uint32_t hpid, std::uint
 Event exec(std::uint64_t ts, std::uint32_t pid, std::uint32_t hpid, std::string filename, Role role = Role::Container,
            std::uint64_t cgroup_id = 0);
 Event listen(std::uint64_t ts, std::uint32_t pid, std::uint32_t hpid, Role role = Role::Container);
-Event exit(std::uint64_t ts, std::uint32_t pid, std::uint32_t hpid, Role role, std::int32_t status = 0);
+Event exit(std::uint64_t ts, std::uint32_t pid, std::uint32_t hpid, Role role);
 
 }  // namespace hacoboot::ev
 

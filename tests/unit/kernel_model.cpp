@@ -65,7 +65,7 @@ std::vector<CaptureRow> load_capture(const std::string& path) {
     row.ts_ns = number<std::uint64_t>(c[0], line, "ts_ns");
     row.kind = c[1];
     row.pid = number<std::uint32_t>(c[2], line, "pid");
-    row.tid = number<std::uint32_t>(c[3], line, "tid");
+    // c[3], the tid: the tool keys processes by tgid.
     row.comm = c[4];
     row.phase = optional_number<std::int64_t>(c[5], line, "phase");
     row.hpid = optional_number<std::uint32_t>(c[6], line, "hpid");
@@ -88,7 +88,6 @@ Event KernelModel::base(const CaptureRow& row, EventKind kind) {
   e.kind = kind;
   e.ts_ns = row.ts_ns;
   e.pid = row.pid;
-  e.tid = row.tid;
   e.cgroup_id = row.cgroup_id;
   return e;
 }

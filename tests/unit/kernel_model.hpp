@@ -19,7 +19,6 @@ struct CaptureRow {
   std::uint64_t ts_ns = 0;
   std::string kind;  // phase | fork | execve | listen | exit
   std::uint32_t pid = 0;
-  std::uint32_t tid = 0;
   std::string comm;
   std::optional<std::int64_t> phase;
   std::optional<std::uint32_t> hpid;

@@ -15,7 +15,7 @@ CaptureRow row(std::uint64_t ts, std::string kind, std::uint32_t pid) {
   CaptureRow r;
   r.ts_ns = ts;
   r.kind = std::move(kind);
-  r.pid = r.tid = pid;
+  r.pid = pid;
   r.cgroup_id = 1;
   return r;
 }

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <iterator>
+
+#include "hacoboot/text.hpp"
 
 #ifndef HACOBOOT_VERSION
 #error "HACOBOOT_VERSION must be defined by the build"
@@ -37,17 +40,8 @@ bool has_series(const Step& step) {
 }  // namespace
 
 std::string escape_label_value(std::string_view value) {
-  std::string out;
-  out.reserve(value.size());
-  for (const char c : value) {
-    switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      default: out += c;
-    }
-  }
-  return out;
+  static constexpr std::array<CharEscape, 3> kLabelValue{{{'\\', "\\\\"}, {'"', "\\\""}, {'\n', "\\n"}}};
+  return escape_chars(value, kLabelValue);
 }
 
 void BootMetrics::Histogram::add(std::uint64_t value_ns) {

@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
+
+#include "hacoboot/text.hpp"
 
 namespace hacoboot {
 namespace {
@@ -19,18 +22,8 @@ std::string optional_cell(std::optional<std::uint64_t> value) {
 // newline and CR would break the row, so they are written as \t \n \r, and
 // a backslash as \\ (the text format of PostgreSQL's COPY).
 std::string tsv_cell(std::string_view text) {
-  std::string cell;
-  cell.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '\t': cell += "\\t"; break;
-      case '\n': cell += "\\n"; break;
-      case '\r': cell += "\\r"; break;
-      case '\\': cell += "\\\\"; break;
-      default: cell += c;
-    }
-  }
-  return cell;
+  static constexpr std::array<CharEscape, 4> kTsv{{{'\t', "\\t"}, {'\n', "\\n"}, {'\r', "\\r"}, {'\\', "\\\\"}}};
+  return escape_chars(text, kTsv);
 }
 
 nlohmann::ordered_json optional_json(std::optional<std::uint64_t> value) {

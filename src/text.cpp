@@ -86,4 +86,18 @@ std::string printable(std::string_view text, std::size_t at_most) {
   return shown;
 }
 
+std::string escape_chars(std::string_view text, std::span<const CharEscape> escapes) {
+  std::string escaped;
+  escaped.reserve(text.size());
+  for (const char c : text) {
+    const auto escape = std::find_if(escapes.begin(), escapes.end(), [c](const CharEscape& e) { return e.c == c; });
+    if (escape != escapes.end()) {
+      escaped += escape->as;
+    } else {
+      escaped += c;
+    }
+  }
+  return escaped;
+}
+
 }  // namespace hacoboot

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hacoboot/phases.hpp"
+#include "hacoboot/text.hpp"
 
 namespace hacoboot {
 namespace {
@@ -374,19 +375,9 @@ double label_column_width(const std::vector<const BootRecord*>& rows) {
 }  // namespace
 
 std::string xml_escape(std::string_view text) {
-  std::string escaped;
-  escaped.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&': escaped += "&amp;"; break;
-      case '<': escaped += "&lt;"; break;
-      case '>': escaped += "&gt;"; break;
-      case '"': escaped += "&quot;"; break;
-      case '\'': escaped += "&apos;"; break;
-      default: escaped += c;
-    }
-  }
-  return escaped;
+  static constexpr std::array<CharEscape, 5> kXml{
+      {{'&', "&amp;"}, {'<', "&lt;"}, {'>', "&gt;"}, {'"', "&quot;"}, {'\'', "&apos;"}}};
+  return escape_chars(text, kXml);
 }
 
 void write_timeline_svg(std::span<const BootRecord> boots, std::ostream& out, const PhaseNames& names) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -25,5 +26,13 @@ bool is_printable_utf8(std::string_view text);
 // at_most bytes with "...", so it stays one readable line.
 inline constexpr std::size_t kMaxPrintable = 256;
 std::string printable(std::string_view text, std::size_t at_most = kMaxPrintable);
+
+// How one character is written in an output format (\t in TSV, &lt; in
+// XML...); every other character is copied as it is.
+struct CharEscape {
+  char c;
+  std::string_view as;
+};
+std::string escape_chars(std::string_view text, std::span<const CharEscape> escapes);
 
 }  // namespace hacoboot

@@ -149,6 +149,9 @@ MetricTable parse_baseline(std::string_view json_text, const std::string& source
   } catch (const nlohmann::json::parse_error& e) {
     throw UsageError(
         fmt::format("{}: not JSON at {} (expected a --format json summary)", file, position_of(json_text, e.byte)));
+  } catch (const nlohmann::json::out_of_range&) {
+    // A number beyond a double (1e999): valid JSON, never a summary's.
+    throw UsageError(file + ": a number too large for any figure (expected a --format json summary)");
   }
   if (!doc.is_object() || !doc.contains("schema")) {
     throw UsageError(file + ": no \"schema\": not a hacoboot-sampler --format json summary");

@@ -135,6 +135,18 @@ TEST(Baseline, TextThatIsNotJsonSaysWhere) {
   }
 }
 
+// nlohmann reads a number beyond a double as an out_of_range error, not a
+// parse error: it must not escape as the library's exception (the baseline
+// fuzzer found it).
+TEST(Baseline, ANumberBeyondADoubleIsRefusedInTheToolsWords) {
+  try {
+    parse_baseline(R"({"schema": 1, "metrics": {"execve": {"count": 1e990}}})", "base.json");
+    ADD_FAILURE() << "accepted";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "base.json: a number too large for any figure (expected a --format json summary)");
+  }
+}
+
 TEST(Baseline, GatedRegressionBeyondTheLimitFails) {
   const MetricTable before{{"listen", figures("listen", 100)}, {"execve", figures("execve", 10)}};
   const MetricTable after{{"listen", figures("listen", 111)}, {"execve", figures("execve", 10)}};

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build}
 
 mapfile -t cxx < <(git ls-files 'src/*.cpp' 'include/*.hpp' 'demo/*.cpp' 'demo/*.hpp' 'tests/*.cpp' 'tests/*.hpp')
-mapfile -t c < <(git ls-files 'bpf/*.c' 'include/*.h')
+mapfile -t c < <(git ls-files 'bpf/*.c' 'bpf/*.h' 'include/*.h')
 clang-format --dry-run -Werror "${cxx[@]}" "${c[@]}"
 # The pure core and the system layer; tests and the demo are held to format only.
 mapfile -t tidy < <(git ls-files 'src/*.cpp' ':!src/tracer.cpp')

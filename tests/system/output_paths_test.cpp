@@ -35,20 +35,6 @@ void make_file(const fs::path& path) {
   std::ofstream(path) << "precious\n";
 }
 
-// The current directory, restored at the end of the scope.
-class InDirectory {
- public:
-  explicit InDirectory(const fs::path& dir) : previous_(fs::current_path()) { fs::current_path(dir); }
-  InDirectory(const InDirectory&) = delete;
-  InDirectory& operator=(const InDirectory&) = delete;
-  InDirectory(InDirectory&&) = delete;
-  InDirectory& operator=(InDirectory&&) = delete;
-  ~InDirectory() { fs::current_path(previous_); }
-
- private:
-  fs::path previous_;
-};
-
 TEST(CheckOutputPaths, NothingOrARegularFileIsAccepted) {
   const test::TempDir dir;
   make_file(dir.path() / "old.json");
@@ -119,7 +105,7 @@ TEST(CheckOutputPaths, CharacterDeviceOrFifoIsWrittenInPlaceExceptByTheTextfile)
 
 TEST(CheckOutputPaths, TwoOutputsOnTheSamePathAreRefusedNamingBoth) {
   const test::TempDir dir;
-  const InDirectory in(dir.path());
+  const test::InDirectory in(dir.path());
   fs::create_directory(dir.path() / "a");
   const auto absolute = (dir.path() / "x.json").string();
   // Relative and absolute spellings, through "a/..": whether x.json exists or not.
@@ -156,7 +142,7 @@ TEST(CheckOutputPaths, DevNullMayTakeSeveralOutputs) {
 
 TEST(CheckOutputPaths, AnOutputThatIsAnInputIsRefused) {
   const test::TempDir dir;
-  const InDirectory in(dir.path());
+  const test::InDirectory in(dir.path());
   make_file(dir.path() / "base.json");
   const auto message = refusal({{.option = "-o", .path = "base.json"}},
                                {{.option = "--baseline", .path = (dir.path() / "base.json").string()}});

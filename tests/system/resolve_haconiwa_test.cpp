@@ -46,20 +46,6 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-// Runs in dir, and back where it was after.
-class ScopedCwd {
- public:
-  explicit ScopedCwd(const fs::path& dir) : old_(fs::current_path()) { fs::current_path(dir); }
-  ScopedCwd(const ScopedCwd&) = delete;
-  ScopedCwd& operator=(const ScopedCwd&) = delete;
-  ScopedCwd(ScopedCwd&&) = delete;
-  ScopedCwd& operator=(ScopedCwd&&) = delete;
-  ~ScopedCwd() { fs::current_path(old_); }
-
- private:
-  fs::path old_;
-};
-
 void make_executable(const fs::path& path) {
   std::ofstream(path) << "#!/bin/sh\n";
   fs::permissions(path, fs::perms::owner_all);
@@ -100,7 +86,7 @@ TEST(ResolveHaconiwa, NotFoundSaysWhatWasLookedUpWhere) {
 TEST(ResolveHaconiwa, ABareNameInTheCurrentDirectoryGetsAHint) {
   const test::TempDir dir;
   make_executable(dir.path() / "my-haconiwa");
-  const ScopedCwd cwd(dir.path());
+  const test::InDirectory cwd(dir.path());
   const ScopedEnv path("PATH", "/nonexistent");
   EXPECT_EQ(refusal("my-haconiwa"),
             "'my-haconiwa' not found in PATH (/nonexistent): to use the file in the current directory, give "

@@ -31,4 +31,21 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// Runs the scope in `dir`, and goes back where it was at its end: for what
+// resolves relative paths against the current directory.
+class InDirectory {
+ public:
+  explicit InDirectory(const std::filesystem::path& dir) : previous_(std::filesystem::current_path()) {
+    std::filesystem::current_path(dir);
+  }
+  InDirectory(const InDirectory&) = delete;
+  InDirectory& operator=(const InDirectory&) = delete;
+  InDirectory(InDirectory&&) = delete;
+  InDirectory& operator=(InDirectory&&) = delete;
+  ~InDirectory() { std::filesystem::current_path(previous_); }
+
+ private:
+  std::filesystem::path previous_;
+};
+
 }  // namespace hacoboot::test

@@ -38,11 +38,11 @@
 #include <thread>
 #include <vector>
 
-#include "hacoboot/core_btf_cache.hpp"
-#include "hacoboot/hacoboot.h"
-#include "hacoboot/session.hpp"
-#include "hacoboot/system_checks.hpp"
-#include "hacoboot/tracer.hpp"
+#include "capture/core_btf_cache.hpp"
+#include "capture/system_checks.hpp"
+#include "capture/tracer.hpp"
+#include "cli/session.hpp"
+#include "hacoboot.h"
 
 extern char** environ;
 

@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "hacoboot/boot_rows.hpp"
-#include "hacoboot/boot_tracker.hpp"
-#include "hacoboot/event.hpp"
-#include "hacoboot/hacoboot.h"
-#include "hacoboot/stats.hpp"
+#include "hacoboot.h"
+#include "model/boot_tracker.hpp"
+#include "model/event.hpp"
+#include "model/stats.hpp"
+#include "report/boot_rows.hpp"
 
 namespace {
 

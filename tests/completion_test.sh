@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Checks contrib/bash-completion/hacoboot-sampler: sources it (alone, then over
 # bash-completion when that is installed) and compares COMPREPLY for typical
-# command lines; also that it offers every option src/options.cpp defines.
+# command lines; also that it offers every option src/cli/options.cpp defines.
 # The option names, the formats and the phase names are also read from the
 # sources, so that the completion cannot drift from them.
 # Usage: completion_test.sh COMPLETION_SCRIPT SOURCE_DIR
 set -uo pipefail
 script=$1
-options_cpp=$2/src/options.cpp
-phases_cpp=$2/src/phases.cpp
+options_cpp=$2/src/cli/options.cpp
+phases_cpp=$2/src/model/phases.cpp
 failures=0
 
 fail() {
@@ -86,7 +86,7 @@ run_cases() {
     local option offered
     offered=$(complete_words -)
     while read -r option; do
-        grep -qxF -- "$option" <<<"$offered" || fail "option $option (src/options.cpp) not completed"
+        grep -qxF -- "$option" <<<"$offered" || fail "option $option (src/cli/options.cpp) not completed"
     done < <(grep -oE '(add_option|add_flag|set_version_flag)\("[^"]*"' "$options_cpp" |
         sed -E 's/.*\("//; s/"$//' | tr ',' '\n' | grep -E '^-')
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks man/hacoboot-sampler.1: groff renders it without a warning, mandoc
 # -Tlint (when installed) finds nothing, it documents every option of
-# src/options.cpp and every exit status of include/hacoboot/errors.hpp, and
+# src/cli/options.cpp and every exit status of src/util/errors.hpp, and
 # its header names the project's version. Exit 77 (skipped) without groff.
 # Usage: man_page_test.sh MAN_PAGE SOURCE_DIR VERSION
 set -uo pipefail
@@ -37,15 +37,15 @@ grep -qE "^\.TH .*\"hacoboot-sampler ${version//./\\.}\"" "$page" ||
 while read -r option; do
     roff=${option//-/\\-}
     regex=${roff//\\/\\\\}
-    grep -qE "^\.B[IR]? .*${regex}([^a-z\\\\]|$)" "$page" || fail "option $option (src/options.cpp) not documented"
-done < <(grep -oE '(add_option|add_flag|set_version_flag)\("[^"]*"' "$source_dir/src/options.cpp" |
+    grep -qE "^\.B[IR]? .*${regex}([^a-z\\\\]|$)" "$page" || fail "option $option (src/cli/options.cpp) not documented"
+done < <(grep -oE '(add_option|add_flag|set_version_flag)\("[^"]*"' "$source_dir/src/cli/options.cpp" |
     sed -E 's/.*\("//; s/"$//' | tr ',' '\n' | grep -E '^-')
 
 # Exit statuses: each a tag of EXIT STATUS.
 exit_section=$(sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' "$page")
 while read -r status; do
     grep -qxF ".B $status" <<<"$exit_section" || fail "exit status $status (errors.hpp) not documented"
-done < <(grep -oE 'kExit[A-Za-z]+ = [0-9]+' "$source_dir/include/hacoboot/errors.hpp" | grep -oE '[0-9]+$')
+done < <(grep -oE 'kExit[A-Za-z]+ = [0-9]+' "$source_dir/src/util/errors.hpp" | grep -oE '[0-9]+$')
 
 if ((failures > 0)); then
     echo "man page: $failures failure(s)" >&2

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "hacoboot/baseline.hpp"
-#include "hacoboot/errors.hpp"
+#include "report/baseline.hpp"
+#include "util/errors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

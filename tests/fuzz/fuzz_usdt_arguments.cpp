@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "hacoboot/probe_listing.hpp"
-#include "hacoboot/usdt_arg_location.hpp"
+#include "capture/usdt_arg_location.hpp"
+#include "capture/usdt_argument.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -14,8 +14,9 @@
 #include <tuple>
 #include <vector>
 
-#include "hacoboot/probe_listing.hpp"
-#include "hacoboot/usdt_notes.hpp"
+#include "capture/usdt_argument.hpp"
+#include "capture/usdt_notes.hpp"
+#include "cli/probe_listing.hpp"
 #include "process.hpp"
 
 namespace hacoboot {

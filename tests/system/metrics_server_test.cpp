@@ -1,4 +1,4 @@
-#include "hacoboot/metrics_server.hpp"
+#include "exporter/metrics_server.hpp"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -18,10 +18,10 @@
 #include <thread>
 #include <vector>
 
-#include "hacoboot/errors.hpp"
-#include "hacoboot/listen_address.hpp"
-#include "hacoboot/unique_fd.hpp"
+#include "exporter/listen_address.hpp"
 #include "temp_dir.hpp"
+#include "util/errors.hpp"
+#include "util/unique_fd.hpp"
 
 namespace hacoboot {
 namespace {

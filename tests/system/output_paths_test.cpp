@@ -1,4 +1,4 @@
-#include "hacoboot/output_paths.hpp"
+#include "cli/output_paths.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "../integration/process.hpp"
-#include "hacoboot/errors.hpp"
 #include "temp_dir.hpp"
+#include "util/errors.hpp"
 
 namespace hacoboot {
 namespace {

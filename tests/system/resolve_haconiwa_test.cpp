@@ -9,9 +9,9 @@
 #include <optional>
 #include <string>
 
-#include "hacoboot/errors.hpp"
-#include "hacoboot/system_checks.hpp"
+#include "capture/system_checks.hpp"
 #include "temp_dir.hpp"
+#include "util/errors.hpp"
 
 namespace hacoboot {
 namespace {

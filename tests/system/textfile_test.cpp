@@ -1,4 +1,4 @@
-#include "hacoboot/textfile.hpp"
+#include "util/atomic_file.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "hacoboot/errors.hpp"
 #include "temp_dir.hpp"
+#include "util/errors.hpp"
 
 namespace hacoboot {
 namespace {

@@ -1,4 +1,4 @@
-#include "hacoboot/baseline.hpp"
+#include "report/baseline.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "hacoboot/errors.hpp"
-#include "hacoboot/report.hpp"
+#include "report/report.hpp"
+#include "util/errors.hpp"
 
 namespace hacoboot {
 namespace {

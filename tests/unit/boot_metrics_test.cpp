@@ -1,4 +1,4 @@
-#include "hacoboot/boot_metrics.hpp"
+#include "exporter/boot_metrics.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 
 #include "event_builders.hpp"
 #include "golden.hpp"
-#include "hacoboot/boot.hpp"
-#include "hacoboot/phases.hpp"
+#include "model/boot.hpp"
+#include "model/phases.hpp"
 
 namespace hacoboot {
 namespace {

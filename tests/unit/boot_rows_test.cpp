@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "golden.hpp"
-#include "hacoboot/boot_rows.hpp"
+#include "report/boot_rows.hpp"
 
 namespace hacoboot {
 namespace {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "event_builders.hpp"
-#include "hacoboot/boot_tracker.hpp"
-#include "hacoboot/stats.hpp"
+#include "model/boot_tracker.hpp"
+#include "model/stats.hpp"
 
 namespace hacoboot {
 namespace {

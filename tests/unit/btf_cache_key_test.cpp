@@ -1,4 +1,4 @@
-#include "hacoboot/btf_cache_key.hpp"
+#include "capture/btf_cache_key.hpp"
 
 #include <gtest/gtest.h>
 

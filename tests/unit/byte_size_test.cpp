@@ -1,4 +1,4 @@
-#include "hacoboot/byte_size.hpp"
+#include "cli/byte_size.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <optional>
 
-#include "hacoboot/duration.hpp"
+#include "cli/duration.hpp"
 
 namespace hacoboot {
 namespace {

@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include "hacoboot/boot.hpp"
-#include "hacoboot/boot_tracker.hpp"
-#include "hacoboot/event.hpp"
-#include "hacoboot/stats.hpp"
+#include "model/boot.hpp"
+#include "model/boot_tracker.hpp"
+#include "model/event.hpp"
+#include "model/stats.hpp"
 
 namespace hacoboot::ev {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "hacoboot/event.hpp"
-#include "hacoboot/hacoboot.h"
+#include "hacoboot.h"
+#include "model/event.hpp"
 
 namespace hacoboot {
 namespace {

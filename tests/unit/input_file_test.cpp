@@ -1,5 +1,5 @@
 // read_input_file: only regular files, and only up to a size limit, are read.
-#include "hacoboot/input_file.hpp"
+#include "util/input_file.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <future>
 #include <string>
 
-#include "hacoboot/errors.hpp"
+#include "util/errors.hpp"
 
 namespace hacoboot {
 namespace {

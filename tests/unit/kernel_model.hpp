@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "hacoboot/event.hpp"
+#include "model/event.hpp"
 
 namespace hacoboot::test {
 

@@ -1,10 +1,10 @@
-#include "hacoboot/listen_address.hpp"
+#include "exporter/listen_address.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "hacoboot/errors.hpp"
+#include "util/errors.hpp"
 
 namespace hacoboot {
 namespace {

@@ -1,4 +1,4 @@
-#include "hacoboot/log_linear_histogram.hpp"
+#include "model/log_linear_histogram.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "hacoboot/stats.hpp"
+#include "model/stats.hpp"
 
 namespace hacoboot {
 namespace {

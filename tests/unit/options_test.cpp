@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "hacoboot/errors.hpp"
-#include "hacoboot/input_file.hpp"
-#include "hacoboot/options.hpp"
+#include "cli/options.hpp"
+#include "util/errors.hpp"
+#include "util/input_file.hpp"
 
 namespace hacoboot {
 namespace {

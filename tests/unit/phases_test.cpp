@@ -5,8 +5,8 @@
 #include <string>
 #include <utility>
 
-#include "hacoboot/errors.hpp"
-#include "hacoboot/phases.hpp"
+#include "model/phases.hpp"
+#include "util/errors.hpp"
 
 namespace hacoboot {
 namespace {

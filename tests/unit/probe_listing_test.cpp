@@ -4,8 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "capture/usdt_argument.hpp"
+#include "cli/probe_listing.hpp"
 #include "golden.hpp"
-#include "hacoboot/probe_listing.hpp"
 
 namespace hacoboot {
 namespace {

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "event_builders.hpp"
-#include "hacoboot/boot_rows.hpp"
-#include "hacoboot/boot_tracker.hpp"
-#include "hacoboot/report.hpp"
-#include "hacoboot/stats.hpp"
 #include "kernel_model.hpp"
+#include "model/boot_tracker.hpp"
+#include "model/stats.hpp"
+#include "report/boot_rows.hpp"
+#include "report/report.hpp"
 
 namespace hacoboot {
 namespace {

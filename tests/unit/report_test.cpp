@@ -7,9 +7,9 @@
 
 #include "event_builders.hpp"
 #include "golden.hpp"
-#include "hacoboot/boot.hpp"
-#include "hacoboot/report.hpp"
-#include "hacoboot/stats.hpp"
+#include "model/boot.hpp"
+#include "model/stats.hpp"
+#include "report/report.hpp"
 
 namespace hacoboot {
 namespace {

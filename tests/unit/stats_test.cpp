@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "event_builders.hpp"
-#include "hacoboot/boot.hpp"
-#include "hacoboot/stats.hpp"
+#include "model/boot.hpp"
+#include "model/stats.hpp"
 
 namespace hacoboot {
 namespace {

@@ -1,6 +1,6 @@
 // is_printable_utf8 and printable: what a name may hold, and how user text
 // appears in an error message.
-#include "hacoboot/text.hpp"
+#include "util/text.hpp"
 
 #include <gtest/gtest.h>
 

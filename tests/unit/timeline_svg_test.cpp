@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hacoboot/timeline.hpp"
+#include "report/timeline_svg.hpp"
 
 namespace hacoboot {
 namespace {

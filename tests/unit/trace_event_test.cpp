@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "hacoboot/trace_event.hpp"
+#include "report/chrome_trace.hpp"
 
 namespace hacoboot {
 namespace {

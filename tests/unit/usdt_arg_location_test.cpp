@@ -1,8 +1,8 @@
-#include "hacoboot/usdt_arg_location.hpp"
+#include "capture/usdt_arg_location.hpp"
 
 #include <gtest/gtest.h>
 
-#include "hacoboot/probe_listing.hpp"
+#include "capture/usdt_argument.hpp"
 
 namespace hacoboot {
 namespace {

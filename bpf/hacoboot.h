@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The contract between the BPF program (bpf/hacoboot.bpf.c) and user space.
+ * Plain C so that both clang -target bpf and the C++ decoder include it.
+ */
+#ifndef HACOBOOT_HACOBOOT_H
+#define HACOBOOT_HACOBOOT_H
+
+/* Phase that starts a launch: the supervisor passes it under its own pid. */
+#define HACOBOOT_PHASE_START_SV 1
+
+/* Phase after which the supervisor's next process fork is the container. */
+#define HACOBOOT_PHASE_START_FORK 2
+
+/*
+ * Ring buffer size unless --ringbuf-size says otherwise: 1 MiB holds ~18,000
+ * events (HACOBOOT_EVENT_BASE_SIZE plus an 8-byte header each).
+ */
+#define HACOBOOT_DEFAULT_RINGBUF_BYTES (1 << 20)
+
+/* Bytes of the execve filename carried in an exec event, NUL included. */
+#define HACOBOOT_FILENAME_LEN 256
+
+/* Processes tracked at once: CLIs, supervisors and container members. */
+#define HACOBOOT_MAX_TRACKED 32768
+
+/*
+ * Container threads between execve entry and sched_process_exec at once. An
+ * LRU map is preallocated (its size is start-up time): a few per booting
+ * container is plenty, and an overflow only loses the oldest entry time.
+ */
+#define HACOBOOT_MAX_EXECING 1024
+
+enum hacoboot_event_kind {
+	HACOBOOT_EV_PHASE = 1,	/* USDT bootstrap_phase_pass: arg = phase */
+	HACOBOOT_EV_FORK = 2,	/* process fork by a tracked process: arg = child pid */
+	HACOBOOT_EV_EXEC = 3,	/* successful execve by a member: filename, ts at entry */
+	HACOBOOT_EV_LISTEN = 4, /* successful listen(2) by a member, ts at return */
+	HACOBOOT_EV_EXIT = 5,	/* last thread of a tracked process exited */
+};
+
+/* Roles of a tracked process, carried in hacoboot_event.role. */
+enum hacoboot_role {
+	HACOBOOT_ROLE_LAUNCHER = 1,  /* passed phases itself (Haconiwa CLI or supervisor) */
+	HACOBOOT_ROLE_CONTAINER = 2, /* the container child forked after START_FORK */
+	HACOBOOT_ROLE_MEMBER = 3,    /* any descendant of the container child */
+};
+
+/*
+ * One event. Only exec events carry the filename: the others are reserved
+ * with HACOBOOT_EVENT_BASE_SIZE bytes to keep the ring buffer dense.
+ */
+struct hacoboot_event {
+	unsigned long long ts_ns;     /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	unsigned long long cgroup_id; /* cgroup v2 id of the emitting task (exec events only) */
+	long long arg;		      /* see enum hacoboot_event_kind */
+	unsigned int kind;	      /* enum hacoboot_event_kind */
+	unsigned int pid;	      /* tgid of the emitting process (init pid ns) */
+	unsigned int hpid;	      /* boot key: the supervisor's pid */
+	unsigned int role;	      /* enum hacoboot_role of pid (of the child for forks) */
+	unsigned int boot; /* random id of pid's launch, 0 for a CLI: tells apart launches under a
+			      reused hpid */
+	char filename[HACOBOOT_FILENAME_LEN];
+};
+
+#define HACOBOOT_EVENT_BASE_SIZE (sizeof(struct hacoboot_event) - HACOBOOT_FILENAME_LEN)
+
+/* Counters the BPF side keeps so that nothing is lost silently. */
+struct hacoboot_counters {
+	unsigned long long lost_events;	 /* ring buffer reservation failed */
+	unsigned long long tracked_full; /* a process could not be tracked: map full */
+};
+
+/*
+ * Phase events of no launch the kernel side tracks (not passed by a launcher
+ * starting, nor under the hpid of a launch seen starting) are dropped there
+ * and counted per CPU in the map untracked_phases: one unsigned long long
+ * per CPU, summed by the reader.
+ */
+
+#endif /* HACOBOOT_HACOBOOT_H */

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "util/atomic_file.hpp"
+
+namespace hacoboot {
+
+inline constexpr const char* kDefaultBtfCacheDir = "/var/cache/hacoboot-sampler";
+
+// CO-RE needs the running kernel's type layout. libbpf reads and indexes all
+// of /sys/kernel/btf/vmlinux for it at every start (BENCHMARKS.md, row 1b);
+// the handful of types the BPF object really uses, extracted once per kernel
+// by `bpftool gen min_core_btf`, is a few hundred bytes. This cache keeps that
+// extract per kernel build id and BPF object, in a directory only root may
+// write to.
+class CoreBtfCache {
+ public:
+  // No cache when the kernel has no build id (then cached() is always empty).
+  CoreBtfCache(std::filesystem::path directory, std::span<const std::byte> bpf_object);
+  // A filler still running is stopped and its temporary files removed.
+  ~CoreBtfCache();
+  CoreBtfCache(const CoreBtfCache&) = delete;
+  CoreBtfCache& operator=(const CoreBtfCache&) = delete;
+  CoreBtfCache(CoreBtfCache&&) = delete;
+  CoreBtfCache& operator=(CoreBtfCache&&) = delete;
+
+  // The extract for this kernel and object, when present and trustworthy
+  // (a regular file in a root-owned directory nobody else can write to).
+  [[nodiscard]] std::optional<std::filesystem::path> cached() const;
+
+  // Removes this kernel's extract (found unusable), so the next run refills it.
+  void discard() const;
+
+  // Starts bpftool in the background, at low priority, to fill the cache for
+  // the next runs. Returns what it did, for -v ("bpftool not found", ...).
+  std::string start_filling();
+
+  // Waits up to `patience` for the filler; the extract is installed (renamed
+  // into place) only when bpftool succeeded.
+  void finish_filling(std::chrono::milliseconds patience);
+
+ private:
+  void drop_temporaries();  // bpftool's input and output, unless installed
+
+  std::filesystem::path directory_;
+  std::span<const std::byte> bpf_object_;
+  std::optional<std::filesystem::path> file_;  // unset: no build id
+  // bpftool's input and output while it runs; removed unless installed.
+  std::optional<TemporaryFile> object_copy_;
+  std::optional<TemporaryFile> extract_;
+  pid_t filler_ = -1;
+};
+
+}  // namespace hacoboot

@@ -1,0 +1,201 @@
+#include "capture/syscall_tracepoints.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "util/atomic_file.hpp"
+#include "util/errors.hpp"
+#include "util/file_trust.hpp"
+#include "util/unique_fd.hpp"
+
+namespace hacoboot {
+namespace {
+
+constexpr const char* kTracefs = "/sys/kernel/tracing";
+constexpr const char* kDebugfsTracing = "/sys/kernel/debug/tracing";
+constexpr std::array<const char*, 2> kEvents = {"sys_enter_execve", "sys_exit_listen"};
+using Ids = std::array<int, kEvents.size()>;
+// The ids cache: one file per boot, named by its boot id.
+constexpr std::string_view kCachePrefix = "syscall-tracepoints-";
+
+// "<root>/events/syscalls/<event>/id" for each event, built before any fork.
+std::vector<std::string> id_paths(const char* root) {
+  std::vector<std::string> paths;
+  paths.reserve(kEvents.size());
+  for (const char* event : kEvents) paths.push_back(std::string(root) + "/events/syscalls/" + event + "/id");
+  return paths;
+}
+
+// Only open/read/close and no allocation: it also runs in a forked child.
+bool read_ids(const std::vector<std::string>& paths, Ids& ids) {
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    const int fd = ::open(paths[i].c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    std::array<char, 32> text{};
+    const ssize_t n = ::read(fd, text.data(), text.size() - 1);
+    ::close(fd);
+    if (n <= 0) return false;
+    int id = 0;
+    std::from_chars(text.data(), text.data() + n, id);
+    if (id <= 0) return false;
+    ids[i] = id;
+  }
+  return true;
+}
+
+SyscallTracepointIds to_ids(const Ids& ids) {
+  return {.execve_enter = ids[0], .listen_exit = ids[1]};
+}
+
+// The cache file: the ids in kEvents' order, e.g. "862 2235\n".
+std::optional<Ids> read_cached_ids(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  Ids ids{};
+  for (int& id : ids) {
+    if (!(in >> id) || id <= 0) return std::nullopt;
+  }
+  std::string rest;
+  if (in >> rest) return std::nullopt;
+  return ids;
+}
+
+void write_cached_ids(const std::filesystem::path& file, const SyscallTracepointIds& ids) {
+  const auto directory = file.parent_path();
+  if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) return;
+  if (!owned_by_us_alone(directory, S_IFDIR)) return;
+  try {
+    write_file_atomically(file.string(), fmt::format("{} {}\n", ids.execve_enter, ids.listen_exit));
+  } catch (const RuntimeError&) {
+    return;  // a cache: the next run looks the ids up again
+  }
+  remove_superseded(directory, std::string(kCachePrefix), "", file);
+}
+
+}  // namespace
+
+SyscallTracepointLookup::SyscallTracepointLookup(const std::filesystem::path& cache_dir) {
+  for (const char* root : {kTracefs, kDebugfsTracing}) {
+    Ids found{};
+    if (read_ids(id_paths(root), found)) {
+      ids_ = to_ids(found);
+      source_ = root;
+      return;
+    }
+  }
+  const auto boot_id = cache_dir.empty() ? std::nullopt : current_boot_id();
+  if (boot_id) {
+    cache_file_ = cache_dir / (std::string(kCachePrefix) + *boot_id);
+    if (owned_by_us_alone(cache_dir, S_IFDIR) && owned_by_us_alone(*cache_file_, S_IFREG)) {
+      if (const auto cached = read_cached_ids(*cache_file_)) {
+        ids_ = to_ids(*cached);
+        from_cache_ = true;
+        source_ = cache_file_->string() + " (cached)";
+        return;
+      }
+      // Of no use to any later run.
+      std::error_code ignored;
+      std::filesystem::remove(*cache_file_, ignored);
+      unreadable_cache_ = true;
+    }
+  }
+  start_child();
+}
+
+void SyscallTracepointLookup::look_up_again() {
+  std::error_code ignored;
+  if (cache_file_) std::filesystem::remove(*cache_file_, ignored);
+  ids_.reset();
+  from_cache_ = false;
+  source_.clear();
+  start_child();
+}
+
+void SyscallTracepointLookup::keep() const {
+  if (cache_file_ && ids_ && !from_cache_) write_cached_ids(*cache_file_, *ids_);
+}
+
+// A private mount namespace, tracefs mounted there, the ids sent back through
+// a pipe. The mount goes away with the child.
+void SyscallTracepointLookup::start_child() {
+  const auto paths = id_paths(kTracefs);
+  std::array<int, 2> fds{};
+  if (::pipe2(fds.data(), O_CLOEXEC) != 0) {
+    reason_ = std::string("pipe: ") + std::strerror(errno);
+    return;
+  }
+  UniqueFd write_end(fds[1]);
+  child_ = ::fork();
+  if (child_ < 0) {
+    reason_ = std::string("fork: ") + std::strerror(errno);
+    ::close(fds[0]);
+    return;
+  }
+  if (child_ == 0) {
+    Ids ids{};
+    const bool ok = ::unshare(CLONE_NEWNS) == 0 && ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
+                    ::mount("tracefs", kTracefs, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0 &&
+                    read_ids(paths, ids);
+    const int error = ok ? 0 : errno;
+    const bool sent = ok ? ::write(write_end.get(), ids.data(), sizeof(ids)) == sizeof(ids)
+                         : ::write(write_end.get(), &error, sizeof(error)) == sizeof(error);
+    ::_exit(sent ? 0 : 1);
+  }
+  reply_fd_ = fds[0];
+}
+
+bool SyscallTracepointLookup::ready() const {
+  if (child_ < 0) return true;
+  pollfd reply{.fd = reply_fd_, .events = POLLIN, .revents = 0};
+  return ::poll(&reply, 1, 0) == 1;
+}
+
+SyscallTracepointLookup::~SyscallTracepointLookup() {
+  (void)result();
+}
+
+std::optional<SyscallTracepointIds> SyscallTracepointLookup::result() {
+  if (child_ < 0) return ids_;
+  UniqueFd reply(std::exchange(reply_fd_, -1));
+  std::array<std::byte, sizeof(Ids)> bytes{};
+  std::size_t got = 0;
+  while (got < bytes.size()) {
+    const ssize_t n = ::read(reply.get(), bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  int status = 0;
+  while (::waitpid(std::exchange(child_, -1), &status, 0) < 0 && errno == EINTR) {
+  }
+  if (got == sizeof(Ids)) {
+    Ids ids{};
+    std::memcpy(ids.data(), bytes.data(), sizeof(ids));
+    ids_ = to_ids(ids);
+    source_ = "a private tracefs mount";
+    if (unreadable_cache_) source_ += "; " + cache_file_->string() + " held no ids: removed";
+    return ids_;
+  }
+  int error = 0;
+  if (got >= sizeof(error)) std::memcpy(&error, bytes.data(), sizeof(error));
+  reason_ = std::string("no syscall tracepoints in a private tracefs mount (") +
+            (error != 0 ? std::strerror(error) : "the helper failed") + ")";
+  return std::nullopt;
+}
+
+}  // namespace hacoboot

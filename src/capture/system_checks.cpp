@@ -1,0 +1,88 @@
+#include "capture/system_checks.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string_view>
+
+#include "capture/usdt_notes.hpp"
+#include "util/errors.hpp"
+#include "util/text.hpp"
+
+namespace hacoboot {
+namespace {
+
+constexpr const char* kKernelBtf = "/sys/kernel/btf/vmlinux";
+constexpr int kCapSysAdmin = 21;
+constexpr int kCapPerfmon = 38;
+constexpr int kCapBpf = 39;
+
+std::uint64_t effective_capabilities() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    constexpr std::string_view kKey = "CapEff:";
+    if (line.compare(0, kKey.size(), kKey) == 0) return std::stoull(line.substr(kKey.size()), nullptr, 16);
+  }
+  return 0;
+}
+
+bool is_regular_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// What the shell would run: a directory in PATH with NAME's name is not.
+bool is_executable_file(const std::string& path) {
+  return is_regular_file(path) && ::access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+std::string resolve_haconiwa(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path_variable = std::getenv("PATH");
+  const std::string path = path_variable != nullptr ? path_variable : "";
+  std::istringstream dirs(path);
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    // An empty entry is the current directory, as for the shell.
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (is_executable_file(candidate)) return candidate;
+  }
+  std::string hint = "give the haconiwa binary with --haconiwa PATH";
+  if (is_regular_file(name)) hint = "to use the file in the current directory, give --haconiwa ./" + printable(name);
+  const auto where =
+      path_variable != nullptr ? "PATH (" + printable(path) + ")" : std::string("PATH, which is not set");
+  throw UsageError("'" + printable(name) + "' not found in " + where + ": " + hint);
+}
+
+std::vector<UsdtProbe> require_phase_probe(const std::string& path) {
+  auto sites = read_usdt_probes(path);
+  std::erase_if(sites, [](const UsdtProbe& probe) { return !is_phase_probe(probe); });
+  if (sites.empty()) {
+    throw UsageError(path + ": no USDT probe haconiwa:bootstrap_phase_pass (is it Haconiwa built with SDT probes?)");
+  }
+  return sites;
+}
+
+void require_kernel_btf() {
+  if (::access(kKernelBtf, R_OK) != 0) {
+    throw RuntimeError(std::string("kernel BTF not found (") + kKernelBtf +
+                       "): this kernel was built without CONFIG_DEBUG_INFO_BTF, which CO-RE needs");
+  }
+}
+
+void require_bpf_privileges() {
+  const auto caps = effective_capabilities();
+  const auto has = [caps](int cap) { return (caps >> cap) & 1U; };
+  if (has(kCapSysAdmin) || (has(kCapBpf) && has(kCapPerfmon))) return;
+  throw RuntimeError("needs root or CAP_BPF+CAP_PERFMON to load BPF programs: run it with sudo");
+}
+
+}  // namespace hacoboot

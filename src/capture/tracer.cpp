@@ -1,0 +1,313 @@
+#include "capture/tracer.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/perf_event.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "capture/usdt_multi_link.hpp"
+#include "hacoboot.h"  // the skeleton's .bss holds a struct hacoboot_counters
+#include "util/errors.hpp"
+
+// clang++ has no _Bool; the skeleton's kconfig struct (from usdt.bpf.h) uses it.
+#if defined(__clang__)
+#define _Bool bool  // NOLINT
+#endif
+#include "hacoboot.skel.h"
+#if defined(__clang__)
+#undef _Bool
+#endif
+
+namespace hacoboot {
+namespace {
+
+bool g_verbose = false;
+
+// Quiet unless -v, warnings included: our own error message says what failed.
+int print_libbpf(enum libbpf_print_level /*level*/, const char* format, va_list args) {
+  if (!g_verbose) return 0;
+  return std::vfprintf(stderr, format, args);
+}
+
+std::string errno_text(int error) {
+  return std::strerror(error < 0 ? -error : error);
+}
+
+[[noreturn]] void fail(const std::string& what, int error) {
+  const int code = error < 0 ? -error : error;
+  std::string message = what + ": " + errno_text(code);
+  if (code == EPERM || code == EACCES) message += " (needs root or CAP_BPF+CAP_PERFMON: run it with sudo)";
+  message += " (-v shows libbpf's log)";
+  throw RuntimeError(message);
+}
+
+// The ring buffer's size must be a power of two multiple of the page size.
+std::size_t ring_buffer_size(std::size_t wanted) {
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  std::size_t size = page;
+  while (size < wanted) size <<= 1U;
+  return size;
+}
+
+// A BPF program on a tracepoint by its perf event id: what libbpf's own
+// attach does, minus reading the id from tracefs (which may not be mounted).
+// An id no tracepoint has fails to open; the kernel refuses the program on a
+// tracepoint whose record is shorter than what the program reads.
+bpf_link* attach_to_tracepoint(bpf_program* program, int id, const char* name) {
+  const auto refused = [&](const char* what, int error) {
+    return SyscallTracepointError(std::string(what) + " tracepoint id " + std::to_string(id) + " as syscalls:" + name +
+                                  ": " + errno_text(error));
+  };
+  perf_event_attr attr{};
+  attr.type = PERF_TYPE_TRACEPOINT;
+  attr.size = sizeof(attr);
+  attr.config = static_cast<__u64>(id);
+  attr.sample_period = 1;  // NOLINT(cppcoreguidelines-pro-type-union-access): perf_event_attr's C layout
+  attr.wakeup_events = 1;  // NOLINT(cppcoreguidelines-pro-type-union-access)
+  // pid -1, cpu 0: a tracepoint's BPF program runs on every CPU for every task.
+  const long fd = ::syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) throw refused("opening", errno);
+  bpf_link* link = bpf_program__attach_perf_event(program, static_cast<int>(fd));
+  if (link == nullptr) {
+    const int err = errno;
+    ::close(static_cast<int>(fd));
+    throw refused("attaching to", err);
+  }
+  return link;  // owns the perf event fd from now on
+}
+
+// The phase probe's sites planned for one uprobe_multi link, or nullopt
+// with `why_not` set when libbpf's perf uprobes must do (a kernel before
+// 6.6, arguments only libbpf locates), or when asked for.
+std::optional<UsdtMultiAttach> plan_phase_probe(const Tracer::Config& config, std::string& why_not) {
+  if (config.usdt_attach == UsdtAttach::Perf) {
+    why_not = "--usdt-attach perf";
+    return std::nullopt;
+  }
+  if (!kernel_has_uprobe_multi()) {
+    why_not = "the kernel has no uprobe_multi links (Linux 6.6+)";
+  } else {
+    auto planned = plan_usdt_multi_attach(config.haconiwa_path, config.phase_probe_sites);
+    if (auto* plan = std::get_if<UsdtMultiAttach>(&planned)) return std::move(*plan);
+    why_not = std::get<std::string>(planned);
+  }
+  if (config.usdt_attach == UsdtAttach::UprobeMulti) throw RuntimeError("--usdt-attach uprobe_multi: " + why_not);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::span<const std::byte> Tracer::bpf_object() {
+  std::size_t size = 0;
+  const void* bytes = hacoboot_bpf::elf_bytes(&size);
+  return {static_cast<const std::byte*>(bytes), size};
+}
+
+void Tracer::SkeletonDeleter::operator()(hacoboot_bpf* skeleton) const {
+  hacoboot_bpf__destroy(skeleton);
+}
+
+void Tracer::RingBufferDeleter::operator()(ring_buffer* rb) const {
+  ring_buffer__free(rb);
+}
+
+Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
+  g_verbose = config.verbose;
+  libbpf_set_print(print_libbpf);
+
+  LIBBPF_OPTS(bpf_object_open_opts, open_options);
+  if (!config.core_btf.empty()) open_options.btf_custom_path = config.core_btf.c_str();
+  skeleton_.reset(hacoboot_bpf__open_opts(&open_options));
+  if (!skeleton_) fail("opening the BPF object", errno);
+
+  // Two ways of seeing execve and listen: the per-syscall tracepoints, or the
+  // raw_syscalls fallback. Both are loaded only while the tracepoint ids are
+  // still being looked up (in parallel with the load); one is attached, below.
+  auto& progs = skeleton_->progs;
+  auto* lookup = config.syscall_tracepoints;
+  const std::array tracepoint_programs{progs.on_execve, progs.on_listen_exit};
+  const std::array raw_syscall_programs{progs.on_sys_enter, progs.on_sys_exit};
+  for (bpf_program* program : tracepoint_programs) {
+    bpf_program__set_autoload(program, lookup != nullptr);
+    bpf_program__set_autoattach(program, false);
+  }
+  const bool tracepoints_known = lookup != nullptr && lookup->ready() && lookup->result().has_value();
+  for (bpf_program* program : raw_syscall_programs) {
+    bpf_program__set_autoload(program, config.raw_syscalls_fallback && !tracepoints_known);
+    bpf_program__set_autoattach(program, false);
+  }
+
+  std::string why_not_multi;
+  const auto phase_probe = plan_phase_probe(config, why_not_multi);
+  if (phase_probe) {
+    bpf_program__set_expected_attach_type(progs.on_phase, static_cast<bpf_attach_type>(kUprobeMultiAttachType));
+  }
+
+  const std::size_t rb_size = ring_buffer_size(config.ring_buffer_bytes);
+  if (int err = bpf_map__set_max_entries(skeleton_->maps.events, static_cast<__u32>(rb_size)); err != 0) {
+    fail("sizing the ring buffer", err);
+  }
+  // Wake the reader early once a quarter is used; it reads on a timer before that.
+  skeleton_->rodata->wakeup_bytes = rb_size / 4;
+  skeleton_->rodata->watched_tgid = config.watched_pid;
+  skeleton_->rodata->wake_on_settle = config.wake_on_settle;
+
+  const int cpus = libbpf_num_possible_cpus();
+  if (cpus < 0) fail("counting the possible CPUs", cpus);
+  possible_cpus_ = static_cast<std::size_t>(cpus);
+
+  if (int err = hacoboot_bpf__load(skeleton_.get()); err != 0) fail("loading the BPF programs", err);
+  if (int err = hacoboot_bpf__attach(skeleton_.get()); err != 0) {
+    fail("attaching to the kernel's fork/exec/exit tracepoints", err);
+  }
+  auto& links = skeleton_->links;
+  const auto ids = lookup != nullptr ? lookup->result() : std::nullopt;
+  if (ids) {
+    attach_syscall_tracepoints(*ids);
+  } else if (config.raw_syscalls_fallback) {
+    links.on_sys_enter = bpf_program__attach(progs.on_sys_enter);
+    if (links.on_sys_enter == nullptr) fail("attaching to raw_syscalls:sys_enter", errno);
+    links.on_sys_exit = bpf_program__attach(progs.on_sys_exit);
+    if (links.on_sys_exit == nullptr) fail("attaching to raw_syscalls:sys_exit", errno);
+  } else {
+    throw SyscallTracepointError(lookup->reason());
+  }
+
+  if (phase_probe) {
+    const bpf_map* specs = bpf_object__find_map_by_name(skeleton_->obj, "__bpf_usdt_specs");
+    if (specs == nullptr) throw RuntimeError("the BPF object has no USDT spec map");
+    phase_link_ = attach_usdt_multi(bpf_program__fd(progs.on_phase), bpf_map__fd(specs), bpf_map__value_size(specs),
+                                    *phase_probe);
+    usdt_attachment_ = "one uprobe_multi link";
+  } else {
+    // pid -1: a per-process uprobe would miss the phases of forked children.
+    links.on_phase = bpf_program__attach_usdt(progs.on_phase, -1, config.haconiwa_path.c_str(), "haconiwa",
+                                              "bootstrap_phase_pass", nullptr);
+    if (links.on_phase == nullptr) {
+      fail("attaching USDT haconiwa:bootstrap_phase_pass in " + config.haconiwa_path, errno);
+    }
+    usdt_attachment_ = "perf uprobes (" + why_not_multi + ")";
+  }
+
+  ring_buffer_.reset(ring_buffer__new(bpf_map__fd(skeleton_->maps.events), on_record, this, nullptr));
+  if (!ring_buffer_) fail("opening the ring buffer", errno);
+}
+
+void Tracer::attach_syscall_tracepoints(const SyscallTracepointIds& ids) {
+  auto& progs = skeleton_->progs;
+  auto& links = skeleton_->links;
+  links.on_execve = attach_to_tracepoint(progs.on_execve, ids.execve_enter, "sys_enter_execve");
+  links.on_listen_exit = attach_to_tracepoint(progs.on_listen_exit, ids.listen_exit, "sys_exit_listen");
+  prove_syscall_tracepoints(ids);
+  per_syscall_tracepoints_ = true;
+}
+
+// Another tracepoint's id may attach fine: each hook must see the tool's own
+// call. execve("") fails at once (ENOENT) and listen(-1, 0) too (EBADF):
+// nothing runs, nothing listens, but both pass their tracepoints. The
+// programs note a call of this thread with the right syscall number and
+// arguments (so neither the other end of the syscall nor another one's
+// tracepoint passes).
+void Tracer::prove_syscall_tracepoints(const SyscallTracepointIds& ids) {
+  auto* bss = skeleton_->bss;
+  constexpr const char* kNoProgram = "";
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the BPF side compares the pointer's value
+  bss->self_check_filename = reinterpret_cast<std::uintptr_t>(kNoProgram);
+  __atomic_store_n(&bss->self_check_tid, static_cast<__u32>(::gettid()), __ATOMIC_SEQ_CST);
+  std::array<char*, 1> no_arguments{};
+  (void)::execve(kNoProgram, no_arguments.data(), no_arguments.data());
+  (void)::listen(-1, 0);
+  __atomic_store_n(&bss->self_check_tid, 0, __ATOMIC_SEQ_CST);
+  const auto missed = [](const char* name, int id, const char* call) {
+    return SyscallTracepointError("tracepoint id " + std::to_string(id) + " is not syscalls:" + name +
+                                  ": its hook missed the tool's own " + call);
+  };
+  if (__atomic_load_n(&bss->self_check_execve_seen, __ATOMIC_SEQ_CST) == 0) {
+    throw missed("sys_enter_execve", ids.execve_enter, "execve");
+  }
+  if (__atomic_load_n(&bss->self_check_listen_seen, __ATOMIC_SEQ_CST) == 0) {
+    throw missed("sys_exit_listen", ids.listen_exit, "listen");
+  }
+}
+
+Tracer::~Tracer() {
+  if (!skeleton_) return;
+  // Every detach waits for RCU grace periods (a perf event's two, one of
+  // them under a kernel-wide mutex; BENCHMARKS.md): detached at once,
+  // the links overlap what they can, and Ctrl-C -> exit stays short. The
+  // skeleton then destroys what is left (maps, programs).
+  auto& links = skeleton_->links;
+  std::vector<std::thread> detaching;
+  if (phase_link_.valid()) detaching.emplace_back([link = std::move(phase_link_)]() mutable { link.reset(); });
+  for (bpf_link** link : {&links.on_phase, &links.on_fork, &links.on_exec, &links.on_exit, &links.on_sys_enter,
+                          &links.on_sys_exit, &links.on_execve, &links.on_listen_exit}) {
+    if (*link != nullptr) detaching.emplace_back(bpf_link__destroy, std::exchange(*link, nullptr));
+  }
+  for (auto& thread : detaching) thread.join();
+}
+
+int Tracer::on_record(void* self, void* data, std::size_t size) {
+  auto* tracer = static_cast<Tracer*>(self);
+  // Exceptions must not unwind through libbpf's C frames.
+  try {
+    tracer->sink_(std::span<const std::byte>(static_cast<const std::byte*>(data), size));
+    return 0;
+  } catch (...) {
+    tracer->sink_error_ = std::current_exception();
+    return -1;
+  }
+}
+
+void Tracer::poll(std::chrono::milliseconds timeout) {
+  int err = ring_buffer__poll(ring_buffer_.get(), static_cast<int>(timeout.count()));
+  // Producers skip the wakeup until the buffer fills: read what they left.
+  if (err >= 0 || err == -EINTR) err = ring_buffer__consume(ring_buffer_.get());
+  if (sink_error_) std::rethrow_exception(std::exchange(sink_error_, nullptr));
+  if (err < 0 && err != -EINTR) fail("reading the ring buffer", err);
+}
+
+std::uint64_t Tracer::tracked_processes() const {
+  const int fd = bpf_map__fd(skeleton_->maps.tracked);
+  std::uint64_t count = 0;
+  __u32 key = 0;
+  const void* previous = nullptr;
+  while (bpf_map_get_next_key(fd, previous, &key) == 0) {
+    ++count;
+    previous = &key;
+  }
+  return count;
+}
+
+std::uint64_t Tracer::untracked_phases() const {
+  std::vector<std::uint64_t> per_cpu(possible_cpus_);
+  const __u32 key = 0;
+  if (bpf_map__lookup_elem(skeleton_->maps.untracked_phases, &key, sizeof key, per_cpu.data(),
+                           per_cpu.size() * sizeof(std::uint64_t), 0) != 0) {
+    fail("reading the untracked phase count", errno);
+  }
+  return std::accumulate(per_cpu.begin(), per_cpu.end(), std::uint64_t{0});
+}
+
+TracerCounters Tracer::counters() const {
+  const auto& counters = skeleton_->bss->counters;
+  return TracerCounters{.lost_events = __atomic_load_n(&counters.lost_events, __ATOMIC_RELAXED),
+                        .tracked_full = __atomic_load_n(&counters.tracked_full, __ATOMIC_RELAXED),
+                        .untracked_phases = untracked_phases()};
+}
+
+}  // namespace hacoboot

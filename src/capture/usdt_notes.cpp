@@ -1,0 +1,149 @@
+#include "capture/usdt_notes.hpp"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "util/errors.hpp"
+#include "util/unique_fd.hpp"
+
+namespace hacoboot {
+namespace {
+
+constexpr Elf64_Word kStapsdtNoteType = 3;
+
+#if defined(__x86_64__)
+constexpr int kNativeMachine = EM_X86_64;
+#elif defined(__aarch64__)
+constexpr int kNativeMachine = EM_AARCH64;
+#else
+#error "hacoboot: add this architecture's ELF machine"
+#endif
+
+struct ElfCloser {
+  void operator()(Elf* elf) const { elf_end(elf); }
+};
+
+[[noreturn]] void fail(const std::string& path, const std::string& why) {
+  throw UsageError(path + ": " + why);
+}
+
+struct LoadSegment {
+  std::uint64_t address;
+  std::uint64_t size;
+  std::uint64_t file_offset;
+};
+
+// Offset in the file of a link-time address: through the loadable segment
+// holding it, as the kernel maps the file. 0 when no segment does.
+std::uint64_t file_offset_of(std::uint64_t address, const std::vector<LoadSegment>& segments) {
+  for (const auto& segment : segments) {
+    if (address >= segment.address && address - segment.address < segment.size) {
+      return address - segment.address + segment.file_offset;
+    }
+  }
+  return 0;
+}
+
+// A stapsdt note's payload: three addresses (site, .stapsdt.base when the
+// note was written, semaphore), then three NUL-terminated strings.
+UsdtProbe parse_note(const char* desc, std::size_t size, std::optional<std::uint64_t> base_section,
+                     const std::vector<LoadSegment>& segments) {
+  UsdtProbe probe;
+  constexpr std::size_t kAddresses = 3 * sizeof(std::uint64_t);
+  if (size <= kAddresses) return probe;
+  std::uint64_t note_base = 0;
+  std::memcpy(&probe.address, desc, sizeof(std::uint64_t));
+  std::memcpy(&note_base, desc + sizeof(std::uint64_t), sizeof(std::uint64_t));
+  std::memcpy(&probe.semaphore, desc + 2 * sizeof(std::uint64_t), sizeof(std::uint64_t));
+  // A prelinked binary moved its code after the notes were written: the
+  // .stapsdt.base section moved with it, and tells by how much.
+  const std::uint64_t shift = base_section && note_base != 0 ? *base_section - note_base : 0;
+  probe.file_offset = file_offset_of(probe.address + shift, segments);
+  if (probe.semaphore != 0) probe.semaphore_file_offset = file_offset_of(probe.semaphore, segments);
+  const char* cursor = desc + kAddresses;
+  const char* end = desc + size;
+  for (std::string* field : {&probe.provider, &probe.name, &probe.arguments}) {
+    const auto* nul = static_cast<const char*>(std::memchr(cursor, '\0', static_cast<std::size_t>(end - cursor)));
+    if (nul == nullptr) return UsdtProbe{};
+    field->assign(cursor, nul);
+    cursor = nul + 1;
+    if (cursor >= end) break;
+  }
+  return probe;
+}
+
+}  // namespace
+
+std::vector<UsdtProbe> read_usdt_probes(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) fail(path, std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) fail(path, "is a directory, not the haconiwa binary");
+  if (!S_ISREG(st.st_mode)) fail(path, "is not a regular file");
+
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) fail(path, std::strerror(errno));
+
+  if (elf_version(EV_CURRENT) == EV_NONE) throw RuntimeError(std::string("libelf: ") + elf_errmsg(-1));
+  const std::unique_ptr<Elf, ElfCloser> elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
+  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) fail(path, "not an ELF file");
+  GElf_Ehdr header{};
+  if (gelf_getehdr(elf.get(), &header) == nullptr) fail(path, "unreadable ELF header");
+  if (header.e_ident[EI_CLASS] != ELFCLASS64) fail(path, "is a 32-bit ELF; only 64-bit binaries can be traced");
+  if (header.e_machine != kNativeMachine) fail(path, "is built for another architecture than this machine");
+
+  std::size_t section_names = 0;
+  if (elf_getshdrstrndx(elf.get(), &section_names) != 0) fail(path, "unreadable ELF section names");
+
+  std::vector<LoadSegment> segments;
+  std::size_t program_headers = 0;
+  if (elf_getphdrnum(elf.get(), &program_headers) == 0) {
+    for (std::size_t i = 0; i < program_headers; ++i) {
+      GElf_Phdr phdr{};
+      if (gelf_getphdr(elf.get(), static_cast<int>(i), &phdr) != nullptr && phdr.p_type == PT_LOAD) {
+        segments.push_back({phdr.p_vaddr, phdr.p_filesz, phdr.p_offset});
+      }
+    }
+  }
+  std::optional<std::uint64_t> base_section;
+  for (Elf_Scn* section = elf_nextscn(elf.get(), nullptr); section != nullptr;
+       section = elf_nextscn(elf.get(), section)) {
+    GElf_Shdr shdr{};
+    const char* name =
+        gelf_getshdr(section, &shdr) != nullptr ? elf_strptr(elf.get(), section_names, shdr.sh_name) : nullptr;
+    if (name != nullptr && std::strcmp(name, ".stapsdt.base") == 0) base_section = shdr.sh_addr;
+  }
+
+  std::vector<UsdtProbe> probes;
+  for (Elf_Scn* section = elf_nextscn(elf.get(), nullptr); section != nullptr;
+       section = elf_nextscn(elf.get(), section)) {
+    GElf_Shdr shdr{};
+    if (gelf_getshdr(section, &shdr) == nullptr || shdr.sh_type != SHT_NOTE) continue;
+    const char* name = elf_strptr(elf.get(), section_names, shdr.sh_name);
+    if (name == nullptr || std::strcmp(name, ".note.stapsdt") != 0) continue;
+    Elf_Data* data = elf_getdata(section, nullptr);
+    if (data == nullptr) continue;
+    GElf_Nhdr note{};
+    std::size_t name_offset = 0;
+    std::size_t desc_offset = 0;
+    for (std::size_t offset = 0; (offset = gelf_getnote(data, offset, &note, &name_offset, &desc_offset)) != 0;) {
+      if (note.n_type != kStapsdtNoteType) continue;
+      const auto* bytes = static_cast<const char*>(data->d_buf);
+      if (auto probe = parse_note(bytes + desc_offset, note.n_descsz, base_section, segments); !probe.name.empty()) {
+        probes.push_back(std::move(probe));
+      }
+    }
+  }
+  return probes;
+}
+
+}  // namespace hacoboot

@@ -1,0 +1,15 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "capture/usdt_probe.hpp"
+
+namespace hacoboot {
+
+// The USDT probes of a native ELF binary, in note order. Throws UsageError
+// naming the file when it is missing, not a regular file, not ELF, or built
+// for another architecture or word size.
+std::vector<UsdtProbe> read_usdt_probes(const std::string& path);
+
+}  // namespace hacoboot

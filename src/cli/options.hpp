@@ -1,0 +1,73 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capture/core_btf_cache.hpp"
+#include "capture/tracer.hpp"
+#include "exporter/listen_address.hpp"
+#include "hacoboot.h"
+#include "model/phases.hpp"
+#include "report/baseline.hpp"
+#include "report/report.hpp"
+
+namespace hacoboot {
+
+enum class EventsFormat : std::uint8_t { Tsv, Jsonl };
+// How the kernel side sees execve and listen.
+enum class SyscallHooks : std::uint8_t { Auto, Tracepoints, RawSyscalls };
+
+struct Options {
+  // What to trace
+  std::string command;                // container init command; empty: first execve
+  std::string haconiwa = "haconiwa";  // binary holding the probe (PATH lookup without '/')
+  std::optional<std::uint32_t> pid;   // only launches under this running haconiwa process
+  bool list = false;                  // print the binary's USDT probes and exit
+  std::int64_t start_phase = kPhaseStartSupervisor;
+  PhaseNames phase_names;
+  // When to stop
+  std::optional<std::string> run;     // shell command traced from start to exit
+  std::optional<std::string> run_as;  // user the --run command runs as
+  std::optional<std::uint64_t> count;
+  std::optional<std::chrono::nanoseconds> duration;
+  std::uint64_t warmup = 0;  // boots left out of every figure
+  // Outputs
+  ReportFormat format = ReportFormat::Table;
+  bool histograms = false;
+  std::string output;  // empty: stdout
+  std::string events;  // per-boot rows; empty: none
+  EventsFormat events_format = EventsFormat::Tsv;
+  std::string timeline;   // SVG waterfall
+  std::string trace_out;  // Chrome Trace Event JSON
+  // Exporter: Prometheus metrics over HTTP and/or in a node_exporter textfile
+  std::optional<ListenAddress> serve;
+  std::string textfile;
+  std::chrono::nanoseconds textfile_interval = std::chrono::seconds(15);
+  // Regression gate
+  std::string baseline;  // a saved --format json summary
+  GateConfig gate;
+  // Kernel side
+  std::uint64_t ring_buffer_bytes = HACOBOOT_DEFAULT_RINGBUF_BYTES;
+  std::string btf_cache = kDefaultBtfCacheDir;  // "off": none
+  SyscallHooks syscall_hooks = SyscallHooks::Auto;
+  UsdtAttach usdt_attach = UsdtAttach::Auto;
+  // Diagnostics
+  bool quiet = false;
+  bool verbose = false;
+};
+
+struct CommandLine {
+  Options options;
+  // Set for --help and --version: print it and exit 0 without tracing.
+  std::optional<std::string> exit_message;
+  std::vector<std::string> warnings;  // worth telling, not worth refusing
+};
+
+// The only place that reads argv (and the files it names for --phase-names).
+// Throws UsageError on bad usage.
+CommandLine parse_command_line(int argc, const char* const* argv);
+
+}  // namespace hacoboot

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <ext/stdio_filebuf.h>
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "util/atomic_file.hpp"
+
+namespace hacoboot {
+
+// An output the user named, or standard output for "" and "-". Its path was
+// checked up front (check_output_paths); the file is created without following
+// a symlink planted at the path (the tool runs as root, often in shared
+// directories), readable by its owner's group and others only as umask allows.
+class OutputFile {
+ public:
+  enum class Kind : std::uint8_t {
+    // Written as it goes (--events): opened at the path, truncated.
+    Streamed,
+    // Written whole at the end (the summary, the pictures): into a temporary
+    // file beside the path, renamed over it by finish() only once complete, so
+    // a full disk or a crash leaves the previous file as it was. A character
+    // device or a FIFO at the path is written in place.
+    Replaced,
+  };
+
+  // Throws UsageError naming the path when it cannot be opened, RuntimeError
+  // when the temporary file cannot be created.
+  OutputFile(std::string path, Kind kind);
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  OutputFile(OutputFile&&) = delete;
+  OutputFile& operator=(OutputFile&&) = delete;
+  ~OutputFile();
+
+  std::ostream& stream() { return *stream_; }
+  // Flushes (and puts a Replaced file in place); throws RuntimeError if
+  // anything written was lost (full disk, closed pipe).
+  void finish();
+  // Finishes this file and goes on in a new one at the same path (appending
+  // if one is there): after logrotate moved it away. Standard output stays.
+  void reopen();
+
+ private:
+  void open(int flags);
+  void stream_to(int fd);
+
+  std::string name_;
+  std::unique_ptr<ReplacementFile> replacement_;
+  std::unique_ptr<__gnu_cxx::stdio_filebuf<char>> buffer_;
+  std::unique_ptr<std::ostream> owned_stream_;
+  std::ostream* stream_ = nullptr;
+};
+
+}  // namespace hacoboot

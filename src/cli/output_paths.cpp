@@ -1,0 +1,117 @@
+#include "cli/output_paths.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <system_error>
+#include <utility>
+
+#include "util/atomic_file.hpp"
+#include "util/errors.hpp"
+
+namespace hacoboot {
+namespace {
+
+namespace fs = std::filesystem;
+
+using Inode = std::pair<dev_t, ino_t>;
+
+struct CheckedOutput {
+  const NamedOutput* named = nullptr;
+  std::string normalised;      // absolute, without symbolic links, "." or ".." in the directory
+  std::optional<Inode> inode;  // where something is at the path
+  bool character_device = false;
+};
+
+[[noreturn]] void refuse(const NamedOutput& output, const std::string& why) {
+  throw UsageError(output.option + ": cannot write " + output.path + ": " + why);
+}
+
+std::string normalised_path(const fs::path& directory, const fs::path& name) {
+  std::error_code error;
+  auto resolved = fs::weakly_canonical(directory, error);
+  if (error) resolved = fs::absolute(directory).lexically_normal();
+  return (resolved / name).string();
+}
+
+// 0, or why `directory` cannot take a new file.
+int directory_error(const fs::path& directory) {
+  struct stat st {};
+  if (::stat(directory.c_str(), &st) != 0) return errno;
+  if (!S_ISDIR(st.st_mode)) return ENOTDIR;
+  // EROFS on a read-only mount, even for root.
+  return ::faccessat(AT_FDCWD, directory.c_str(), W_OK | X_OK, AT_EACCESS) == 0 ? 0 : errno;
+}
+
+CheckedOutput check_output(const NamedOutput& output) {
+  const fs::path path(output.path);
+  const auto name = path.filename();
+  if (name.empty() || name == "." || name == "..") refuse(output, "not a file name");
+  const auto directory = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  if (const int error = directory_error(directory); error != 0) {
+    refuse(output, "directory " + directory.string() + ": " + std::strerror(error));
+  }
+
+  CheckedOutput checked{.named = &output, .normalised = normalised_path(directory, name), .inode = std::nullopt};
+  struct stat st {};
+  if (::lstat(output.path.c_str(), &st) != 0) {
+    if (errno != ENOENT) refuse(output, std::strerror(errno));
+    return checked;
+  }
+  checked.inode = Inode(st.st_dev, st.st_ino);
+  if (S_ISLNK(st.st_mode)) refuse(output, "it is a symbolic link (refused: it could point anywhere)");
+  if (S_ISREG(st.st_mode)) return checked;
+  const bool written_in_place = S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode);
+  if (output.regular_file_only && written_in_place) {
+    refuse(output, "it is " + file_type_name(st.st_mode) + " (" + output.option +
+                       " replaces the file by renaming a new one over it: only a regular file can be there)");
+  }
+  if (!written_in_place) refuse(output, "it is " + file_type_name(st.st_mode));
+  if (::faccessat(AT_FDCWD, output.path.c_str(), W_OK, AT_EACCESS) != 0) refuse(output, std::strerror(errno));
+  checked.character_device = S_ISCHR(st.st_mode);
+  return checked;
+}
+
+bool same_file(const CheckedOutput& a, const CheckedOutput& b) {
+  // Two outputs on /dev/null do not overwrite each other.
+  if (a.character_device && b.character_device) return false;
+  if (a.inode && b.inode) return *a.inode == *b.inode;
+  return a.normalised == b.normalised;
+}
+
+void refuse_inputs_among(const std::vector<CheckedOutput>& outputs, const std::vector<NamedInput>& inputs) {
+  for (const auto& input : inputs) {
+    struct stat st {};
+    // Followed: the input was read through any link.
+    if (input.path.empty() || ::stat(input.path.c_str(), &st) != 0) continue;
+    for (const auto& output : outputs) {
+      if (output.inode != Inode(st.st_dev, st.st_ino)) continue;
+      throw UsageError(output.named->option + " " + output.named->path + " and " + input.option + " " + input.path +
+                       " are the same file: an output never replaces an input");
+    }
+  }
+}
+
+}  // namespace
+
+void check_output_paths(const std::vector<NamedOutput>& outputs, const std::vector<NamedInput>& inputs) {
+  std::vector<CheckedOutput> checked;
+  for (const auto& output : outputs) {
+    if (output.path.empty() || output.path == "-") continue;  // standard output
+    const auto current = check_output(output);
+    for (const auto& earlier : checked) {
+      if (!same_file(earlier, current)) continue;
+      throw UsageError(earlier.named->option + " " + earlier.named->path + " and " + output.option + " " + output.path +
+                       " are the same file");
+    }
+    checked.push_back(current);
+  }
+  refuse_inputs_among(checked, inputs);
+}
+
+}  // namespace hacoboot

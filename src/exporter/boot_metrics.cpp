@@ -1,0 +1,147 @@
+#include "exporter/boot_metrics.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <iterator>
+
+#include "util/text.hpp"
+
+#ifndef HACOBOOT_VERSION
+#error "HACOBOOT_VERSION must be defined by the build"
+#endif
+
+namespace hacoboot {
+namespace {
+
+// Exact decimal seconds from ns, shortest form ("0.00025", "1", "12.000000001"):
+// integer arithmetic, so a bucket bound prints as written and a sum keeps every ns.
+std::string seconds(std::uint64_t ns) {
+  constexpr std::uint64_t kNsPerSecond = 1'000'000'000;
+  auto text = fmt::format("{}.{:09}", ns / kNsPerSecond, ns % kNsPerSecond);
+  text.erase(text.find_last_not_of('0') + 1);
+  if (text.back() == '.') text.pop_back();
+  return text;
+}
+
+std::string step_labels(const Step& step, const PhaseNames& names) {
+  const auto phase = step.kind == Step::Kind::Phase ? std::to_string(step.phase) : step_name(step);
+  return "phase=\"" + escape_label_value(phase) + "\",phase_name=\"" + escape_label_value(step_name(step, names)) +
+         "\"";
+}
+
+// A phase number outside what Haconiwa can fire comes from a corrupt probe
+// argument; giving it a series would let such noise grow memory and cardinality.
+bool has_series(const Step& step) {
+  return step.kind != Step::Kind::Phase || (step.phase >= 0 && step.phase <= kMaxPhase);
+}
+
+}  // namespace
+
+std::string escape_label_value(std::string_view value) {
+  static constexpr std::array<CharEscape, 3> kLabelValue{{{'\\', "\\\\"}, {'"', "\\\""}, {'\n', "\\n"}}};
+  return escape_chars(value, kLabelValue);
+}
+
+void BootMetrics::Histogram::add(std::uint64_t value_ns) {
+  // The first bound >= the value: `le` is inclusive.
+  const auto* const bound = std::lower_bound(kBucketBoundsNs.begin(), kBucketBoundsNs.end(), value_ns);
+  if (bound != kBucketBoundsNs.end()) ++buckets.at(static_cast<std::size_t>(bound - kBucketBoundsNs.begin()));
+  ++count;
+  sum_ns += value_ns;
+}
+
+// The text of one exposition, family by family.
+class BootMetrics::Exposition {
+ public:
+  void family(std::string_view name, std::string_view type, std::string_view help) {
+    fmt::format_to(std::back_inserter(text_), "# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+  }
+
+  // `labels` without braces: `phase="12",phase_name="X"`, or empty.
+  void sample(std::string_view name, std::string_view labels, std::string_view value) {
+    text_ += name;
+    if (!labels.empty()) fmt::format_to(std::back_inserter(text_), "{{{}}}", labels);
+    fmt::format_to(std::back_inserter(text_), " {}\n", value);
+  }
+
+  void scalar(std::string_view name, std::string_view type, std::string_view help, std::uint64_t value) {
+    family(name, type, help);
+    sample(name, "", std::to_string(value));
+  }
+
+  void histogram(const std::string& name, const std::string& labels, const Histogram& histogram) {
+    const std::string le_prefix = labels.empty() ? "le=\"" : labels + ",le=\"";
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < kBucketBoundsNs.size(); ++i) {
+      cumulative += histogram.buckets.at(i);
+      sample(name + "_bucket", le_prefix + seconds(kBucketBoundsNs.at(i)) + "\"", std::to_string(cumulative));
+    }
+    sample(name + "_bucket", le_prefix + "+Inf\"", std::to_string(histogram.count));
+    sample(name + "_sum", labels, seconds(histogram.sum_ns));
+    sample(name + "_count", labels, std::to_string(histogram.count));
+  }
+
+  [[nodiscard]] const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+void BootMetrics::add(const BootRecord& boot) {
+  boots_.add(boot);
+  for (const auto& timing : boot.steps_after_start()) {
+    if (!has_series(timing.step)) continue;
+    auto& histograms = steps_[timing.step];
+    histograms.since_start.add(*timing.since_start);
+    if (timing.delta) histograms.delta.add(*timing.delta);
+  }
+}
+
+void BootMetrics::write(std::ostream& out, const PhaseNames& names) const {
+  const auto since_start_of = [this](Step::Kind milestone) -> const Histogram& {
+    static const Histogram kNone;
+    const auto it = steps_.find(Step{milestone});
+    return it == steps_.end() ? kNone : it->second.since_start;
+  };
+  Exposition e;
+
+  const std::string execve = "hacoboot_boot_execve_seconds";
+  e.family(execve, "histogram", "Time from a boot's start phase to the container's execve of its command.");
+  e.histogram(execve, "", since_start_of(Step::Kind::Execve));
+  const std::string listen = "hacoboot_boot_listen_seconds";
+  e.family(listen, "histogram", "Time from a boot's start phase to the container's first listen.");
+  e.histogram(listen, "", since_start_of(Step::Kind::Listen));
+
+  const std::string since_start = "hacoboot_phase_since_start_seconds";
+  e.family(since_start, "histogram", "Time from a boot's start phase to each phase passed after it.");
+  for (const auto& [step, histograms] : steps_) {
+    if (step.kind == Step::Kind::Phase) e.histogram(since_start, step_labels(step, names), histograms.since_start);
+  }
+  const std::string delta = "hacoboot_phase_delta_seconds";
+  e.family(delta, "histogram",
+           "Own time of each phase and milestone: since the previous step of the same process "
+           "(supervisor or container).");
+  for (const auto& [step, histograms] : steps_) e.histogram(delta, step_labels(step, names), histograms.delta);
+
+  e.scalar("hacoboot_boots_started_total", "counter", "Boots whose start phase was seen.", boots_.started);
+  e.scalar("hacoboot_boots_completed_total", "counter", "Started boots that reached execve and listen.",
+           boots_.started - boots_.incomplete);
+  e.scalar("hacoboot_boots_incomplete_total", "counter", "Started boots that missed execve or listen.",
+           boots_.incomplete);
+  e.scalar(
+      "hacoboot_events_lost_total", "counter",
+      "Events the kernel could not deliver (ring buffer full) or the tool could not decode: figures may miss boots.",
+      lost_events_);
+  e.scalar("hacoboot_phase_events_untracked_total", "counter",
+           "Phase events ignored in the kernel: of no launch seen starting (begun before tracing, or not Haconiwa's).",
+           untracked_phases_);
+  e.scalar("hacoboot_boots_in_flight", "gauge", "Boots being traced now.", boots_in_flight_);
+  e.family("hacoboot_build_info", "gauge", "The hacoboot-sampler version exporting these metrics; always 1.");
+  e.sample("hacoboot_build_info", "version=\"" + escape_label_value(HACOBOOT_VERSION) + "\"", "1");
+
+  out << e.text();
+}
+
+}  // namespace hacoboot

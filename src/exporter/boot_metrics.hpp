@@ -1,0 +1,71 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "model/boot.hpp"
+#include "model/phases.hpp"
+#include "model/stats.hpp"
+
+namespace hacoboot {
+
+// Boot figures as Prometheus metrics (text exposition format 0.0.4) for the
+// exporter: the families and their labels are README's "Prometheus metrics".
+//
+// Memory is fixed: a histogram is a fixed array of bucket counts, and there is
+// at most one pair per phase Haconiwa can fire (0..kMaxPhase) and milestone,
+// so it stays flat however many boots and days the exporter runs.
+//
+// Not thread-safe: the caller serializes every call, e.g. behind one mutex
+// shared by the thread that adds boots and the one that serves write().
+class BootMetrics {
+ public:
+  // Every histogram's bucket upper bounds in ns (le, inclusive), from 100 us
+  // (a phase's own time) to 60 s (a slow app's listen); +Inf follows.
+  static constexpr std::array<std::uint64_t, 18> kBucketBoundsNs{
+      100'000,       250'000,       500'000,       1'000'000,      2'500'000,      5'000'000,
+      10'000'000,    25'000'000,    50'000'000,    100'000'000,    250'000'000,    500'000'000,
+      1'000'000'000, 2'500'000'000, 5'000'000'000, 10'000'000'000, 30'000'000'000, 60'000'000'000};
+
+  // A finished boot, after warm-up filtering. Unstarted boots count nowhere.
+  void add(const BootRecord& boot);
+  // Events lost (kernel side) or undecodable, cumulative.
+  void set_lost_events(std::uint64_t total) { lost_events_ = total; }
+  // The kernel side's count of phase events it dropped, cumulative.
+  void set_untracked_phases(std::uint64_t total) { untracked_phases_ = total; }
+  void set_boots_in_flight(std::uint64_t boots) { boots_in_flight_ = boots; }
+
+  // Every family, with HELP and TYPE, even before the first boot (counters
+  // at 0) so that dashboards show zeros rather than "no data".
+  void write(std::ostream& out, const PhaseNames& names) const;
+
+ private:
+  struct Histogram {
+    std::array<std::uint64_t, kBucketBoundsNs.size()> buckets{};  // not cumulative; +Inf is count
+    std::uint64_t count = 0;
+    std::uint64_t sum_ns = 0;  // wraps after 584 years of boot time
+
+    void add(std::uint64_t value_ns);
+  };
+  struct StepHistograms {
+    Histogram since_start;
+    Histogram delta;
+  };
+  class Exposition;
+
+  BootCounts boots_;
+  std::map<Step, StepHistograms> steps_;
+  std::uint64_t lost_events_ = 0;
+  std::uint64_t untracked_phases_ = 0;
+  std::uint64_t boots_in_flight_ = 0;
+};
+
+// A label value escaped for the text format: backslash, double quote and
+// newline become \\, \" and \n.
+std::string escape_label_value(std::string_view value);
+
+}  // namespace hacoboot

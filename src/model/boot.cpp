@@ -1,0 +1,85 @@
+#include "model/boot.hpp"
+
+#include <algorithm>
+
+#include "model/phases.hpp"
+
+namespace hacoboot {
+namespace {
+
+enum class Lane : std::uint8_t { Supervisor, Container, Either };
+
+// The process that passes a phase, from its group (phases.hpp).
+Lane lane_of(const Step& step) {
+  if (step.kind != Step::Kind::Phase) return Lane::Container;
+  if (step.phase >= kFirstUserPhase) return Lane::Either;
+  if (step.phase >= kFirstContainerPhase && step.phase < kFirstNetworkPhase) return Lane::Container;
+  return Lane::Supervisor;
+}
+
+}  // namespace
+
+std::string step_name(const Step& step, const PhaseNames& names) {
+  switch (step.kind) {
+    case Step::Kind::Execve: return "execve";
+    case Step::Kind::Listen: return "listen";
+    case Step::Kind::Phase: break;
+  }
+  return names.name(step.phase);
+}
+
+std::string_view boot_end_name(BootEnd end) {
+  switch (end) {
+    case BootEnd::Exited: return "exited";
+    case BootEnd::TracingStopped: return "tracing_stopped";
+    case BootEnd::Replaced: return "replaced";
+    case BootEnd::Evicted: return "evicted";
+    case BootEnd::Vanished: return "vanished";
+  }
+  return "unknown";
+}
+
+std::optional<std::uint64_t> BootRecord::since_start(std::uint64_t ts_ns) const {
+  if (!start_ns || ts_ns < *start_ns) return std::nullopt;
+  return ts_ns - *start_ns;
+}
+
+std::vector<StepTiming> BootRecord::timeline() const {
+  std::vector<StepTiming> steps;
+  steps.reserve(phases.size() + 2);
+  const auto add = [&steps](Step step, std::uint64_t ts_ns) {
+    steps.push_back(StepTiming{.step = step, .ts_ns = ts_ns, .since_start = {}, .delta = {}});
+  };
+  for (const auto& mark : phases) add({Step::Kind::Phase, mark.phase}, mark.ts_ns);
+  if (execve_ns) add({Step::Kind::Execve}, *execve_ns);
+  if (listen_ns) add({Step::Kind::Listen}, *listen_ns);
+  std::stable_sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.ts_ns < b.ts_ns; });
+
+  for (auto it = steps.begin(); it != steps.end(); ++it) {
+    it->since_start = since_start(it->ts_ns);
+    if (it == steps.begin()) continue;
+    const Lane lane = lane_of(it->step);
+    const auto earlier = [&](auto predicate) {
+      const auto found = std::find_if(std::make_reverse_iterator(it), steps.rend(), predicate);
+      return found == steps.rend() ? std::optional<std::uint64_t>() : found->ts_ns;
+    };
+    auto previous = earlier([lane](const StepTiming& s) { return lane != Lane::Either && lane_of(s.step) == lane; });
+    // The container's first step counts from the fork that created it.
+    if (!previous && lane == Lane::Container) {
+      previous = earlier([](const StepTiming& s) { return s.step == Step{Step::Kind::Phase, kPhaseStartFork}; });
+    }
+    if (!previous) previous = std::prev(it)->ts_ns;
+    it->delta = it->ts_ns - *previous;
+  }
+  return steps;
+}
+
+std::vector<StepTiming> BootRecord::steps_after_start() const {
+  auto steps = timeline();
+  std::erase_if(steps, [this](const StepTiming& timing) {
+    return !timing.since_start || timing.step == Step{Step::Kind::Phase, start_phase};
+  });
+  return steps;
+}
+
+}  // namespace hacoboot

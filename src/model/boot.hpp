@@ -1,0 +1,86 @@
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/phases.hpp"
+
+namespace hacoboot {
+
+struct PhaseMark {
+  std::int64_t phase = 0;
+  std::uint64_t ts_ns = 0;
+
+  bool operator==(const PhaseMark&) const = default;
+};
+
+// A step of a boot: a phase passed, or a milestone of the container.
+struct Step {
+  enum class Kind : std::uint8_t { Phase, Execve, Listen };
+  Kind kind = Kind::Phase;
+  std::int64_t phase = 0;  // Kind::Phase only
+
+  auto operator<=>(const Step&) const = default;  // NOLINT(modernize-use-nullptr): clang-tidy 14 misreads <=>
+};
+
+// "CONTAINER_CHROOTED", "execve", "listen".
+std::string step_name(const Step& step, const PhaseNames& names = {});
+
+// When a boot passed a step: the time since its start, and the step's own
+// cost, the time since the previous step of the same process (supervisor or
+// container; the container's first step counts from START_FORK).
+struct StepTiming {
+  Step step;
+  std::uint64_t ts_ns = 0;
+  std::optional<std::uint64_t> since_start;  // unset before the start
+  std::optional<std::uint64_t> delta;        // unset for the first step
+
+  bool operator==(const StepTiming&) const = default;
+};
+
+// Why a boot stopped being tracked.
+enum class BootEnd : std::uint8_t {
+  Exited,          // supervisor and container child both exited
+  TracingStopped,  // still running when tracing stopped
+  Replaced,        // its hpid started a new launch (its exit was never seen)
+  Evicted,         // too many boots in flight at once
+  Vanished,        // its processes are gone though their exit was never seen (events lost)
+};
+
+// "exited", "tracing_stopped", "replaced", "evicted", "vanished": the end
+// column of --events.
+std::string_view boot_end_name(BootEnd end);
+
+// Everything one Haconiwa launch did, in absolute CLOCK_MONOTONIC ns.
+struct BootRecord {
+  std::uint64_t sequence = 0;  // 1-based, in order of the boots' first events
+  std::uint32_t hpid = 0;
+  std::uint32_t launch = 0;               // the kernel side's id of this launch (0: unknown)
+  std::uint32_t container_pid = 0;        // 0: no container child was seen
+  std::uint64_t cgroup_id = 0;            // the container's cgroup v2 id, when seen
+  std::string cgroup_path;                // that cgroup's path, when resolvable
+  std::int64_t start_phase = 1;           // the phase that starts the clock
+  std::optional<std::uint64_t> start_ns;  // unset: tracing began mid-launch
+  std::vector<PhaseMark> phases;          // first pass of each phase, by time
+  std::optional<std::uint64_t> execve_ns;
+  std::optional<std::uint64_t> listen_ns;
+  std::optional<std::uint64_t> container_exit_ns;
+  BootEnd end = BootEnd::Exited;
+
+  [[nodiscard]] bool started() const { return start_ns.has_value(); }
+  [[nodiscard]] bool complete() const { return started() && execve_ns && listen_ns; }
+  // Time from the start to ts; nullopt before the start or when not started.
+  [[nodiscard]] std::optional<std::uint64_t> since_start(std::uint64_t ts_ns) const;
+  // Every phase and milestone, in time order.
+  [[nodiscard]] std::vector<StepTiming> timeline() const;
+  // The timeline after the start, without the start phase itself (its time
+  // since start is always 0): the steps every figure aggregates. Each has
+  // since_start set; empty when not started.
+  [[nodiscard]] std::vector<StepTiming> steps_after_start() const;
+};
+
+}  // namespace hacoboot

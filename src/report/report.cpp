@@ -1,0 +1,40 @@
+#include "report/report.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+
+#include "report/report_writers.hpp"
+
+namespace hacoboot {
+
+std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, bool histograms) {
+  switch (format) {
+    case ReportFormat::Table: return make_table_writer(histograms);
+    case ReportFormat::Bpftrace: return make_bpftrace_writer();
+    case ReportFormat::Json: return make_json_writer();
+    case ReportFormat::Tsv: return make_tsv_writer();
+  }
+  return nullptr;
+}
+
+std::string format_duration(std::uint64_t ns) {
+  struct Unit {
+    double scale;
+    const char* name;
+  };
+  static constexpr std::array<Unit, 3> kUnits{{{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}}};
+  const auto value_ns = static_cast<double>(ns);
+  for (std::size_t i = 0; i < kUnits.size(); ++i) {
+    const auto& unit = kUnits.at(i);
+    if (value_ns < unit.scale) continue;
+    const double value = value_ns / unit.scale;
+    // Three significant digits; 999.7 us would print as "1000 us": one unit up.
+    if (i > 0 && value >= 999.5) return fmt::format("1.00 {}", kUnits.at(i - 1).name);
+    const int decimals = value >= 99.95 ? 0 : value >= 9.995 ? 1 : 2;
+    return fmt::format("{:.{}f} {}", value, decimals, unit.name);
+  }
+  return fmt::format("{} ns", ns);
+}
+
+}  // namespace hacoboot

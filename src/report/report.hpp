@@ -1,0 +1,48 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+
+#include "model/phases.hpp"
+#include "model/stats.hpp"
+
+namespace hacoboot {
+
+enum class ReportFormat : std::uint8_t { Table, Bpftrace, Json, Tsv };
+
+// What the summary reports besides the statistics.
+struct RunFacts {
+  std::int64_t start_phase = 1;
+  std::string command;  // empty: any first execve
+  std::uint64_t lost_events = 0;
+  std::uint64_t untracked_phases = 0;  // phase events of launches not seen starting, ignored
+  std::uint64_t tracked_at_exit = 0;   // processes still tracked in the kernel maps
+  PhaseNames names;
+};
+
+// Turns a finished run's summary into one output format. The tracing core
+// never formats; the CLI picks a writer once.
+class ReportWriter {
+ public:
+  ReportWriter() = default;
+  ReportWriter(const ReportWriter&) = delete;
+  ReportWriter& operator=(const ReportWriter&) = delete;
+  ReportWriter(ReportWriter&&) = delete;
+  ReportWriter& operator=(ReportWriter&&) = delete;
+  virtual ~ReportWriter() = default;
+  virtual void write(const Summary& summary, const RunFacts& facts, std::ostream& out) const = 0;
+};
+
+// `histograms`: the table also draws log2 histograms of execve and listen.
+std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, bool histograms = false);
+
+// The percentiles every format reports.
+inline constexpr std::array<double, 3> kReportedPercentiles{50, 90, 99};
+
+// "812 ns", "12.3 us", "7.21 ms", "2.24 s": three significant digits.
+std::string format_duration(std::uint64_t ns);
+
+}  // namespace hacoboot

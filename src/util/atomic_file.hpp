@@ -1,0 +1,78 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <string_view>
+
+#include "util/unique_fd.hpp"
+
+namespace hacoboot {
+
+// A temporary file, removed unless it was renamed into place. mkostemp
+// creates it with O_CREAT | O_EXCL, so it never opens through a link planted
+// at the random name.
+class TemporaryFile {
+ public:
+  // name_template ends in XXXXXX; valid() tells whether it could be created.
+  explicit TemporaryFile(std::string name_template);
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  TemporaryFile(TemporaryFile&&) = delete;
+  TemporaryFile& operator=(TemporaryFile&&) = delete;
+  ~TemporaryFile();
+
+  [[nodiscard]] bool valid() const { return fd_.valid(); }
+  [[nodiscard]] int fd() const { return fd_.get(); }
+  [[nodiscard]] const std::string& name() const { return name_; }
+  [[nodiscard]] bool write(std::string_view data) const;
+  // Closes the file, reporting a failed close (NFS reports write errors there).
+  bool close();
+  // Renames it to `path`; from then on it is not removed.
+  bool rename_to(const std::string& path);
+
+ private:
+  std::string name_;
+  UniqueFd fd_;
+};
+
+// What a file of this type is, for messages: "a directory", "a FIFO"...; ""
+// for a regular file.
+std::string file_type_name(mode_t mode);
+
+// A new file that replaces the one at `path` only once complete, so that a
+// reader sees the old file or the new one, never a torn one, and a full disk
+// or a crash leaves the old file as it was: the text goes to a temporary file
+// in the same directory (`.NAME.XXXXXX`), which is flushed to disk, then
+// renamed over `path`. Only a regular file (or nothing) at `path` is replaced:
+// a device, FIFO, socket, directory or symbolic link there is refused. The
+// temporary file is removed unless committed.
+class ReplacementFile {
+ public:
+  // Throws RuntimeError naming `path` when the temporary file cannot be created.
+  explicit ReplacementFile(std::string path);
+
+  [[nodiscard]] int fd() const { return temporary_.fd(); }
+  // Throws RuntimeError naming `path`.
+  void write(std::string_view data) const;
+  // Flushes the file to disk and renames it over `path`. It takes the
+  // permissions and owner of the file it replaces (who may read a file stays
+  // as the user set it), or `mode` when there is none. Throws RuntimeError
+  // naming `path`.
+  void commit(mode_t mode);
+
+ private:
+  [[noreturn]] void fail(const char* step) const;
+
+  std::string path_;
+  TemporaryFile temporary_;
+};
+
+// Replaces the file at `path` with `contents` (see ReplacementFile) so that a
+// reader (node_exporter's textfile collector, which reads *.prom and so
+// ignores the temporary file) never sees a torn one. A new file is mode 0644:
+// the collector runs as another user. Throws RuntimeError naming the path on
+// failure, and leaves no temporary file behind.
+void write_file_atomically(const std::string& path, std::string_view contents);
+
+}  // namespace hacoboot

@@ -1,0 +1,52 @@
+#include "util/file_trust.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+namespace hacoboot {
+
+std::optional<std::string> distrust_reason(const struct stat& status, mode_t type, TrustedOwners owners) {
+  if ((status.st_mode & S_IFMT) != type) {
+    return type == S_IFDIR ? "not a directory" : "not a regular file";
+  }
+  const uid_t us = ::geteuid();
+  const bool root_may_own = owners == TrustedOwners::kEffectiveUserOrRoot;
+  if (status.st_uid != us && !(root_may_own && status.st_uid == 0)) {
+    const std::string allowed =
+        root_may_own && us != 0 ? "root or uid " + std::to_string(us) : "uid " + std::to_string(us);
+    return "owned by uid " + std::to_string(status.st_uid) + ", not by " + allowed;
+  }
+  switch (status.st_mode & (S_IWGRP | S_IWOTH)) {
+    case S_IWGRP: return "writable by its group";
+    case S_IWOTH: return "writable by others";
+    case S_IWGRP | S_IWOTH: return "writable by its group and others";
+    default: return std::nullopt;
+  }
+}
+
+bool owned_by_us_alone(const std::filesystem::path& path, mode_t type) {
+  struct stat status {};
+  return ::lstat(path.c_str(), &status) == 0 && !distrust_reason(status, type, TrustedOwners::kEffectiveUser);
+}
+
+void remove_superseded(const std::filesystem::path& directory, const std::string& prefix, const std::string& suffix,
+                       const std::filesystem::path& keep) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
+    const auto name = entry.path().filename().string();
+    if (name.starts_with(prefix) && name.ends_with(suffix) && entry.path().filename() != keep.filename()) {
+      std::filesystem::remove(entry.path(), error);
+    }
+  }
+}
+
+std::optional<std::string> current_boot_id() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  if (!std::getline(in, id) || id.empty()) return std::nullopt;
+  return id;
+}
+
+}  // namespace hacoboot

@@ -52,40 +52,34 @@ EXIT STATUS:
   3 boot time regressed against --baseline, 4 the --run command failed.
 )";
 
+// A value of an option taking one of a few names (--format, --usdt-attach...).
+template <typename Value>
+struct Choice {
+  std::string_view name;
+  Value value;
+};
+
 template <typename Value, std::size_t N>
-Value pick(const std::array<std::pair<std::string_view, Value>, N>& choices, const std::string& text,
-           const char* option) {
-  for (const auto& [name, value] : choices) {
-    if (iequals(name, text)) return value;
+Value pick(const std::array<Choice<Value>, N>& choices, const std::string& text, const char* option) {
+  for (const auto& choice : choices) {
+    if (iequals(choice.name, text)) return choice.value;
   }
   std::string names;
-  for (const auto& [name, value] : choices) names += (names.empty() ? "" : ", ") + std::string(name);
+  for (const auto& choice : choices) names += (names.empty() ? "" : ", ") + std::string(choice.name);
   throw UsageError(std::string(option) + ": unknown value '" + printable(text) + "' (" + names + ")");
 }
 
-constexpr std::array<std::pair<std::string_view, ReportFormat>, 4> kFormats{{
-    {"table", ReportFormat::Table},
-    {"bpftrace", ReportFormat::Bpftrace},
-    {"json", ReportFormat::Json},
-    {"tsv", ReportFormat::Tsv},
-}};
-
-constexpr std::array<std::pair<std::string_view, EventsFormat>, 2> kEventsFormats{{
-    {"tsv", EventsFormat::Tsv},
-    {"jsonl", EventsFormat::Jsonl},
-}};
-
-constexpr std::array<std::pair<std::string_view, SyscallHooks>, 3> kSyscallHooks{{
-    {"auto", SyscallHooks::Auto},
-    {"tracepoints", SyscallHooks::Tracepoints},
-    {"raw_syscalls", SyscallHooks::RawSyscalls},
-}};
-
-constexpr std::array<std::pair<std::string_view, UsdtAttach>, 3> kUsdtAttach{{
-    {"auto", UsdtAttach::Auto},
-    {"uprobe_multi", UsdtAttach::UprobeMulti},
-    {"perf", UsdtAttach::Perf},
-}};
+constexpr auto kFormats = std::to_array<Choice<ReportFormat>>({{"table", ReportFormat::Table},
+                                                               {"bpftrace", ReportFormat::Bpftrace},
+                                                               {"json", ReportFormat::Json},
+                                                               {"tsv", ReportFormat::Tsv}});
+constexpr auto kEventsFormats =
+    std::to_array<Choice<EventsFormat>>({{"tsv", EventsFormat::Tsv}, {"jsonl", EventsFormat::Jsonl}});
+constexpr auto kSyscallHooks = std::to_array<Choice<SyscallHooks>>({{"auto", SyscallHooks::Auto},
+                                                                    {"tracepoints", SyscallHooks::Tracepoints},
+                                                                    {"raw_syscalls", SyscallHooks::RawSyscalls}});
+constexpr auto kUsdtAttach = std::to_array<Choice<UsdtAttach>>(
+    {{"auto", UsdtAttach::Auto}, {"uprobe_multi", UsdtAttach::UprobeMulti}, {"perf", UsdtAttach::Perf}});
 
 // The most boots --count and --warmup take: far beyond any run, and a
 // range the message can state.
@@ -153,132 +147,141 @@ std::set<std::string> gated_metrics(const std::string& list, const PhaseNames& n
   return keys;
 }
 
-}  // namespace
-
-CommandLine parse_command_line(int argc, const char* const* argv) {
-  CommandLine result;
-  auto& opt = result.options;
-
-  CLI::App app(kDescription, "hacoboot-sampler");
-  app.footer(kExamples);
-  app.set_version_flag("--version", "hacoboot-sampler " HACOBOOT_VERSION);
-  app.get_formatter()->column_width(36);
-
-  app.add_option("COMMAND", opt.command,
-                 "Container init command: its execve (filename compared as given, like the "
-                 "reference script) marks \"execve\". Default: the container's first execve.");
-  auto* haconiwa_option =
-      app.add_option("--haconiwa", opt.haconiwa, "Haconiwa binary holding the USDT probe (default: haconiwa in PATH)")
-          ->type_name("PATH");
+// The command line as typed: the options CLI11 stores straight into Options,
+// and the text of the others, converted and checked once parsed (validated).
+struct Arguments {
+  Options options;
   std::string pid;
-  app.add_option("-p,--pid", pid,
-                 "Only launches under this running haconiwa process (itself and its descendants); its binary "
-                 "through /proc/PID/exe")
-      ->type_name("PID")
-      ->excludes(haconiwa_option);
-  app.add_flag("--list", opt.list, "Print the USDT probes of the haconiwa binary and exit (no root needed)");
   std::string from;
-  app.add_option("--from", from,
-                 fmt::format("Phase that starts the clock, by number or name (default {}, {})", kPhaseStartSupervisor,
-                             phase_name(kPhaseStartSupervisor)))
-      ->type_name("PHASE");
   std::string phase_names_file;
-  app.add_option("--phase-names", phase_names_file, "Name phases: lines of 'NUMBER NAME' (e.g. 123 APP_READY)")
-      ->type_name("FILE");
-
   std::string run;
   std::string count;
   std::string duration;
   std::string warmup;
-  auto* run_option = app.add_option("-c,--run", run, "Run CMD with /bin/sh -c once probes are live; stop when it exits")
-                         ->type_name("CMD")
-                         ->group("When to stop");
-  app.add_option("--run-as", opt.run_as, "Run the --run command as USER (e.g. $SUDO_USER), with USER's groups")
-      ->type_name("USER")
-      ->needs(run_option)
-      ->group("When to stop");
-  app.add_option("-n,--count", count, "Stop after N boots reached listen (or ended)")
-      ->type_name("N")
-      ->group("When to stop");
-  app.add_option("-d,--duration", duration, "Stop after DUR (500ms, 30s, 5m)")->type_name("DUR")->group("When to stop");
-  app.add_option("--warmup", warmup, "Leave the first N boots out of every figure (cold caches)")
-      ->type_name("N")
-      ->group("When to stop");
-
   std::string format;
   std::string events_format;
-  std::string syscall_hooks;
-  std::string usdt_attach;
-  app.add_option("-f,--format", format, "Summary: table (default), bpftrace, json, tsv")
-      ->type_name("FORMAT")
-      ->group("Outputs");
-  app.add_flag("--hist", opt.histograms, "Table: also log2 histograms of execve and listen")->group("Outputs");
-  app.add_option("-o,--output", opt.output, "Summary to FILE instead of stdout")->type_name("FILE")->group("Outputs");
-  app.add_option("--events", opt.events, "Stream one row per boot milestone to FILE, as boots end")
-      ->type_name("FILE")
-      ->group("Outputs");
-  app.add_option("--events-format", events_format, "Rows as tsv (default) or jsonl")
-      ->type_name("FORMAT")
-      ->group("Outputs");
-  app.add_option("--timeline", opt.timeline, "Draw a waterfall of the boots to FILE.svg")
-      ->type_name("FILE")
-      ->group("Outputs");
-  app.add_option("--trace-out", opt.trace_out, "Chrome Trace Event JSON (Perfetto UI) to FILE")
-      ->type_name("FILE")
-      ->group("Outputs");
-
   std::string serve;
   std::string textfile_interval;
-  app.add_option("--serve", serve,
-                 "Exporter: trace until stopped, serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR "
-                 "default 127.0.0.1; [::1]:PORT for IPv6)")
-      ->type_name("ADDR:PORT")
-      ->group("Exporter");
-  app.add_option("--textfile", opt.textfile,
-                 "Exporter: write the metrics to FILE.prom for node_exporter's textfile collector (atomically)")
-      ->type_name("FILE")
-      ->group("Exporter");
-  app.add_option("--textfile-interval", textfile_interval, "How often --textfile is rewritten (default 15s)")
-      ->type_name("DUR")
-      ->group("Exporter");
-
+  std::string max_regression;
   std::string gate_statistic;
   std::string gate_list;
-  app.add_option("--baseline", opt.baseline, "Compare with a saved --format json summary; exit 3 on regression")
-      ->type_name("FILE")
-      ->group("Regression gate");
-  std::string max_regression;
-  app.add_option("--max-regression", max_regression, "Largest tolerated slowdown in %, 0 to 1000 (default 10)")
-      ->type_name("PCT")
-      ->group("Regression gate");
-  app.add_option("--gate-stat", gate_statistic, "Statistic compared: p50 (default), p90, p99, avg, max")
-      ->type_name("STAT")
-      ->group("Regression gate");
-  app.add_option("--gate", gate_list, "Metrics that fail the gate: execve,listen (default), phases, or all")
-      ->type_name("LIST")
-      ->group("Regression gate");
-
   std::string ring_buffer_size;
-  app.add_option("--ringbuf-size", ring_buffer_size,
-                 fmt::format("BPF ring buffer size (default {}M; rounded up to a power of two)",
-                             HACOBOOT_DEFAULT_RINGBUF_BYTES >> 20))
-      ->type_name("SIZE");
-  app.add_option("--btf-cache", opt.btf_cache,
-                 fmt::format("Where the kernel types the programs read are cached per kernel, for a fast start "
-                             "(default {}; 'off': read the whole kernel BTF at every start)",
-                             kDefaultBtfCacheDir))
-      ->type_name("DIR");
-  app.add_option("--syscall-hooks", syscall_hooks,
-                 "How execve/listen are seen: auto (default: tracepoints when the kernel has them), tracepoints "
-                 "(syscalls:*), raw_syscalls (a program on every syscall)")
-      ->type_name("HOW");
-  app.add_option("--usdt-attach", usdt_attach,
-                 "How the probe is attached: auto (default: uprobe_multi when the kernel has it), uprobe_multi "
-                 "(one BPF link, Linux 6.6+), perf (libbpf's perf uprobes)")
-      ->type_name("HOW");
-  app.add_flag("-q,--quiet", opt.quiet, "No progress line on a terminal");
-  app.add_flag("-v,--verbose", opt.verbose, "libbpf's log and the attach choices on stderr");
+  std::string syscall_hooks;
+  std::string usdt_attach;
+};
 
+// Adds options under one heading of --help (none: the first list, untitled).
+class OptionGroup {
+ public:
+  explicit OptionGroup(CLI::App& app, const char* heading = nullptr) : app_(app), heading_(heading) {}
+
+  // An option taking a value, shown as value_name in --help.
+  template <typename Target>
+  CLI::Option* value(const std::string& names, Target& target, const char* value_name, const std::string& help) const {
+    return under_heading(app_.add_option(names, target, help)->type_name(value_name));
+  }
+  CLI::Option* flag(const std::string& names, bool& target, const std::string& help) const {
+    return under_heading(app_.add_flag(names, target, help));
+  }
+
+ private:
+  CLI::Option* under_heading(CLI::Option* option) const { return heading_ ? option->group(heading_) : option; }
+
+  CLI::App& app_;
+  const char* heading_;
+};
+
+// COMMAND, the haconiwa binary or process, the phases.
+void add_what_to_trace(CLI::App& app, Arguments& args) {
+  auto& opt = args.options;
+  app.add_option("COMMAND", opt.command,
+                 "Container init command: its execve (filename compared as given, like the "
+                 "reference script) marks \"execve\". Default: the container's first execve.");
+  const OptionGroup group(app);
+  auto* haconiwa_option = group.value("--haconiwa", opt.haconiwa, "PATH",
+                                      "Haconiwa binary holding the USDT probe (default: haconiwa in PATH)");
+  group
+      .value("-p,--pid", args.pid, "PID",
+             "Only launches under this running haconiwa process (itself and its descendants); its binary "
+             "through /proc/PID/exe")
+      ->excludes(haconiwa_option);
+  group.flag("--list", opt.list, "Print the USDT probes of the haconiwa binary and exit (no root needed)");
+  group.value("--from", args.from, "PHASE",
+              fmt::format("Phase that starts the clock, by number or name (default {}, {})", kPhaseStartSupervisor,
+                          phase_name(kPhaseStartSupervisor)));
+  group.value("--phase-names", args.phase_names_file, "FILE",
+              "Name phases: lines of 'NUMBER NAME' (e.g. 123 APP_READY)");
+}
+
+void add_when_to_stop(CLI::App& app, Arguments& args) {
+  const OptionGroup group(app, "When to stop");
+  auto* run_option =
+      group.value("-c,--run", args.run, "CMD", "Run CMD with /bin/sh -c once probes are live; stop when it exits");
+  group
+      .value("--run-as", args.options.run_as, "USER",
+             "Run the --run command as USER (e.g. $SUDO_USER), with USER's groups")
+      ->needs(run_option);
+  group.value("-n,--count", args.count, "N", "Stop after N boots reached listen (or ended)");
+  group.value("-d,--duration", args.duration, "DUR", "Stop after DUR (500ms, 30s, 5m)");
+  group.value("--warmup", args.warmup, "N", "Leave the first N boots out of every figure (cold caches)");
+}
+
+void add_outputs(CLI::App& app, Arguments& args) {
+  auto& opt = args.options;
+  const OptionGroup group(app, "Outputs");
+  group.value("-f,--format", args.format, "FORMAT", "Summary: table (default), bpftrace, json, tsv");
+  group.flag("--hist", opt.histograms, "Table: also log2 histograms of execve and listen");
+  group.value("-o,--output", opt.output, "FILE", "Summary to FILE instead of stdout");
+  group.value("--events", opt.events, "FILE", "Stream one row per boot milestone to FILE, as boots end");
+  group.value("--events-format", args.events_format, "FORMAT", "Rows as tsv (default) or jsonl");
+  group.value("--timeline", opt.timeline, "FILE", "Draw a waterfall of the boots to FILE.svg");
+  group.value("--trace-out", opt.trace_out, "FILE", "Chrome Trace Event JSON (Perfetto UI) to FILE");
+}
+
+void add_exporter(CLI::App& app, Arguments& args) {
+  const OptionGroup group(app, "Exporter");
+  group.value("--serve", args.serve, "ADDR:PORT",
+              "Exporter: trace until stopped, serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR "
+              "default 127.0.0.1; [::1]:PORT for IPv6)");
+  group.value("--textfile", args.options.textfile, "FILE",
+              "Exporter: write the metrics to FILE.prom for node_exporter's textfile collector (atomically)");
+  group.value("--textfile-interval", args.textfile_interval, "DUR", "How often --textfile is rewritten (default 15s)");
+}
+
+void add_regression_gate(CLI::App& app, Arguments& args) {
+  const OptionGroup group(app, "Regression gate");
+  group.value("--baseline", args.options.baseline, "FILE",
+              "Compare with a saved --format json summary; exit 3 on regression");
+  group.value("--max-regression", args.max_regression, "PCT",
+              "Largest tolerated slowdown in %, 0 to 1000 (default 10)");
+  group.value("--gate-stat", args.gate_statistic, "STAT", "Statistic compared: p50 (default), p90, p99, avg, max");
+  group.value("--gate", args.gate_list, "LIST", "Metrics that fail the gate: execve,listen (default), phases, or all");
+}
+
+// The kernel side's knobs and the diagnostics.
+void add_kernel_side(CLI::App& app, Arguments& args) {
+  auto& opt = args.options;
+  const OptionGroup group(app);
+  group.value("--ringbuf-size", args.ring_buffer_size, "SIZE",
+              fmt::format("BPF ring buffer size (default {}M; rounded up to a power of two)",
+                          HACOBOOT_DEFAULT_RINGBUF_BYTES >> 20));
+  group.value("--btf-cache", opt.btf_cache, "DIR",
+              fmt::format("Where the kernel types the programs read are cached per kernel, for a fast start "
+                          "(default {}; 'off': read the whole kernel BTF at every start)",
+                          kDefaultBtfCacheDir));
+  group.value("--syscall-hooks", args.syscall_hooks, "HOW",
+              "How execve/listen are seen: auto (default: tracepoints when the kernel has them), tracepoints "
+              "(syscalls:*), raw_syscalls (a program on every syscall)");
+  group.value("--usdt-attach", args.usdt_attach, "HOW",
+              "How the probe is attached: auto (default: uprobe_multi when the kernel has it), uprobe_multi "
+              "(one BPF link, Linux 6.6+), perf (libbpf's perf uprobes)");
+  group.flag("-q,--quiet", opt.quiet, "No progress line on a terminal");
+  group.flag("-v,--verbose", opt.verbose, "libbpf's log and the attach choices on stderr");
+}
+
+// Parses argv into app's options. Returns the text to print for --help and
+// --version; throws UsageError on bad usage.
+std::optional<std::string> parse_arguments(CLI::App& app, int argc, const char* const* argv) {
   // CLI11 reads "--opt=" as no value and takes the next argument instead.
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
@@ -290,90 +293,150 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
-    result.exit_message = app.help();
-    return result;
+    return app.help();
   } catch (const CLI::CallForVersion& version) {
-    result.exit_message = std::string(version.what()) + "\n";
-    return result;
+    return std::string(version.what()) + "\n";
   } catch (const CLI::ParseError& e) {
     throw UsageError(printable(e.what()));
   }
   refuse_empty_values(app);
+  return std::nullopt;
+}
 
-  // Only the options given are checked: the others keep Options' defaults.
-  const auto given = [&app](const char* option) { return app.count(option) > 0; };
-  if (given("--phase-names")) {
-    opt.phase_names =
-        PhaseNames::parse(read_input_file(phase_names_file, "--phase-names", kMaxPhaseNamesBytes), phase_names_file);
+// The validation steps, one per option group. Only the options given are
+// checked: the others keep Options' defaults.
+bool given(const CLI::App& app, const char* option) {
+  return app.count(option) > 0;
+}
+
+void check_what_to_trace(const CLI::App& app, const Arguments& args, Options& opt) {
+  if (given(app, "--phase-names")) {
+    opt.phase_names = PhaseNames::parse(read_input_file(args.phase_names_file, "--phase-names", kMaxPhaseNamesBytes),
+                                        args.phase_names_file);
   }
-  if (given("--from")) {
-    const auto phase = opt.phase_names.find(from);
+  if (given(app, "--from")) {
+    const auto phase = opt.phase_names.find(args.from);
     if (!phase) {
-      throw UsageError("--from: unknown phase '" + printable(from) + "' (a number 0-127 or a name such as START_SV)");
+      throw UsageError("--from: unknown phase '" + printable(args.from) +
+                       "' (a number 0-127 or a name such as START_SV)");
     }
     opt.start_phase = *phase;
   }
-  if (given("--run")) opt.run = run;
-  if (given("--count")) opt.count = decimal_in_range(count, "--count", 1, kMaxBoots);
-  if (given("--duration")) {
-    opt.duration = parse_duration(duration);
+  if (given(app, "--pid")) opt.pid = static_cast<std::uint32_t>(decimal_in_range(args.pid, "--pid", 1, kMaxPid));
+}
+
+void check_when_to_stop(const CLI::App& app, const Arguments& args, Options& opt) {
+  if (given(app, "--run")) opt.run = args.run;
+  if (given(app, "--count")) opt.count = decimal_in_range(args.count, "--count", 1, kMaxBoots);
+  if (given(app, "--duration")) {
+    opt.duration = parse_duration(args.duration);
     if (!opt.duration) {
-      throw UsageError("--duration: '" + printable(duration) + "' is not a duration such as 500ms, 30s or 5m");
+      throw UsageError("--duration: '" + printable(args.duration) + "' is not a duration such as 500ms, 30s or 5m");
     }
   }
-  if (given("--pid")) opt.pid = static_cast<std::uint32_t>(decimal_in_range(pid, "--pid", 1, kMaxPid));
-  if (given("--serve")) {
+  if (given(app, "--warmup")) opt.warmup = decimal_in_range(args.warmup, "--warmup", 0, kMaxBoots);
+}
+
+void check_outputs(const CLI::App& app, const Arguments& args, Options& opt) {
+  if (given(app, "--format")) opt.format = pick(kFormats, args.format, "--format");
+  if (given(app, "--events-format")) opt.events_format = pick(kEventsFormats, args.events_format, "--events-format");
+}
+
+void check_exporter(const CLI::App& app, const Arguments& args, Options& opt) {
+  if (given(app, "--serve")) {
     try {
-      opt.serve = parse_listen_address(serve);
+      opt.serve = parse_listen_address(args.serve);
     } catch (const UsageError& e) {
       throw UsageError(std::string("--serve: ") + e.what());
     }
   }
-  if (given("--textfile-interval")) {
-    const auto interval = parse_duration(textfile_interval);
+  if (given(app, "--textfile-interval")) {
+    const auto interval = parse_duration(args.textfile_interval);
     if (!interval || interval->count() <= 0) {
-      throw UsageError("--textfile-interval: '" + printable(textfile_interval) +
+      throw UsageError("--textfile-interval: '" + printable(args.textfile_interval) +
                        "' is not a duration such as 15s or 1m");
     }
     opt.textfile_interval = *interval;
   }
-  if (given("--warmup")) opt.warmup = decimal_in_range(warmup, "--warmup", 0, kMaxBoots);
-  if (given("--ringbuf-size")) {
+}
+
+// After check_what_to_trace: --gate names phases as --phase-names does.
+void check_regression_gate(const CLI::App& app, const Arguments& args, CommandLine& result) {
+  auto& opt = result.options;
+  if (given(app, "--gate-stat")) {
+    const auto statistic = parse_gate_statistic(args.gate_statistic);
+    if (!statistic) {
+      throw UsageError("--gate-stat: unknown statistic '" + printable(args.gate_statistic) +
+                       "' (p50, p90, p99, avg, max)");
+    }
+    opt.gate.statistic = *statistic;
+  }
+  if (given(app, "--max-regression")) opt.gate.max_regression_pct = percentage(args.max_regression, "--max-regression");
+  if (given(app, "--gate")) opt.gate.gated = gated_metrics(args.gate_list, opt.phase_names);
+  if (opt.baseline.empty() && (given(app, "--gate") || given(app, "--gate-stat") || given(app, "--max-regression"))) {
+    result.warnings.emplace_back("--gate, --gate-stat and --max-regression only matter with --baseline");
+  }
+}
+
+void check_kernel_side(const CLI::App& app, const Arguments& args, Options& opt) {
+  if (given(app, "--ringbuf-size")) {
     constexpr std::uint64_t kMaxRingBuffer = std::uint64_t{1} << 30;
-    const auto bytes = parse_byte_size(ring_buffer_size);
+    const auto bytes = parse_byte_size(args.ring_buffer_size);
     if (!bytes || *bytes > kMaxRingBuffer) {
-      throw UsageError("--ringbuf-size: '" + printable(ring_buffer_size) +
+      throw UsageError("--ringbuf-size: '" + printable(args.ring_buffer_size) +
                        "' is not a size up to 1G such as 256K or 4M");
     }
     opt.ring_buffer_bytes = *bytes;
   }
-  if (given("--format")) opt.format = pick(kFormats, format, "--format");
-  if (given("--events-format")) opt.events_format = pick(kEventsFormats, events_format, "--events-format");
-  if (given("--syscall-hooks")) opt.syscall_hooks = pick(kSyscallHooks, syscall_hooks, "--syscall-hooks");
-  if (given("--usdt-attach")) opt.usdt_attach = pick(kUsdtAttach, usdt_attach, "--usdt-attach");
-  if (given("--gate-stat")) {
-    const auto statistic = parse_gate_statistic(gate_statistic);
-    if (!statistic)
-      throw UsageError("--gate-stat: unknown statistic '" + printable(gate_statistic) + "' (p50, p90, p99, avg, max)");
-    opt.gate.statistic = *statistic;
-  }
-  if (given("--max-regression")) opt.gate.max_regression_pct = percentage(max_regression, "--max-regression");
-  if (given("--gate")) opt.gate.gated = gated_metrics(gate_list, opt.phase_names);
-  if (opt.baseline.empty() && (app.count("--gate") + app.count("--gate-stat") + app.count("--max-regression")) > 0) {
-    result.warnings.emplace_back("--gate, --gate-stat and --max-regression only matter with --baseline");
-  }
+  if (given(app, "--syscall-hooks")) opt.syscall_hooks = pick(kSyscallHooks, args.syscall_hooks, "--syscall-hooks");
+  if (given(app, "--usdt-attach")) opt.usdt_attach = pick(kUsdtAttach, args.usdt_attach, "--usdt-attach");
+}
+
+void check_command(CommandLine& result) {
+  const auto& command = result.options.command;
   // The kernel side keeps HACOBOOT_FILENAME_LEN bytes of an execve's file
   // name, its NUL included: a longer COMMAND could never match.
-  if (opt.command.size() >= HACOBOOT_FILENAME_LEN) {
+  if (command.size() >= HACOBOOT_FILENAME_LEN) {
     throw UsageError(fmt::format(
         "COMMAND is {} bytes long: the tool sees at most {} bytes of an execve's file name, so it could never match",
-        opt.command.size(), HACOBOOT_FILENAME_LEN - 1));
+        command.size(), HACOBOOT_FILENAME_LEN - 1));
   }
-  if (!opt.command.empty() && opt.command.front() != '/') {
-    result.warnings.push_back("COMMAND '" + printable(opt.command) +
+  if (!command.empty() && command.front() != '/') {
+    result.warnings.push_back("COMMAND '" + printable(command) +
                               "' is not an absolute path: it only matches an execve given exactly that string");
   }
+}
+
+// The Options of the parsed arguments, with the warnings worth telling.
+CommandLine validated(const CLI::App& app, const Arguments& args) {
+  CommandLine result{.options = args.options};
+  check_what_to_trace(app, args, result.options);
+  check_when_to_stop(app, args, result.options);
+  check_outputs(app, args, result.options);
+  check_exporter(app, args, result.options);
+  check_regression_gate(app, args, result);
+  check_kernel_side(app, args, result.options);
+  check_command(result);
   return result;
+}
+
+}  // namespace
+
+CommandLine parse_command_line(int argc, const char* const* argv) {
+  CLI::App app(kDescription, "hacoboot-sampler");
+  app.footer(kExamples);
+  app.set_version_flag("--version", "hacoboot-sampler " HACOBOOT_VERSION);
+  app.get_formatter()->column_width(36);
+
+  Arguments args;
+  add_what_to_trace(app, args);
+  add_when_to_stop(app, args);
+  add_outputs(app, args);
+  add_exporter(app, args);
+  add_regression_gate(app, args);
+  add_kernel_side(app, args);
+  if (auto exit_message = parse_arguments(app, argc, argv)) return {.exit_message = std::move(exit_message)};
+  return validated(app, args);
 }
 
 }  // namespace hacoboot

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <ext/stdio_filebuf.h>
 
 #include <cerrno>
 #include <cstring>
@@ -27,6 +28,12 @@ mode_t masked_by_umask(mode_t mode) {
 }
 
 }  // namespace
+
+// libstdc++'s: std::filebuf cannot take a descriptor. Owns and closes it.
+class OutputFile::Buffer : public __gnu_cxx::stdio_filebuf<char> {
+ public:
+  explicit Buffer(int fd) : stdio_filebuf(fd, std::ios::out) {}
+};
 
 OutputFile::OutputFile(std::string path, Kind kind) : name_(std::move(path)) {
   if (name_.empty() || name_ == "-") {
@@ -61,8 +68,7 @@ void OutputFile::open(int flags) {
 }
 
 void OutputFile::stream_to(int fd) {
-  // The filebuf owns and closes the fd.
-  buffer_ = std::make_unique<__gnu_cxx::stdio_filebuf<char>>(fd, std::ios::out);
+  buffer_ = std::make_unique<Buffer>(fd);
   owned_stream_->rdbuf(buffer_.get());
 }
 

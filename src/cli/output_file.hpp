@@ -1,7 +1,5 @@
 #pragma once
 
-#include <ext/stdio_filebuf.h>
-
 #include <cstdint>
 #include <memory>
 #include <ostream>
@@ -45,12 +43,14 @@ class OutputFile {
   void reopen();
 
  private:
+  class Buffer;  // a stream buffer writing a file descriptor
+
   void open(int flags);
   void stream_to(int fd);
 
   std::string name_;
   std::unique_ptr<ReplacementFile> replacement_;
-  std::unique_ptr<__gnu_cxx::stdio_filebuf<char>> buffer_;
+  std::unique_ptr<Buffer> buffer_;
   std::unique_ptr<std::ostream> owned_stream_;
   std::ostream* stream_ = nullptr;
 };

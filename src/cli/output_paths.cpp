@@ -13,6 +13,7 @@
 
 #include "util/atomic_file.hpp"
 #include "util/errors.hpp"
+#include "util/expected.hpp"
 
 namespace hacoboot {
 namespace {
@@ -39,13 +40,15 @@ std::string normalised_path(const fs::path& directory, const fs::path& name) {
   return (resolved / name).string();
 }
 
-// 0, or why `directory` cannot take a new file.
-int directory_error(const fs::path& directory) {
+// Whether `directory` can take a new file, or why not.
+Expected<void> accepts_new_file(const fs::path& directory) {
+  const auto failure = [](int error) { return Failure{std::strerror(error)}; };
   struct stat st {};
-  if (::stat(directory.c_str(), &st) != 0) return errno;
-  if (!S_ISDIR(st.st_mode)) return ENOTDIR;
+  if (::stat(directory.c_str(), &st) != 0) return failure(errno);
+  if (!S_ISDIR(st.st_mode)) return failure(ENOTDIR);
   // EROFS on a read-only mount, even for root.
-  return ::faccessat(AT_FDCWD, directory.c_str(), W_OK | X_OK, AT_EACCESS) == 0 ? 0 : errno;
+  if (::faccessat(AT_FDCWD, directory.c_str(), W_OK | X_OK, AT_EACCESS) != 0) return failure(errno);
+  return {};
 }
 
 CheckedOutput check_output(const NamedOutput& output) {
@@ -53,8 +56,8 @@ CheckedOutput check_output(const NamedOutput& output) {
   const auto name = path.filename();
   if (name.empty() || name == "." || name == "..") refuse(output, "not a file name");
   const auto directory = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  if (const int error = directory_error(directory); error != 0) {
-    refuse(output, "directory " + directory.string() + ": " + std::strerror(error));
+  if (const auto accepted = accepts_new_file(directory); !accepted) {
+    refuse(output, "directory " + directory.string() + ": " + accepted.error());
   }
 
   CheckedOutput checked{.named = &output, .normalised = normalised_path(directory, name), .inode = std::nullopt};

@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cstdio>
-
 #include "report/report.hpp"
 
 namespace hacoboot {
@@ -16,13 +14,11 @@ constexpr auto kRedrawEvery = std::chrono::milliseconds(250);
 
 ProgressLine::ProgressLine(bool wanted) : enabled_(wanted && ::isatty(STDERR_FILENO) == 1) {}
 
-ProgressLine::~ProgressLine() {
-  clear();
-}
-
-void ProgressLine::boot_done(std::optional<std::uint64_t> listen_ns) {
+void ProgressLine::boot_done(const BootRecord& boot) {
   ++boots_;
-  if (listen_ns) last_listen_ns_ = listen_ns;
+  if (const auto listen_ns = boot.listen_ns ? boot.since_start(*boot.listen_ns) : std::nullopt) {
+    last_listen_ns_ = listen_ns;
+  }
 }
 
 void ProgressLine::update(std::uint64_t in_flight, std::uint64_t lost_events) {
@@ -34,14 +30,12 @@ void ProgressLine::update(std::uint64_t in_flight, std::uint64_t lost_events) {
   fmt::print(stderr, "\r\033[K{} boots done, {} in flight, last listen {}, {} events lost", boots_, in_flight, last,
              lost_events);
   (void)std::fflush(stderr);
-  drawn_ = true;
+  if (!drawn_) drawn_.reset(stderr);
 }
 
-void ProgressLine::clear() {
-  if (!drawn_) return;
-  fmt::print(stderr, "\r\033[K");
-  (void)std::fflush(stderr);
-  drawn_ = false;
+void ProgressLine::EraseLine::operator()(std::FILE* terminal) const {
+  fmt::print(terminal, "\r\033[K");
+  (void)std::fflush(terminal);
 }
 
 }  // namespace hacoboot

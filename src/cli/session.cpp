@@ -13,12 +13,12 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <vector>
 
 #include "capture/cgroup_paths.hpp"
 #include "capture/core_btf_cache.hpp"
-#include "capture/syscall_tracepoints.hpp"
 #include "capture/system_checks.hpp"
 #include "capture/tracer.hpp"
 #include "capture/usdt_notes.hpp"
@@ -28,6 +28,7 @@
 #include "cli/probe_listing.hpp"
 #include "cli/progress.hpp"
 #include "cli/stop_signals.hpp"
+#include "cli/tracer_start.hpp"
 #include "exporter/boot_metrics.hpp"
 #include "exporter/metrics_server.hpp"
 #include "model/boot_tracker.hpp"
@@ -76,22 +77,30 @@ bool process_exists(std::uint32_t pid) {
   return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
-// Events the figures miss: the kernel could not deliver them (ring buffer
-// full) or the tool could not decode them. JSON's lost_events, the metric
-// hacoboot_events_lost_total and the progress line all count these.
-std::uint64_t events_lost(const TracerCounters& counters, std::uint64_t undecodable) {
-  return counters.lost_events + undecodable;
+// What MetricsExport uses of the options.
+struct MetricsExportConfig {
+  std::optional<ListenAddress> serve;
+  std::string textfile;  // empty: none
+  std::chrono::nanoseconds textfile_interval{};
+  PhaseNames phase_names;
+};
+
+MetricsExportConfig metrics_export_config(const Options& options) {
+  return {.serve = options.serve,
+          .textfile = options.textfile,
+          .textfile_interval = options.textfile_interval,
+          .phase_names = options.phase_names};
 }
 
 // Prometheus metrics of the settled boots, shared with the HTTP server's
 // threads; rewritten to --textfile every --textfile-interval.
 class MetricsExport {
  public:
-  explicit MetricsExport(const Options& options) : options_(options) {
-    if (options.serve) server_.emplace(*options.serve, [this] { return render(); });
+  explicit MetricsExport(MetricsExportConfig config) : config_(std::move(config)) {
+    if (config_.serve) server_.emplace(*config_.serve, [this] { return render(); });
     next_textfile_ = std::chrono::steady_clock::now();
   }
-  [[nodiscard]] bool enabled() const { return server_.has_value() || !options_.textfile.empty(); }
+  [[nodiscard]] bool enabled() const { return server_.has_value() || !config_.textfile.empty(); }
   [[nodiscard]] std::optional<std::uint16_t> port() const {
     return server_ ? std::optional(server_->port()) : std::nullopt;
   }
@@ -109,97 +118,174 @@ class MetricsExport {
       metrics_.set_boots_in_flight(in_flight);
     }
     const auto now = std::chrono::steady_clock::now();
-    if (options_.textfile.empty() || (!write_now && now < next_textfile_)) return;
-    write_file_atomically(options_.textfile, render());
-    next_textfile_ = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(options_.textfile_interval);
+    if (config_.textfile.empty() || (!write_now && now < next_textfile_)) return;
+    write_file_atomically(config_.textfile, render());
+    next_textfile_ = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(config_.textfile_interval);
   }
 
  private:
   std::string render() {
     std::ostringstream text;
     const std::lock_guard lock(mutex_);
-    metrics_.write(text, options_.phase_names);
+    metrics_.write(text, config_.phase_names);
     return text.str();
   }
 
-  const Options& options_;
+  const MetricsExportConfig config_;
   std::mutex mutex_;
   BootMetrics metrics_;
   std::chrono::steady_clock::time_point next_textfile_;
   std::optional<MetricsServer> server_;  // last: stopped before what it reads goes
 };
 
-// Loads and attaches the BPF programs: kernel types from the BTF cache when
-// it has them (or the whole kernel BTF, then filling the cache for the next
-// runs), execve/listen through the per-syscall tracepoints when allowed.
-std::unique_ptr<Tracer> start_tracer(const Options& options, const std::string& haconiwa,
-                                     std::vector<UsdtProbe> phase_probe_sites, CoreBtfCache* btf_cache,
-                                     std::ostream& diagnostics, const Tracer::RecordSink& sink) {
-  std::optional<SyscallTracepointLookup> lookup;
-  // The tracepoint ids are cached beside the kernel types, or not at all.
-  if (options.syscall_hooks != SyscallHooks::RawSyscalls) lookup.emplace(btf_cache ? options.btf_cache : "");
-  const auto say = [&](const std::string& what) {
-    if (options.verbose) diagnostics << "hacoboot-sampler: " << what << '\n';
-  };
-  const auto warn = [&](const std::string& what) { diagnostics << "hacoboot-sampler: warning: " << what << '\n'; };
-  Tracer::Config config{.haconiwa_path = haconiwa,
-                        .ring_buffer_bytes = options.ring_buffer_bytes,
-                        .syscall_tracepoints = lookup ? &*lookup : nullptr,
-                        .raw_syscalls_fallback = options.syscall_hooks != SyscallHooks::Tracepoints,
-                        .phase_probe_sites = std::move(phase_probe_sites),
-                        .usdt_attach = options.usdt_attach,
-                        .watched_pid = options.pid.value_or(0),
-                        .wake_on_settle = options.count.has_value(),
-                        .verbose = options.verbose};
-  std::string why_raw_syscalls = lookup ? "" : "--syscall-hooks raw_syscalls";
-  // Ids that prove wrong break no later start: cached ones are removed and
-  // looked up again, once; after that, raw_syscalls if allowed.
-  const auto attach = [&]() -> std::unique_ptr<Tracer> {
-    for (;;) {
-      try {
-        auto tracer = std::make_unique<Tracer>(config, sink);
-        if (tracer->per_syscall_tracepoints()) lookup->keep();
-        say("execve/listen through " +
-            (tracer->per_syscall_tracepoints()
-                 ? "syscalls:* tracepoints (ids from " + lookup->source() + ")"
-                 : "raw_syscalls (" + (why_raw_syscalls.empty() ? lookup->reason() : why_raw_syscalls) + ")"));
-        say("the probe through " + tracer->usdt_attachment());
-        return tracer;
-      } catch (const SyscallTracepointError& error) {
-        if (lookup->from_cache()) {
-          warn("the syscall tracepoint ids from " + lookup->source() + " are wrong (" + error.what() +
-               "): removed; looking them up again");
-          lookup->look_up_again();
-        } else if (config.raw_syscalls_fallback) {
-          warn(std::string("syscalls:* tracepoints unusable (") + error.what() +
-               "): execve/listen through raw_syscalls");
-          why_raw_syscalls = error.what();
-          config.syscall_tracepoints = nullptr;
-        } else {
-          throw SyscallTracepointError(std::string("--syscall-hooks tracepoints: ") + error.what());
-        }
-      }
-    }
-  };
+// What BootSinks uses of the options.
+struct BootSinksConfig {
+  std::string events;  // the rows' file; empty: none
+  EventsFormat events_format = EventsFormat::Tsv;
+  bool keep_for_pictures = false;  // --timeline or --trace-out
+  PhaseNames phase_names;
+};
 
-  if (const auto cached = btf_cache ? btf_cache->cached() : std::nullopt) {
-    config.core_btf = cached->string();
-    try {
-      say("kernel types from " + config.core_btf + " (cached)");
-      return attach();
-    } catch (const SyscallTracepointError&) {
-      throw;  // the kernel types are not at fault
-    } catch (const RuntimeError& error) {
-      // A damaged cache must not stop the tool: the kernel's BTF is still there.
-      warn(config.core_btf + " is unusable (" + error.what() + "): removed; reading the kernel's BTF");
-      btf_cache->discard();
-      config.core_btf.clear();
-    }
+BootSinksConfig boot_sinks_config(const Options& options) {
+  return {.events = options.events,
+          .events_format = options.events_format,
+          .keep_for_pictures = !options.timeline.empty() || !options.trace_out.empty(),
+          .phase_names = options.phase_names};
+}
+
+// Where each finished boot goes: the summary, the rows, the pictures.
+class BootSinks {
+ public:
+  explicit BootSinks(BootSinksConfig config) : config_(std::move(config)) {}
+
+  // The only output written as it goes: created once every check passed and
+  // the probes are attached.
+  void open_rows() {
+    if (config_.events.empty()) return;
+    events_ = std::make_unique<OutputFile>(config_.events, OutputFile::Kind::Streamed);
+    start_rows();
   }
-  say("kernel types from /sys/kernel/btf/vmlinux");
-  auto tracer = attach();
-  if (btf_cache) say(btf_cache->start_filling());
-  return tracer;
+  // After logrotate moved the rows' file away (SIGHUP).
+  void reopen_rows() {
+    if (!events_) return;
+    events_->reopen();
+    start_rows();
+  }
+  void finish_rows() {
+    if (events_) events_->finish();
+  }
+
+  void add(const BootRecord& boot) {
+    summary_.add(boot);
+    if (rows_) rows_->write(boot);
+    if (config_.keep_for_pictures && pictured_.size() < kMaxPictured) pictured_.push_back(boot);
+  }
+
+  [[nodiscard]] const Summary& summary() const { return summary_; }
+  [[nodiscard]] const std::vector<BootRecord>& pictured() const { return pictured_; }
+
+ private:
+  // Rows from here on go to events_ (a TSV header first; again after a reopen).
+  void start_rows() {
+    const auto format =
+        config_.events_format == EventsFormat::Jsonl ? BootRowWriter::Format::Jsonl : BootRowWriter::Format::Tsv;
+    rows_.emplace(events_->stream(), format, config_.phase_names);
+  }
+
+  const BootSinksConfig config_;
+  Summary summary_;
+  std::unique_ptr<OutputFile> events_;
+  std::optional<BootRowWriter> rows_;
+  std::vector<BootRecord> pictured_;
+};
+
+// What a ring-buffer record goes through, in order: decode, enrich (the
+// container's cgroup path), BootTracker; then each finished boot past the
+// warm-up to the sinks and to the progress line, each settled one to the
+// metrics.
+class Pipeline {
+ public:
+  explicit Pipeline(const Options& options)
+      : warmup_(options.warmup),
+        progress_(!options.quiet),
+        sinks_(boot_sinks_config(options)),
+        tracker_({.start_phase = options.start_phase, .command = options.command},
+                 [this](const BootRecord& boot) { on_boot_done(boot); }),
+        // Bound before anything is loaded: a port in use fails fast.
+        metrics_(metrics_export_config(options)) {
+    if (metrics_.enabled()) tracker_.on_settled([this](const BootRecord& boot) { on_boot_settled(boot); });
+  }
+
+  // The ring buffer's record sink.
+  void on_record(std::span<const std::byte> record) {
+    auto event = decode_event(record);
+    if (!event) {
+      ++undecodable_;
+      return;
+    }
+    enrich(*event);
+    tracker_.on_event(*event);
+  }
+
+  // After each poll of the ring buffer; expire: look for boots whose exit
+  // events were lost.
+  void after_poll(const TracerCounters& counters, bool expire) {
+    progress_.update(tracker_.live_boots(), events_lost(counters));
+    if (expire) tracker_.expire_vanished(process_exists);
+    if (metrics_.enabled()) metrics_.update(counters, events_lost(counters), tracker_.live_boots(), false);
+  }
+  // Tracing stopped and the ring buffer drained: every boot still in flight ends.
+  void finish(const TracerCounters& counters) {
+    tracker_.finish_all();
+    progress_.clear();
+    if (metrics_.enabled()) metrics_.update(counters, events_lost(counters), 0, true);
+  }
+
+  // Events the figures miss: the kernel could not deliver them (ring buffer
+  // full) or the tool could not decode them. JSON's lost_events, the metric
+  // hacoboot_events_lost_total and the progress line all count these.
+  [[nodiscard]] std::uint64_t events_lost(const TracerCounters& counters) const {
+    return counters.lost_events + undecodable_;
+  }
+  [[nodiscard]] std::uint64_t undecodable() const { return undecodable_; }
+  [[nodiscard]] std::uint64_t settled_boots() const { return tracker_.settled_boots(); }
+  [[nodiscard]] std::optional<std::uint16_t> metrics_port() const { return metrics_.port(); }
+  BootSinks& sinks() { return sinks_; }
+
+ private:
+  // Resolved while the container is alive: its cgroup may be gone when the boot ends.
+  void enrich(Event& event) {
+    if (event.kind == EventKind::Exec) event.cgroup_path = cgroups_.path_of(event.cgroup_id);
+  }
+  void on_boot_done(const BootRecord& boot) {
+    if (boot.sequence <= warmup_) return;
+    sinks_.add(boot);
+    progress_.boot_done(boot);
+  }
+  void on_boot_settled(const BootRecord& boot) {
+    if (boot.sequence > warmup_) metrics_.add(boot);
+  }
+
+  std::uint64_t warmup_;
+  std::uint64_t undecodable_ = 0;
+  CgroupPaths cgroups_;
+  ProgressLine progress_;
+  BootSinks sinks_;
+  BootTracker tracker_;
+  MetricsExport metrics_;
+};
+
+// The tracer's configuration but for how execve/listen are seen (start_tracer).
+Tracer::Config tracer_config(const Options& options, const std::string& haconiwa,
+                             std::vector<UsdtProbe> phase_probe_sites) {
+  return {.haconiwa_path = haconiwa,
+          .ring_buffer_bytes = options.ring_buffer_bytes,
+          .raw_syscalls_fallback = options.syscall_hooks != SyscallHooks::Tracepoints,
+          .phase_probe_sites = std::move(phase_probe_sites),
+          .usdt_attach = options.usdt_attach,
+          .watched_pid = options.pid.value_or(0),
+          .wake_on_settle = options.count.has_value(),
+          .verbose = options.verbose};
 }
 
 // Every file the run writes, checked before any is created (see check_output_paths).
@@ -212,153 +298,79 @@ void check_outputs(const Options& options, const std::string& haconiwa) {
                      {{.option = "--baseline", .path = options.baseline}, {.option = "--haconiwa", .path = haconiwa}});
 }
 
-// A summary-type output, rendered whole at the end and put in place only once complete.
-void write_output(const std::string& path, const std::function<void(std::ostream&)>& render) {
-  OutputFile out(path, OutputFile::Kind::Replaced);
-  render(out.stream());
-  out.finish();
-}
-
-// Where each finished boot goes: the summary, the rows, the pictures.
-class BootSinks {
- public:
-  explicit BootSinks(const Options& options)
-      : options_(options), keep_for_pictures_(!options.timeline.empty() || !options.trace_out.empty()) {}
-
-  // Rows from here on go to events (a TSV header first; again after a reopen).
-  void start_rows(OutputFile& events) {
-    const auto format =
-        options_.events_format == EventsFormat::Jsonl ? BootRowWriter::Format::Jsonl : BootRowWriter::Format::Tsv;
-    rows_.emplace(events.stream(), format, options_.phase_names);
-  }
-
-  void on_boot(const BootRecord& finished, CgroupPaths& cgroups, ProgressLine& progress) {
-    if (finished.sequence <= options_.warmup) return;
-    BootRecord boot = finished;
-    boot.cgroup_path = cgroups.path_of(boot.cgroup_id);
-    summary_.add(boot);
-    if (rows_) rows_->write(boot);
-    if (keep_for_pictures_ && pictured_.size() < kMaxPictured) pictured_.push_back(boot);
-    progress.boot_done(boot.listen_ns ? boot.since_start(*boot.listen_ns) : std::nullopt);
-  }
-
-  [[nodiscard]] const Summary& summary() const { return summary_; }
-  [[nodiscard]] const std::vector<BootRecord>& pictured() const { return pictured_; }
-
- private:
-  const Options& options_;
-  Summary summary_;
-  std::optional<BootRowWriter> rows_;
-  bool keep_for_pictures_ = false;
-  std::vector<BootRecord> pictured_;
+// What the run needs, checked before anything is loaded and before any file
+// is created or truncated: a run refused for any reason leaves files as they were.
+struct Preflight {
+  std::optional<MetricTable> baseline;
+  std::optional<RunIdentity> run_as;
+  std::string haconiwa;
+  std::vector<UsdtProbe> phase_probe_sites;
 };
 
-}  // namespace
-
-int list_probes(const Options& options, std::ostream& out) {
-  const auto binary = haconiwa_binary(options);
-  write_probe_list(binary, read_usdt_probes(binary), out);
-  out.flush();
-  if (!out) throw RuntimeError("writing the probe list failed");
-  return kExitOk;
-}
-
-int run_session(const Options& options, std::ostream& diagnostics) {
-  if (options.list) return list_probes(options, std::cout);
-  // Every check first, before anything is loaded, and before any file is
-  // created or truncated: a run refused for any reason leaves files as they were.
-  const auto baseline = load_baseline(options.baseline);
-  const auto run_as = options.run_as ? std::optional(resolve_run_as(*options.run_as)) : std::nullopt;
-
+Preflight check_before_loading(const Options& options) {
+  auto baseline = load_baseline(options.baseline);
+  auto run_as = options.run_as ? std::optional(resolve_run_as(*options.run_as)) : std::nullopt;
   require_kernel_btf();
   require_bpf_privileges();
-  const std::string haconiwa = haconiwa_binary(options);
+  auto haconiwa = haconiwa_binary(options);
   auto phase_probe_sites = require_phase_probe(haconiwa);
   check_outputs(options, haconiwa);
+  return {.baseline = std::move(baseline),
+          .run_as = std::move(run_as),
+          .haconiwa = std::move(haconiwa),
+          .phase_probe_sites = std::move(phase_probe_sites)};
+}
 
-  // Before loading: a Ctrl-C while attaching still ends with a summary.
-  const StopSignals stop_signals(/*sighup_reopens=*/options.serve.has_value() || !options.textfile.empty());
-  ProgressLine progress(!options.quiet);
-  CgroupPaths cgroups;
-  BootSinks sinks(options);
-  BootTracker tracker({.start_phase = options.start_phase, .command = options.command},
-                      [&](const BootRecord& boot) { sinks.on_boot(boot, cgroups, progress); });
-  // Bound before anything is loaded: a port in use fails fast.
-  MetricsExport metrics(options);
-  if (metrics.enabled()) {
-    tracker.on_settled([&](const BootRecord& boot) {
-      if (boot.sequence > options.warmup) metrics.add(boot);
-    });
-  }
-  std::uint64_t undecodable = 0;
-  std::optional<CoreBtfCache> btf_cache;
-  if (options.btf_cache != "off") btf_cache.emplace(options.btf_cache, Tracer::bpf_object());
-  const auto tracer = start_tracer(options, haconiwa, std::move(phase_probe_sites), btf_cache ? &*btf_cache : nullptr,
-                                   diagnostics, [&](std::span<const std::byte> record) {
-                                     const auto event = decode_event(record);
-                                     if (!event) {
-                                       ++undecodable;
-                                       return;
-                                     }
-                                     // Resolve while the container is alive: its cgroup may be gone when the boot ends.
-                                     if (event->kind == EventKind::Exec) cgroups.path_of(event->cgroup_id);
-                                     tracker.on_event(*event);
-                                   });
-  // The only output written as it goes, created once every check passed and the probes are attached.
-  std::unique_ptr<OutputFile> events_out;
-  if (!options.events.empty()) {
-    events_out = std::make_unique<OutputFile>(options.events, OutputFile::Kind::Streamed);
-    sinks.start_rows(*events_out);
-  }
+// The --run command, once the probes are live; none when interrupted while
+// attaching: the run is already over.
+std::unique_ptr<ChildProcess> start_run_command(const Options& options, const std::optional<RunIdentity>& run_as) {
+  if (!options.run || StopSignals::received()) return nullptr;
+  auto child = std::make_unique<ChildProcess>(*options.run, run_as);
+  StopSignals::set_child_group(child->pid());
+  return child;
+}
 
-  std::optional<ChildProcess> child;
-  if (options.run) {
-    // Not when interrupted while attaching: the run is already over.
-    if (!StopSignals::received()) {
-      child.emplace(*options.run, run_as);
-      StopSignals::set_child_group(child->pid());
-    }
-  } else if (!options.quiet) {
-    // One write per line: scripts wait for these lines, and stderr is unbuffered.
+// One write per line: scripts wait for these lines, and stderr is unbuffered.
+void announce_start(const Options& options, const std::string& haconiwa, std::optional<std::uint16_t> metrics_port,
+                    std::ostream& diagnostics) {
+  if (options.quiet) return;
+  if (!options.run) {
     diagnostics << fmt::format("Tracing Haconiwa boots in {}... Hit Ctrl-C to end.\n", haconiwa) << std::flush;
   }
-  if (const auto port = metrics.port(); port && !options.quiet) {
+  if (metrics_port) {
     diagnostics << fmt::format("Serving Prometheus metrics at http://{}/metrics\n",
-                               to_string({options.serve->host, *port}))
+                               to_string({options.serve->host, *metrics_port}))
                 << std::flush;
   }
-  const auto started = std::chrono::steady_clock::now();
-  auto next_expiry = started + kExpiryInterval;
+}
 
-  std::optional<int> child_status;
+enum class StopReason : std::uint8_t { Signal, RunCommandExited, CountReached, DurationElapsed };
+
+// Polls the ring buffer until a stop signal, the end of the --run command,
+// -n N settled boots or the --duration.
+StopReason run_event_loop(Tracer& tracer, Pipeline& pipeline, const Options& options, ChildProcess* child) {
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
+  auto next_expiry = started + kExpiryInterval;
   while (!StopSignals::received()) {
     auto wait = kPollInterval;
     if (options.duration) {
-      const auto left = *options.duration - (std::chrono::steady_clock::now() - started);
+      const auto left = *options.duration - (Clock::now() - started);
       wait = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(left), std::chrono::milliseconds(0), wait);
     }
-    tracer->poll(wait);
-    const auto counters = tracer->counters();
-    progress.update(tracker.live_boots(), events_lost(counters, undecodable));
-    if (std::chrono::steady_clock::now() >= next_expiry) {
-      tracker.expire_vanished(process_exists);
-      next_expiry = std::chrono::steady_clock::now() + kExpiryInterval;
-    }
-    if (metrics.enabled()) metrics.update(counters, events_lost(counters, undecodable), tracker.live_boots(), false);
-    if (StopSignals::take_reopen_request() && events_out) {
-      events_out->reopen();
-      sinks.start_rows(*events_out);
-    }
-    if (child && (child_status = child->poll_exit())) break;
-    if (options.count && tracker.settled_boots() >= *options.count) break;
-    if (options.duration && std::chrono::steady_clock::now() - started >= *options.duration) break;
+    tracer.poll(wait);
+    const bool expire = Clock::now() >= next_expiry;
+    pipeline.after_poll(tracer.counters(), expire);
+    if (expire) next_expiry = Clock::now() + kExpiryInterval;
+    if (StopSignals::take_reopen_request()) pipeline.sinks().reopen_rows();
+    if (child && child->poll_exit()) return StopReason::RunCommandExited;
+    if (options.count && pipeline.settled_boots() >= *options.count) return StopReason::CountReached;
+    if (options.duration && Clock::now() - started >= *options.duration) return StopReason::DurationElapsed;
   }
-  tracer->poll(std::chrono::milliseconds(0));
-  tracker.finish_all();
-  progress.clear();
-  const auto counters = tracer->counters();
-  if (metrics.enabled()) metrics.update(counters, events_lost(counters, undecodable), 0, true);
+  return StopReason::Signal;
+}
 
+void warn_of_missed_events(const TracerCounters& counters, std::uint64_t undecodable, std::ostream& diagnostics) {
   if (counters.lost_events > 0 || counters.tracked_full > 0 || undecodable > 0) {
     diagnostics << fmt::format(
         "hacoboot-sampler: warning: {} events lost (ring buffer full), {} processes untracked (map full), {} "
@@ -372,16 +384,20 @@ int run_session(const Options& options, std::ostream& diagnostics) {
         "before tracing, or a process passing made-up hpids)\n",
         counters.untracked_phases);
   }
-  const RunFacts facts{.start_phase = options.start_phase,
-                       .command = options.command,
-                       .lost_events = events_lost(counters, undecodable),
-                       .untracked_phases = counters.untracked_phases,
-                       .tracked_at_exit = tracer->tracked_processes(),
-                       .names = options.phase_names};
+}
+
+// A summary-type output, rendered whole at the end and put in place only once complete.
+void write_output(const std::string& path, const std::function<void(std::ostream&)>& render) {
+  OutputFile out(path, OutputFile::Kind::Replaced);
+  render(out.stream());
+  out.finish();
+}
+
+void write_reports(const Options& options, BootSinks& sinks, const RunFacts& facts) {
   write_output(options.output, [&](std::ostream& out) {
     make_report_writer(options.format, options.histograms)->write(sinks.summary(), facts, out);
   });
-  if (events_out) events_out->finish();
+  sinks.finish_rows();
   if (!options.timeline.empty()) {
     write_output(options.timeline,
                  [&](std::ostream& out) { write_timeline_svg(sinks.pictured(), out, options.phase_names); });
@@ -390,19 +406,67 @@ int run_session(const Options& options, std::ostream& diagnostics) {
     write_output(options.trace_out,
                  [&](std::ostream& out) { write_chrome_trace(sinks.pictured(), out, options.phase_names); });
   }
-  // After every output is written: only a first run on a new kernel waits.
-  if (btf_cache) btf_cache->finish_filling(kBtfCachePatience);
+}
 
-  if (child_status && *child_status != 0) {
-    diagnostics << "--run command " << describe_wait_status(*child_status) << '\n';
-    return kExitRunCommandFailed;
+// kExitRunCommandFailed when the --run command failed, kExitRegressed when
+// boot time regressed against --baseline, kExitOk otherwise.
+int exit_status(StopReason stop, ChildProcess* child, const std::optional<MetricTable>& baseline,
+                const Summary& summary, const Options& options, std::ostream& diagnostics) {
+  if (stop == StopReason::RunCommandExited) {
+    if (const int status = child->poll_exit().value_or(0); status != 0) {
+      diagnostics << "--run command " << describe_wait_status(status) << '\n';
+      return kExitRunCommandFailed;
+    }
   }
   if (baseline) {
-    const auto gate = compare_to_baseline(*baseline, metrics_of(sinks.summary(), options.phase_names), options.gate);
+    const auto gate = compare_to_baseline(*baseline, metrics_of(summary, options.phase_names), options.gate);
     write_gate_report(gate, options.gate, diagnostics);
     if (gate.regressed()) return kExitRegressed;
   }
   return kExitOk;
+}
+
+}  // namespace
+
+int list_probes(const Options& options, std::ostream& out) {
+  const auto binary = haconiwa_binary(options);
+  write_probe_list(binary, read_usdt_probes(binary), out);
+  out.flush();
+  if (!out) throw RuntimeError("writing the probe list failed");
+  return kExitOk;
+}
+
+int run_session(const Options& options, std::ostream& diagnostics) {
+  if (options.list) return list_probes(options, std::cout);
+  auto checked = check_before_loading(options);
+  // Before loading: a Ctrl-C while attaching still ends with a summary.
+  const StopSignals stop_signals(/*sighup_reopens=*/options.serve.has_value() || !options.textfile.empty());
+  Pipeline pipeline(options);
+  std::optional<CoreBtfCache> btf_cache;
+  if (options.btf_cache != "off") btf_cache.emplace(options.btf_cache, Tracer::bpf_object());
+  const auto tracer =
+      start_tracer(options, tracer_config(options, checked.haconiwa, std::move(checked.phase_probe_sites)),
+                   btf_cache ? &*btf_cache : nullptr, diagnostics,
+                   [&pipeline](std::span<const std::byte> record) { pipeline.on_record(record); });
+  pipeline.sinks().open_rows();
+  const auto child = start_run_command(options, checked.run_as);
+  announce_start(options, checked.haconiwa, pipeline.metrics_port(), diagnostics);
+
+  const auto stop = run_event_loop(*tracer, pipeline, options, child.get());
+  tracer->poll(std::chrono::milliseconds(0));
+  const auto counters = tracer->counters();
+  pipeline.finish(counters);
+  warn_of_missed_events(counters, pipeline.undecodable(), diagnostics);
+  write_reports(options, pipeline.sinks(),
+                {.start_phase = options.start_phase,
+                 .command = options.command,
+                 .lost_events = pipeline.events_lost(counters),
+                 .untracked_phases = counters.untracked_phases,
+                 .tracked_at_exit = tracer->tracked_processes(),
+                 .names = options.phase_names});
+  // After every output is written: only a first run on a new kernel waits.
+  if (btf_cache) btf_cache->finish_filling(kBtfCachePatience);
+  return exit_status(stop, child.get(), checked.baseline, pipeline.sinks().summary(), options, diagnostics);
 }
 
 }  // namespace hacoboot

@@ -114,6 +114,7 @@ void BootTracker::on_exec(const Event& event) {
   if (!config_.command.empty() && event.filename != config_.command) return;
   boot.execve_ns = event.ts_ns;
   boot.cgroup_id = event.cgroup_id;
+  boot.cgroup_path = event.cgroup_path;
 }
 
 void BootTracker::on_listen(const Event& event) {

@@ -144,6 +144,25 @@ TEST(BootTracker, CommandFilterIgnoresOtherExecs) {
   EXPECT_EQ(rt.done()[0].cgroup_id, l.cgroup_id);
 }
 
+// The cgroup path the enrichment step put on an exec (the kernel sends only
+// the id) is the boot's: that of the exec that counts, not of the others.
+TEST(BootTracker, CountedExecGivesTheBootItsCgroupPath) {
+  const Launch l;
+  auto events = l.events();
+  const auto in_cgroup = [](Event exec, const char* path) {
+    exec.cgroup_path = path;
+    return exec;
+  };
+  replace_first(events, is_exec,
+                {in_cgroup(ev::exec(l.execve() - 500, l.container, l.supervisor, "/bin/sh", Role::Container, 1), "/sh"),
+                 in_cgroup(ev::exec(l.execve(), l.container, l.supervisor, "/bin/app", Role::Container, l.cgroup_id),
+                           "/haconiwa/app")});
+  RecordingTracker rt(kAppCommand);
+  rt.feed(events);
+  ASSERT_EQ(rt.done().size(), 1u);
+  EXPECT_EQ(rt.done()[0].cgroup_path, "/haconiwa/app");
+}
+
 TEST(BootTracker, CommandNeverExecdLeavesTheBootWithoutExecve) {
   const Launch l;
   RecordingTracker rt({.command = "/u/app/bin/rails"});

@@ -1,0 +1,135 @@
+#include "cli/tracer_start.hpp"
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+
+#include "capture/syscall_tracepoints.hpp"
+#include "util/errors.hpp"
+#include "util/expected.hpp"
+
+namespace hacoboot {
+namespace {
+
+// Notes on stderr while the programs load: the choices made (-v only) and the
+// fallbacks taken.
+class StartLog {
+ public:
+  StartLog(std::ostream& out, bool verbose) : out_(out), verbose_(verbose) {}
+  void say(const std::string& what) const {
+    if (verbose_) out_ << "hacoboot-sampler: " << what << '\n';
+  }
+  void warn(const std::string& what) const { out_ << "hacoboot-sampler: warning: " << what << '\n'; }
+
+ private:
+  std::ostream& out_;
+  bool verbose_;
+};
+
+// One attempt at loading and attaching. Unusable syscall tracepoints are
+// something a retry gets past: a value here, where the capture's error ends.
+Expected<std::unique_ptr<Tracer>> try_attach(const Tracer::Config& config, const Tracer::RecordSink& sink) {
+  try {
+    return std::make_unique<Tracer>(config, sink);
+  } catch (const SyscallTracepointError& error) {
+    return Failure{error.what()};
+  }
+}
+
+// Loads and attaches the programs, execve/listen through the per-syscall
+// tracepoints when allowed. Ids that prove wrong break no later start: cached
+// ones are removed and looked up again, once; after that, raw_syscalls if
+// allowed.
+class Attacher {
+ public:
+  Attacher(Tracer::Config config, SyscallTracepointLookup* lookup, const Tracer::RecordSink& sink, const StartLog& log)
+      : config_(std::move(config)), lookup_(lookup), sink_(sink), log_(log) {
+    if (!lookup_) why_raw_syscalls_ = "--syscall-hooks raw_syscalls";
+  }
+
+  // A BTF file with the kernel types; empty: the kernel's own BTF.
+  void use_kernel_types(const std::string& core_btf) { config_.core_btf = core_btf; }
+
+  std::unique_ptr<Tracer> attach() {
+    auto tracer = try_attach(config_, sink_);
+    while (!tracer) {
+      get_past(tracer.error());
+      tracer = try_attach(config_, sink_);
+    }
+    attached(**tracer);
+    return std::move(*tracer);
+  }
+
+ private:
+  void attached(const Tracer& tracer) {
+    if (tracer.per_syscall_tracepoints()) lookup_->keep();
+    log_.say("execve/listen through " +
+             (tracer.per_syscall_tracepoints()
+                  ? "syscalls:* tracepoints (ids from " + lookup_->source() + ")"
+                  : "raw_syscalls (" + (why_raw_syscalls_.empty() ? lookup_->reason() : why_raw_syscalls_) + ")"));
+    log_.say("the probe through " + tracer.usdt_attachment());
+  }
+
+  // The syscall tracepoints were unusable: why.
+  void get_past(const std::string& why) {
+    if (lookup_->from_cache()) {
+      log_.warn("the syscall tracepoint ids from " + lookup_->source() + " are wrong (" + why +
+                "): removed; looking them up again");
+      lookup_->look_up_again();
+    } else if (config_.raw_syscalls_fallback) {
+      log_.warn("syscalls:* tracepoints unusable (" + why + "): execve/listen through raw_syscalls");
+      why_raw_syscalls_ = why;
+      config_.syscall_tracepoints = nullptr;
+    } else {
+      throw SyscallTracepointError("--syscall-hooks tracepoints: " + why);
+    }
+  }
+
+  Tracer::Config config_;
+  SyscallTracepointLookup* lookup_;
+  std::string why_raw_syscalls_;
+  const Tracer::RecordSink& sink_;
+  const StartLog& log_;
+};
+
+// An attach with the kernel types of a cache file. A damaged cache must not
+// stop the tool (the kernel's BTF is still there): a value here.
+Expected<std::unique_ptr<Tracer>> try_cached_kernel_types(Attacher& attacher, const std::string& core_btf) {
+  attacher.use_kernel_types(core_btf);
+  try {
+    return attacher.attach();
+  } catch (const SyscallTracepointError&) {
+    throw;  // the kernel types are not at fault
+  } catch (const RuntimeError& error) {
+    return Failure{error.what()};
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Tracer> start_tracer(const Options& options, Tracer::Config config, CoreBtfCache* btf_cache,
+                                     std::ostream& diagnostics, const Tracer::RecordSink& sink) {
+  std::optional<SyscallTracepointLookup> lookup;
+  // The tracepoint ids are cached beside the kernel types, or not at all.
+  if (options.syscall_hooks != SyscallHooks::RawSyscalls) lookup.emplace(btf_cache ? options.btf_cache : "");
+  auto* const syscall_tracepoints = lookup ? &*lookup : nullptr;
+  config.syscall_tracepoints = syscall_tracepoints;
+  const StartLog log(diagnostics, options.verbose);
+  Attacher attacher(std::move(config), syscall_tracepoints, sink, log);
+
+  if (const auto cached = btf_cache ? btf_cache->cached() : std::nullopt) {
+    log.say("kernel types from " + cached->string() + " (cached)");
+    auto tracer = try_cached_kernel_types(attacher, cached->string());
+    if (tracer) return std::move(*tracer);
+    log.warn(cached->string() + " is unusable (" + tracer.error() + "): removed; reading the kernel's BTF");
+    btf_cache->discard();
+    attacher.use_kernel_types("");
+  }
+  log.say("kernel types from /sys/kernel/btf/vmlinux");
+  auto tracer = attacher.attach();
+  if (btf_cache) log.say(btf_cache->start_filling());
+  return tracer;
+}
+
+}  // namespace hacoboot

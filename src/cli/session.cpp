@@ -22,6 +22,7 @@
 #include "capture/system_checks.hpp"
 #include "capture/tracer.hpp"
 #include "capture/usdt_notes.hpp"
+#include "cli/capture_hints.hpp"
 #include "cli/child_process.hpp"
 #include "cli/output_file.hpp"
 #include "cli/output_paths.hpp"
@@ -162,8 +163,8 @@ std::unique_ptr<Tracer> start_tracer(const Options& options, const std::string& 
         say("execve/listen through " +
             (tracer->per_syscall_tracepoints()
                  ? "syscalls:* tracepoints (ids from " + lookup->source() + ")"
-                 : "raw_syscalls (" + (why_raw_syscalls.empty() ? lookup->reason() : why_raw_syscalls) + ")"));
-        say("the probe through " + tracer->usdt_attachment());
+                 : "raw_syscalls (" + (why_raw_syscalls.empty() ? lookup->result().error() : why_raw_syscalls) + ")"));
+        say("the probe through " + describe(tracer->usdt_attachment()));
         return tracer;
       } catch (const SyscallTracepointError& error) {
         if (lookup->from_cache()) {
@@ -198,7 +199,7 @@ std::unique_ptr<Tracer> start_tracer(const Options& options, const std::string& 
   }
   say("kernel types from /sys/kernel/btf/vmlinux");
   auto tracer = attach();
-  if (btf_cache) say(btf_cache->start_filling());
+  if (btf_cache) say(describe_btf_filling(btf_cache->start_filling()));
   return tracer;
 }
 

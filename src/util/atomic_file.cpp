@@ -22,24 +22,33 @@ TemporaryFile::~TemporaryFile() {
   if (!name_.empty()) ::unlink(name_.c_str());
 }
 
-bool TemporaryFile::write(std::string_view data) const {
+namespace {
+
+Failure errno_failure() {
+  return Failure{std::strerror(errno)};
+}
+
+}  // namespace
+
+Expected<void> TemporaryFile::write(std::string_view data) const {
   while (!data.empty()) {
     const ssize_t written = ::write(fd_.get(), data.data(), data.size());
     if (written < 0 && errno == EINTR) continue;
-    if (written < 0) return false;
+    if (written < 0) return errno_failure();
     data.remove_prefix(static_cast<std::size_t>(written));
   }
-  return true;
+  return {};
 }
 
-bool TemporaryFile::close() {
-  return ::close(fd_.release()) == 0;
+Expected<void> TemporaryFile::close() {
+  if (::close(fd_.release()) != 0) return errno_failure();
+  return {};
 }
 
-bool TemporaryFile::rename_to(const std::string& path) {
-  if (::rename(name_.c_str(), path.c_str()) != 0) return false;
+Expected<void> TemporaryFile::rename_to(const std::string& path) {
+  if (::rename(name_.c_str(), path.c_str()) != 0) return errno_failure();
   name_.clear();
-  return true;
+  return {};
 }
 
 std::string file_type_name(mode_t mode) {
@@ -73,13 +82,16 @@ ReplacementFile::ReplacementFile(std::string path)
   }
 }
 
+void ReplacementFile::fail(const char* step, const std::string& why) const {
+  throw RuntimeError("cannot write " + path_ + ": " + step + " " + temporary_.name() + ": " + why);
+}
+
 void ReplacementFile::fail(const char* step) const {
-  const int error = errno;  // before anything below can change it
-  throw RuntimeError("cannot write " + path_ + ": " + step + " " + temporary_.name() + ": " + std::strerror(error));
+  fail(step, std::strerror(errno));
 }
 
 void ReplacementFile::write(std::string_view data) const {
-  if (!temporary_.write(data)) fail("write");
+  if (auto written = temporary_.write(data); !written) fail("write", written.error());
 }
 
 void ReplacementFile::commit(mode_t mode) {
@@ -98,8 +110,8 @@ void ReplacementFile::commit(mode_t mode) {
   if (::fchmod(temporary_.fd(), mode) != 0) fail("chmod");
   // On disk before the rename, so that a crash cannot leave an empty file at `path`.
   if (::fsync(temporary_.fd()) != 0) fail("fsync");
-  if (!temporary_.close()) fail("close");
-  if (!temporary_.rename_to(path_)) fail("rename");
+  if (auto closed = temporary_.close(); !closed) fail("close", closed.error());
+  if (auto renamed = temporary_.rename_to(path_); !renamed) fail("rename", renamed.error());
 }
 
 void write_file_atomically(const std::string& path, std::string_view contents) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "util/expected.hpp"
 #include "util/unique_fd.hpp"
 
 namespace hacoboot {
@@ -25,11 +26,12 @@ class TemporaryFile {
   [[nodiscard]] bool valid() const { return fd_.valid(); }
   [[nodiscard]] int fd() const { return fd_.get(); }
   [[nodiscard]] const std::string& name() const { return name_; }
-  [[nodiscard]] bool write(std::string_view data) const;
+  // The failures say why (strerror), the caller says what it was writing.
+  Expected<void> write(std::string_view data) const;
   // Closes the file, reporting a failed close (NFS reports write errors there).
-  bool close();
+  Expected<void> close();
   // Renames it to `path`; from then on it is not removed.
-  bool rename_to(const std::string& path);
+  Expected<void> rename_to(const std::string& path);
 
  private:
   std::string name_;
@@ -62,7 +64,8 @@ class ReplacementFile {
   void commit(mode_t mode);
 
  private:
-  [[noreturn]] void fail(const char* step) const;
+  [[noreturn]] void fail(const char* step, const std::string& why) const;
+  [[noreturn]] void fail(const char* step) const;  // why: errno
 
   std::string path_;
   TemporaryFile temporary_;

@@ -20,7 +20,6 @@
 
 #include "util/atomic_file.hpp"
 #include "util/boot_id.hpp"
-#include "util/errors.hpp"
 #include "util/file_trust.hpp"
 #include "util/subprocess.hpp"
 #include "util/unique_fd.hpp"
@@ -117,11 +116,8 @@ void write_cached_ids(const std::filesystem::path& file, const SyscallTracepoint
   const auto directory = file.parent_path();
   if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) return;
   if (!owned_by_us_alone(directory, S_IFDIR)) return;
-  try {
-    write_file_atomically(file.string(), fmt::format("{} {}\n", ids.execve_enter, ids.listen_exit));
-  } catch (const RuntimeError&) {
-    return;  // a cache: the next run looks the ids up again
-  }
+  // A cache: when it cannot be written, the next run looks the ids up again.
+  if (!replace_file(file.string(), fmt::format("{} {}\n", ids.execve_enter, ids.listen_exit))) return;
   remove_superseded(directory, std::string(kCachePrefix), "", file);
 }
 

@@ -64,9 +64,6 @@ class ReplacementFile {
   void commit(mode_t mode);
 
  private:
-  [[noreturn]] void fail(const char* step, const std::string& why) const;
-  [[noreturn]] void fail(const char* step) const;  // why: errno
-
   std::string path_;
   TemporaryFile temporary_;
 };
@@ -74,8 +71,11 @@ class ReplacementFile {
 // Replaces the file at `path` with `contents` (see ReplacementFile) so that a
 // reader (node_exporter's textfile collector, which reads *.prom and so
 // ignores the temporary file) never sees a torn one. A new file is mode 0644:
-// the collector runs as another user. Throws RuntimeError naming the path on
-// failure, and leaves no temporary file behind.
+// the collector runs as another user. On failure, says why, naming the path,
+// and leaves no temporary file behind.
+Expected<void> replace_file(const std::string& path, std::string_view contents);
+
+// replace_file() for a file whose failure ends the run: throws RuntimeError.
 void write_file_atomically(const std::string& path, std::string_view contents);
 
 }  // namespace hacoboot

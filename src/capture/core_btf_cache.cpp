@@ -6,26 +6,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
-#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "capture/btf_cache_key.hpp"
+#include "capture/system_checks.hpp"
 #include "util/c_strings.hpp"
 #include "util/file_trust.hpp"
+#include "util/subprocess.hpp"
 
 namespace hacoboot {
 namespace {
 
 constexpr const char* kKernelNotes = "/sys/kernel/notes";
-constexpr const char* kKernelBtf = "/sys/kernel/btf/vmlinux";
-constexpr auto kWaitStep = std::chrono::milliseconds(5);
 
 std::optional<std::string> running_kernel_build_id() {
   std::ifstream in(kKernelNotes, std::ios::binary);
@@ -33,22 +30,20 @@ std::optional<std::string> running_kernel_build_id() {
   return gnu_build_id(std::as_bytes(std::span(bytes)));
 }
 
-std::optional<std::filesystem::path> find_bpftool() {
-  std::vector<std::filesystem::path> dirs;
-  if (const char* path = std::getenv("PATH")) {
-    std::string list = path;
-    for (std::size_t start = 0, end = 0; start <= list.size(); start = end + 1) {
-      end = std::min(list.find(':', start), list.size());
-      if (end > start) dirs.emplace_back(list.substr(start, end - start));
-    }
-  }
-  // root's usual sbin directories, missing from many users' PATH under sudo -E
-  dirs.emplace_back("/usr/sbin");
-  dirs.emplace_back("/sbin");
-  for (const auto& dir : dirs) {
-    if (::access((dir / "bpftool").c_str(), X_OK) == 0) return dir / "bpftool";
-  }
-  return std::nullopt;
+// bpftool's arguments for an extract of the types `object` uses, to `extract`.
+std::vector<std::string> min_core_btf_command(const std::string& bpftool, const TemporaryFile& extract,
+                                              const TemporaryFile& object) {
+  return {bpftool, "gen", "min_core_btf", kKernelBtf, extract.name(), object.name()};
+}
+
+// In bpftool's child, before its exec: in its own group (a Ctrl-C at the
+// terminal is for the tool, which decides), at low priority, silent.
+bool prepare_filler() {
+  ::setpgid(0, 0);
+  (void)::setpriority(PRIO_PROCESS, 0, 19);
+  const int null = ::open("/dev/null", O_RDWR);
+  for (const int fd : {0, 1, 2}) ::dup2(null, fd);
+  return true;
 }
 
 }  // namespace
@@ -71,71 +66,63 @@ void CoreBtfCache::discard() const {
   if (file_) ::unlink(file_->c_str());
 }
 
-std::string CoreBtfCache::start_filling() {
-  if (!file_) return "the kernel has no build id in " + std::string(kKernelNotes) + ": no BTF cache";
-  if (filler_ > 0) return "already filling the BTF cache";
-  const auto bpftool = find_bpftool();
-  if (!bpftool) return "bpftool not found: every start reads the whole kernel BTF (install bpftool to cache it)";
+Expected<std::filesystem::path> CoreBtfCache::start_filling() {
+  if (!file_) return Failure{"the kernel has no build id in " + std::string(kKernelNotes) + ": no BTF cache"};
+  if (filler_) return Failure{"already filling the BTF cache"};
+  // root's usual sbin directories, missing from many users' PATH under sudo -E
+  const auto bpftool = find_executable("bpftool", {"/usr/sbin", "/sbin"});
+  if (!bpftool) {
+    return Failure{"bpftool not found: every start reads the whole kernel BTF (install bpftool to cache it)"};
+  }
+  if (auto written = write_object_copy(); !written) {
+    drop_temporaries();
+    return Failure{written.error()};
+  }
+  auto args = min_core_btf_command(*bpftool, *extract_, *object_copy_);
+  const auto argv = c_string_array(args);
+  auto filler = Subprocess::exec({.path = argv[0], .argv = argv.data(), .envp = environ, .prepare = prepare_filler});
+  if (!filler) {
+    drop_temporaries();
+    return Failure{"cannot run " + *bpftool + ": " + filler.error()};
+  }
+  filler_ = std::move(*filler);
+  return std::filesystem::path(*bpftool);
+}
+
+Expected<void> CoreBtfCache::write_object_copy() {
   if (::mkdir(directory_.c_str(), 0700) != 0 && errno != EEXIST) {
-    return "cannot create " + directory_.string() + ": " + std::strerror(errno);
+    return Failure{"cannot create " + directory_.string() + ": " + std::strerror(errno)};
   }
   if (!owned_by_us_alone(directory_, S_IFDIR)) {
-    return directory_.string() + " is not a directory only this user can write to: not caching BTF there";
+    return Failure{directory_.string() + " is not a directory only this user can write to: not caching BTF there"};
   }
   object_copy_.emplace((directory_ / ".object-XXXXXX").string());
   extract_.emplace((directory_ / ".btf-XXXXXX").string());
+  if (!object_copy_->valid() || !extract_->valid()) {
+    return Failure{"cannot write to " + directory_.string() + ": " + std::strerror(errno)};
+  }
   const std::string_view object(reinterpret_cast<const char*>(bpf_object_.data()), bpf_object_.size());
-  if (!object_copy_->valid() || !extract_->valid() || !object_copy_->write(object) || !object_copy_->close()) {
-    const std::string why = std::strerror(errno);
-    drop_temporaries();
-    return "cannot write to " + directory_.string() + ": " + why;
-  }
-  std::vector<std::string> args{bpftool->string(),   "gen", "min_core_btf", kKernelBtf, extract_->name(),
-                                object_copy_->name()};
-  const auto argv = c_string_array(args);
-  filler_ = ::fork();
-  if (filler_ < 0) {
-    const std::string why = std::strerror(errno);
-    drop_temporaries();
-    return "cannot fork bpftool: " + why;
-  }
-  if (filler_ == 0) {
-    // Its own group: a Ctrl-C at the terminal is for the tool, which decides.
-    ::setpgid(0, 0);
-    (void)::setpriority(PRIO_PROCESS, 0, 19);
-    const int null = ::open("/dev/null", O_RDWR);
-    for (const int fd : {0, 1, 2}) ::dup2(null, fd);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  return "filling the BTF cache with " + args[0] + " for the next runs";
+  auto written = object_copy_->write(object);
+  if (written) written = object_copy_->close();
+  if (!written) return Failure{"cannot write to " + directory_.string() + ": " + written.error()};
+  return {};
 }
 
 void CoreBtfCache::finish_filling(std::chrono::milliseconds patience) {
-  if (filler_ <= 0) return;
-  const auto deadline = std::chrono::steady_clock::now() + patience;
-  int status = 0;
-  pid_t done = 0;
-  while ((done = ::waitpid(filler_, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(kWaitStep);
-  }
-  if (done == 0) {
-    ::kill(filler_, SIGKILL);
-    while (::waitpid(filler_, &status, 0) < 0 && errno == EINTR) {
-    }
-  } else if (done == filler_ && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-    ::fchmod(extract_->fd(), 0644);
-    // Extracts for the other kernels stay: one may be booted again.
-    const auto name = file_->filename().string();
-    if (extract_->rename_to(file_->string())) {
-      remove_superseded(directory_, name.substr(0, name.find('-') + 1), ".btf", *file_);
-    }
-  }
-  filler_ = -1;
+  if (!filler_) return;
+  const auto status = filler_->wait_for(patience);
+  filler_.reset();
+  if (status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) install_extract();
   drop_temporaries();
+}
+
+void CoreBtfCache::install_extract() {
+  ::fchmod(extract_->fd(), 0644);
+  // Extracts for the other kernels stay: one may be booted again.
+  const auto name = file_->filename().string();
+  if (extract_->rename_to(file_->string())) {
+    remove_superseded(directory_, name.substr(0, name.find('-') + 1), ".btf", *file_);
+  }
 }
 
 void CoreBtfCache::drop_temporaries() {

@@ -1,7 +1,5 @@
 #pragma once
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
@@ -10,6 +8,8 @@
 #include <string>
 
 #include "util/atomic_file.hpp"
+#include "util/expected.hpp"
+#include "util/subprocess.hpp"
 
 namespace hacoboot {
 
@@ -40,14 +40,19 @@ class CoreBtfCache {
   void discard() const;
 
   // Starts bpftool in the background, at low priority, to fill the cache for
-  // the next runs. Returns what it did, for -v ("bpftool not found", ...).
-  std::string start_filling();
+  // the next runs. Returns the bpftool it runs, or why not ("bpftool not
+  // found", ...): a cache, so the caller goes on either way.
+  Expected<std::filesystem::path> start_filling();
 
   // Waits up to `patience` for the filler; the extract is installed (renamed
   // into place) only when bpftool succeeded.
   void finish_filling(std::chrono::milliseconds patience);
 
  private:
+  // bpftool's input (the BPF object) in the cache directory, created if need be.
+  Expected<void> write_object_copy();
+  // bpftool's output renamed into place, superseding older objects' extracts.
+  void install_extract();
   void drop_temporaries();  // bpftool's input and output, unless installed
 
   std::filesystem::path directory_;
@@ -56,7 +61,7 @@ class CoreBtfCache {
   // bpftool's input and output while it runs; removed unless installed.
   std::optional<TemporaryFile> object_copy_;
   std::optional<TemporaryFile> extract_;
-  pid_t filler_ = -1;
+  std::optional<Subprocess> filler_;
 };
 
 }  // namespace hacoboot

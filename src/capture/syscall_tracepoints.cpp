@@ -6,7 +6,6 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
@@ -20,8 +19,9 @@
 #include <vector>
 
 #include "util/atomic_file.hpp"
-#include "util/errors.hpp"
+#include "util/boot_id.hpp"
 #include "util/file_trust.hpp"
+#include "util/subprocess.hpp"
 #include "util/unique_fd.hpp"
 
 namespace hacoboot {
@@ -42,21 +42,58 @@ std::vector<std::string> id_paths(const char* root) {
   return paths;
 }
 
-// Only open/read/close and no allocation: it also runs in a forked child.
-bool read_ids(const std::vector<std::string>& paths, Ids& ids) {
+// The ids in `paths`, nullopt when one is missing (errno set). Only
+// open/read/close and no allocation: it also runs in a forked child.
+std::optional<Ids> read_ids(const std::vector<std::string>& paths) {
+  Ids ids{};
   for (std::size_t i = 0; i < paths.size(); ++i) {
     const int fd = ::open(paths[i].c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
+    if (fd < 0) return std::nullopt;
     std::array<char, 32> text{};
     const ssize_t n = ::read(fd, text.data(), text.size() - 1);
     ::close(fd);
-    if (n <= 0) return false;
+    if (n <= 0) return std::nullopt;
     int id = 0;
     std::from_chars(text.data(), text.data() + n, id);
-    if (id <= 0) return false;
+    if (id <= 0) return std::nullopt;
     ids[i] = id;
   }
-  return true;
+  return ids;
+}
+
+// In the child: a private mount namespace, tracefs mounted there, the ids
+// (or the errno of what failed) written to `reply`.
+[[noreturn]] void look_up_in_private_mount(const std::vector<std::string>& paths, int reply) {
+  std::optional<Ids> ids;
+  if (::unshare(CLONE_NEWNS) == 0 && ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
+      ::mount("tracefs", kTracefs, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0) {
+    ids = read_ids(paths);
+  }
+  const int error = ids ? 0 : errno;
+  const bool sent = ids ? ::write(reply, ids->data(), sizeof(*ids)) == sizeof(*ids)
+                        : ::write(reply, &error, sizeof(error)) == sizeof(error);
+  ::_exit(sent ? 0 : 1);
+}
+
+// Reads the child's reply to the end: the ids, or why there are none.
+Expected<Ids> read_reply(int reply) {
+  std::array<std::byte, sizeof(Ids)> bytes{};
+  std::size_t got = 0;
+  while (got < bytes.size()) {
+    const ssize_t n = ::read(reply, bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  if (got == sizeof(Ids)) {
+    Ids ids{};
+    std::memcpy(ids.data(), bytes.data(), sizeof(ids));
+    return ids;
+  }
+  int error = 0;
+  if (got >= sizeof(error)) std::memcpy(&error, bytes.data(), sizeof(error));
+  return Failure{std::string("no syscall tracepoints in a private tracefs mount (") +
+                 (error != 0 ? std::strerror(error) : "the helper failed") + ")"};
 }
 
 SyscallTracepointIds to_ids(const Ids& ids) {
@@ -79,11 +116,8 @@ void write_cached_ids(const std::filesystem::path& file, const SyscallTracepoint
   const auto directory = file.parent_path();
   if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) return;
   if (!owned_by_us_alone(directory, S_IFDIR)) return;
-  try {
-    write_file_atomically(file.string(), fmt::format("{} {}\n", ids.execve_enter, ids.listen_exit));
-  } catch (const RuntimeError&) {
-    return;  // a cache: the next run looks the ids up again
-  }
+  // A cache: when it cannot be written, the next run looks the ids up again.
+  if (!replace_file(file.string(), fmt::format("{} {}\n", ids.execve_enter, ids.listen_exit))) return;
   remove_superseded(directory, std::string(kCachePrefix), "", file);
 }
 
@@ -91,9 +125,8 @@ void write_cached_ids(const std::filesystem::path& file, const SyscallTracepoint
 
 SyscallTracepointLookup::SyscallTracepointLookup(const std::filesystem::path& cache_dir) {
   for (const char* root : {kTracefs, kDebugfsTracing}) {
-    Ids found{};
-    if (read_ids(id_paths(root), found)) {
-      ids_ = to_ids(found);
+    if (const auto found = read_ids(id_paths(root))) {
+      ids_ = to_ids(*found);
       source_ = root;
       return;
     }
@@ -120,7 +153,7 @@ SyscallTracepointLookup::SyscallTracepointLookup(const std::filesystem::path& ca
 void SyscallTracepointLookup::look_up_again() {
   std::error_code ignored;
   if (cache_file_) std::filesystem::remove(*cache_file_, ignored);
-  ids_.reset();
+  ids_ = Failure{"not looked up yet"};
   from_cache_ = false;
   source_.clear();
   start_child();
@@ -130,38 +163,28 @@ void SyscallTracepointLookup::keep() const {
   if (cache_file_ && ids_ && !from_cache_) write_cached_ids(*cache_file_, *ids_);
 }
 
-// A private mount namespace, tracefs mounted there, the ids sent back through
-// a pipe. The mount goes away with the child.
+// The ids from a child in a private mount namespace: its mount goes away with it.
 void SyscallTracepointLookup::start_child() {
   const auto paths = id_paths(kTracefs);
   std::array<int, 2> fds{};
   if (::pipe2(fds.data(), O_CLOEXEC) != 0) {
-    reason_ = std::string("pipe: ") + std::strerror(errno);
+    ids_ = Failure{std::string("pipe: ") + std::strerror(errno)};
     return;
   }
-  UniqueFd write_end(fds[1]);
-  child_ = ::fork();
-  if (child_ < 0) {
-    reason_ = std::string("fork: ") + std::strerror(errno);
-    ::close(fds[0]);
+  UniqueFd reply(fds[0]);
+  const UniqueFd write_end(fds[1]);
+  auto child = Subprocess::fork([&] { look_up_in_private_mount(paths, write_end.get()); });
+  if (!child) {
+    ids_ = Failure{child.error()};
     return;
   }
-  if (child_ == 0) {
-    Ids ids{};
-    const bool ok = ::unshare(CLONE_NEWNS) == 0 && ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
-                    ::mount("tracefs", kTracefs, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0 &&
-                    read_ids(paths, ids);
-    const int error = ok ? 0 : errno;
-    const bool sent = ok ? ::write(write_end.get(), ids.data(), sizeof(ids)) == sizeof(ids)
-                         : ::write(write_end.get(), &error, sizeof(error)) == sizeof(error);
-    ::_exit(sent ? 0 : 1);
-  }
-  reply_fd_ = fds[0];
+  child_ = std::move(*child);
+  reply_ = std::move(reply);
 }
 
 bool SyscallTracepointLookup::ready() const {
-  if (child_ < 0) return true;
-  pollfd reply{.fd = reply_fd_, .events = POLLIN, .revents = 0};
+  if (!child_) return true;
+  pollfd reply{.fd = reply_.get(), .events = POLLIN, .revents = 0};
   return ::poll(&reply, 1, 0) == 1;
 }
 
@@ -169,33 +192,20 @@ SyscallTracepointLookup::~SyscallTracepointLookup() {
   (void)result();
 }
 
-std::optional<SyscallTracepointIds> SyscallTracepointLookup::result() {
-  if (child_ < 0) return ids_;
-  UniqueFd reply(std::exchange(reply_fd_, -1));
-  std::array<std::byte, sizeof(Ids)> bytes{};
-  std::size_t got = 0;
-  while (got < bytes.size()) {
-    const ssize_t n = ::read(reply.get(), bytes.data() + got, bytes.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  int status = 0;
-  while (::waitpid(std::exchange(child_, -1), &status, 0) < 0 && errno == EINTR) {
-  }
-  if (got == sizeof(Ids)) {
-    Ids ids{};
-    std::memcpy(ids.data(), bytes.data(), sizeof(ids));
-    ids_ = to_ids(ids);
-    source_ = "a private tracefs mount";
-    if (unreadable_cache_) source_ += "; " + cache_file_->string() + " held no ids: removed";
+const Expected<SyscallTracepointIds>& SyscallTracepointLookup::result() {
+  if (!child_) return ids_;
+  const auto reply = read_reply(reply_.get());
+  reply_.reset();
+  child_->wait();
+  child_.reset();
+  if (!reply) {
+    ids_ = Failure{reply.error()};
     return ids_;
   }
-  int error = 0;
-  if (got >= sizeof(error)) std::memcpy(&error, bytes.data(), sizeof(error));
-  reason_ = std::string("no syscall tracepoints in a private tracefs mount (") +
-            (error != 0 ? std::strerror(error) : "the helper failed") + ")";
-  return std::nullopt;
+  ids_ = to_ids(*reply);
+  source_ = "a private tracefs mount";
+  if (unreadable_cache_) source_ += "; " + cache_file_->string() + " held no ids: removed";
+  return ids_;
 }
 
 }  // namespace hacoboot

@@ -1,10 +1,12 @@
 #pragma once
 
-#include <sys/types.h>
-
 #include <filesystem>
 #include <optional>
 #include <string>
+
+#include "util/expected.hpp"
+#include "util/subprocess.hpp"
+#include "util/unique_fd.hpp"
 
 namespace hacoboot {
 
@@ -33,10 +35,9 @@ class SyscallTracepointLookup {
   SyscallTracepointLookup(SyscallTracepointLookup&&) = delete;
   SyscallTracepointLookup& operator=(SyscallTracepointLookup&&) = delete;
 
-  // The ids; nullopt when the kernel has no syscall tracepoints
-  // (CONFIG_FTRACE_SYSCALLS) or no tracefs can be had, and reason() says why.
-  std::optional<SyscallTracepointIds> result();
-  [[nodiscard]] const std::string& reason() const { return reason_; }
+  // The ids, or why there are none: the kernel has no syscall tracepoints
+  // (CONFIG_FTRACE_SYSCALLS) or no tracefs can be had.
+  const Expected<SyscallTracepointIds>& result();
   // Whether result() would not wait: the answer is there, or nothing is pending.
   [[nodiscard]] bool ready() const;
   // Where the ids came from, for -v: tracefs, the cache file, or the child.
@@ -53,14 +54,13 @@ class SyscallTracepointLookup {
  private:
   void start_child();
 
-  std::optional<SyscallTracepointIds> ids_;
+  Expected<SyscallTracepointIds> ids_ = Failure{"not looked up yet"};
   std::optional<std::filesystem::path> cache_file_;
   bool from_cache_ = false;
   bool unreadable_cache_ = false;  // the cache file held no ids: removed
   std::string source_;
-  std::string reason_;
-  int reply_fd_ = -1;
-  pid_t child_ = -1;
+  UniqueFd reply_;  // the read end of the pipe the child answers through
+  std::optional<Subprocess> child_;
 };
 
 }  // namespace hacoboot

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "capture/capture_errors.hpp"
 #include "capture/usdt_notes.hpp"
 #include "util/errors.hpp"
 #include "util/text.hpp"
@@ -17,7 +18,6 @@
 namespace hacoboot {
 namespace {
 
-constexpr const char* kKernelBtf = "/sys/kernel/btf/vmlinux";
 constexpr int kCapSysAdmin = 21;
 constexpr int kCapPerfmon = 38;
 constexpr int kCapBpf = 39;
@@ -44,22 +44,25 @@ bool is_executable_file(const std::string& path) {
 
 }  // namespace
 
+std::optional<std::string> find_executable(const std::string& name, const std::vector<std::string>& also_in) {
+  const char* path = std::getenv("PATH");
+  std::istringstream path_dirs(path != nullptr ? path : "");
+  std::vector<std::string> dirs;
+  // An empty entry is the current directory, as for the shell.
+  for (std::string dir; std::getline(path_dirs, dir, ':');) dirs.push_back(dir.empty() ? "." : dir);
+  dirs.insert(dirs.end(), also_in.begin(), also_in.end());
+  for (const auto& dir : dirs) {
+    if (std::string candidate = dir + "/" + name; is_executable_file(candidate)) return candidate;
+  }
+  return std::nullopt;
+}
+
 std::string resolve_haconiwa(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;
-  const char* path_variable = std::getenv("PATH");
-  const std::string path = path_variable != nullptr ? path_variable : "";
-  std::istringstream dirs(path);
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    // An empty entry is the current directory, as for the shell.
-    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
-    if (is_executable_file(candidate)) return candidate;
-  }
-  std::string hint = "give the haconiwa binary with --haconiwa PATH";
-  if (is_regular_file(name)) hint = "to use the file in the current directory, give --haconiwa ./" + printable(name);
-  const auto where =
-      path_variable != nullptr ? "PATH (" + printable(path) + ")" : std::string("PATH, which is not set");
-  throw UsageError("'" + printable(name) + "' not found in " + where + ": " + hint);
+  if (auto found = find_executable(name)) return *found;
+  const char* path = std::getenv("PATH");
+  const auto where = path != nullptr ? "PATH (" + printable(path) + ")" : std::string("PATH, which is not set");
+  throw HaconiwaNotFound("'" + printable(name) + "' not found in " + where, name, is_regular_file(name));
 }
 
 std::vector<UsdtProbe> require_phase_probe(const std::string& path) {

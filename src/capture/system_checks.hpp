@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,9 +11,17 @@ namespace hacoboot {
 // Checks made before loading anything, so that a missing prerequisite is
 // named instead of surfacing as a bare errno from the kernel.
 
-// The haconiwa binary to attach to: NAME itself when it holds a '/', else the
-// first executable regular file NAME in $PATH. Throws UsageError saying what
-// was looked up where when there is none.
+// The kernel's own BTF: what CO-RE reads the kernel's types from.
+inline constexpr const char* kKernelBtf = "/sys/kernel/btf/vmlinux";
+
+// What the shell would run for NAME (without a '/'): the first executable
+// regular file NAME in $PATH's directories (an empty entry is the current
+// directory), then in `also_in`'s.
+std::optional<std::string> find_executable(const std::string& name, const std::vector<std::string>& also_in = {});
+
+// The haconiwa binary to attach to: NAME itself when it holds a '/', else
+// find_executable(NAME). Throws HaconiwaNotFound saying what was looked up
+// where when there is none.
 std::string resolve_haconiwa(const std::string& name);
 
 // Throws UsageError unless PATH is a native ELF with haconiwa:bootstrap_phase_pass;

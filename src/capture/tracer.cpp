@@ -17,9 +17,9 @@
 #include <string>
 #include <thread>
 #include <utility>
-#include <variant>
 #include <vector>
 
+#include "capture/capture_errors.hpp"
 #include "capture/usdt_multi_link.hpp"
 #include "hacoboot.h"  // the skeleton's .bss holds a struct hacoboot_counters
 #include "util/errors.hpp"
@@ -91,23 +91,21 @@ bpf_link* attach_to_tracepoint(bpf_program* program, int id, const char* name) {
   return link;  // owns the perf event fd from now on
 }
 
-// The phase probe's sites planned for one uprobe_multi link, or nullopt
-// with `why_not` set when libbpf's perf uprobes must do (a kernel before
-// 6.6, arguments only libbpf locates), or when asked for.
-std::optional<UsdtMultiAttach> plan_phase_probe(const Tracer::Config& config, std::string& why_not) {
-  if (config.usdt_attach == UsdtAttach::Perf) {
-    why_not = "--usdt-attach perf";
-    return std::nullopt;
-  }
-  if (!kernel_has_uprobe_multi()) {
-    why_not = "the kernel has no uprobe_multi links (Linux 6.6+)";
-  } else {
-    auto planned = plan_usdt_multi_attach(config.haconiwa_path, config.phase_probe_sites);
-    if (auto* plan = std::get_if<UsdtMultiAttach>(&planned)) return std::move(*plan);
-    why_not = std::get<std::string>(planned);
-  }
-  if (config.usdt_attach == UsdtAttach::UprobeMulti) throw RuntimeError("--usdt-attach uprobe_multi: " + why_not);
-  return std::nullopt;
+// The phase probe's sites planned for one uprobe_multi link, or why libbpf's
+// perf uprobes must do: a kernel before 6.6, arguments only libbpf locates;
+// "" when they were asked for. Throws UprobeMultiError when the link was.
+Expected<UsdtMultiAttach> plan_phase_probe(const Tracer::Config& config) {
+  if (config.usdt_attach == UsdtAttach::Perf) return Failure{""};
+  auto plan = kernel_has_uprobe_multi() ? plan_usdt_multi_attach(config.haconiwa_path, config.phase_probe_sites)
+                                        : Failure{"the kernel has no uprobe_multi links (Linux 6.6+)"};
+  if (!plan && config.usdt_attach == UsdtAttach::UprobeMulti) throw UprobeMultiError(plan.error(), false);
+  return plan;
+}
+
+// Whether the lookup's ids are there already, so that the raw_syscalls
+// programs need not be loaded as a fallback.
+bool ids_known(SyscallTracepointLookup* lookup) {
+  return lookup != nullptr && lookup->ready() && lookup->result().has_value();
 }
 
 }  // namespace
@@ -135,29 +133,13 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   skeleton_.reset(hacoboot_bpf__open_opts(&open_options));
   if (!skeleton_) fail("opening the BPF object", errno);
 
-  // Two ways of seeing execve and listen: the per-syscall tracepoints, or the
-  // raw_syscalls fallback. Both are loaded only while the tracepoint ids are
-  // still being looked up (in parallel with the load); one is attached, below.
-  auto& progs = skeleton_->progs;
-  auto* lookup = config.syscall_tracepoints;
-  const std::array tracepoint_programs{progs.on_execve, progs.on_listen_exit};
-  const std::array raw_syscall_programs{progs.on_sys_enter, progs.on_sys_exit};
-  for (bpf_program* program : tracepoint_programs) {
-    bpf_program__set_autoload(program, lookup != nullptr);
-    bpf_program__set_autoattach(program, false);
-  }
-  const bool tracepoints_known = lookup != nullptr && lookup->ready() && lookup->result().has_value();
-  for (bpf_program* program : raw_syscall_programs) {
-    bpf_program__set_autoload(program, config.raw_syscalls_fallback && !tracepoints_known);
-    bpf_program__set_autoattach(program, false);
-  }
-
-  std::string why_not_multi;
-  const auto phase_probe = plan_phase_probe(config, why_not_multi);
+  choose_syscall_programs(config.syscall_tracepoints != nullptr,
+                          config.raw_syscalls_fallback && !ids_known(config.syscall_tracepoints));
+  const auto phase_probe = plan_phase_probe(config);
   if (phase_probe) {
-    bpf_program__set_expected_attach_type(progs.on_phase, static_cast<bpf_attach_type>(kUprobeMultiAttachType));
+    bpf_program__set_expected_attach_type(skeleton_->progs.on_phase,
+                                          static_cast<bpf_attach_type>(kUprobeMultiAttachType));
   }
-
   const std::size_t rb_size = ring_buffer_size(config.ring_buffer_bytes);
   if (int err = bpf_map__set_max_entries(skeleton_->maps.events, static_cast<__u32>(rb_size)); err != 0) {
     fail("sizing the ring buffer", err);
@@ -175,37 +157,58 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   if (int err = hacoboot_bpf__attach(skeleton_.get()); err != 0) {
     fail("attaching to the kernel's fork/exec/exit tracepoints", err);
   }
-  auto& links = skeleton_->links;
-  const auto ids = lookup != nullptr ? lookup->result() : std::nullopt;
-  if (ids) {
-    attach_syscall_tracepoints(*ids);
-  } else if (config.raw_syscalls_fallback) {
-    links.on_sys_enter = bpf_program__attach(progs.on_sys_enter);
-    if (links.on_sys_enter == nullptr) fail("attaching to raw_syscalls:sys_enter", errno);
-    links.on_sys_exit = bpf_program__attach(progs.on_sys_exit);
-    if (links.on_sys_exit == nullptr) fail("attaching to raw_syscalls:sys_exit", errno);
-  } else {
-    throw SyscallTracepointError(lookup->reason());
-  }
-
-  if (phase_probe) {
-    const bpf_map* specs = bpf_object__find_map_by_name(skeleton_->obj, "__bpf_usdt_specs");
-    if (specs == nullptr) throw RuntimeError("the BPF object has no USDT spec map");
-    phase_link_ = attach_usdt_multi(bpf_program__fd(progs.on_phase), bpf_map__fd(specs), bpf_map__value_size(specs),
-                                    *phase_probe);
-    usdt_attachment_ = "one uprobe_multi link";
-  } else {
-    // pid -1: a per-process uprobe would miss the phases of forked children.
-    links.on_phase = bpf_program__attach_usdt(progs.on_phase, -1, config.haconiwa_path.c_str(), "haconiwa",
-                                              "bootstrap_phase_pass", nullptr);
-    if (links.on_phase == nullptr) {
-      fail("attaching USDT haconiwa:bootstrap_phase_pass in " + config.haconiwa_path, errno);
-    }
-    usdt_attachment_ = "perf uprobes (" + why_not_multi + ")";
-  }
+  attach_syscall_hooks(config);
+  attach_phase_probe(config, phase_probe);
 
   ring_buffer_.reset(ring_buffer__new(bpf_map__fd(skeleton_->maps.events), on_record, this, nullptr));
   if (!ring_buffer_) fail("opening the ring buffer", errno);
+}
+
+// Two ways of seeing execve and listen: the per-syscall tracepoints, or the
+// raw_syscalls fallback. Both are loaded only while the tracepoint ids are
+// still being looked up (in parallel with the load); one is attached
+// (attach_syscall_hooks).
+void Tracer::choose_syscall_programs(bool tracepoints, bool raw_syscalls) {
+  auto& progs = skeleton_->progs;
+  for (bpf_program* program : {progs.on_execve, progs.on_listen_exit}) {
+    bpf_program__set_autoload(program, tracepoints);
+    bpf_program__set_autoattach(program, false);
+  }
+  for (bpf_program* program : {progs.on_sys_enter, progs.on_sys_exit}) {
+    bpf_program__set_autoload(program, raw_syscalls);
+    bpf_program__set_autoattach(program, false);
+  }
+}
+
+void Tracer::attach_syscall_hooks(const Config& config) {
+  if (auto* lookup = config.syscall_tracepoints) {
+    const auto& ids = lookup->result();
+    if (ids) return attach_syscall_tracepoints(*ids);
+    if (!config.raw_syscalls_fallback) throw SyscallTracepointError(ids.error());
+  }
+  auto& links = skeleton_->links;
+  links.on_sys_enter = bpf_program__attach(skeleton_->progs.on_sys_enter);
+  if (links.on_sys_enter == nullptr) fail("attaching to raw_syscalls:sys_enter", errno);
+  links.on_sys_exit = bpf_program__attach(skeleton_->progs.on_sys_exit);
+  if (links.on_sys_exit == nullptr) fail("attaching to raw_syscalls:sys_exit", errno);
+}
+
+void Tracer::attach_phase_probe(const Config& config, const Expected<UsdtMultiAttach>& plan) {
+  bpf_program* program = skeleton_->progs.on_phase;
+  if (plan) {
+    const bpf_map* specs = bpf_object__find_map_by_name(skeleton_->obj, "__bpf_usdt_specs");
+    if (specs == nullptr) throw RuntimeError("the BPF object has no USDT spec map");
+    phase_link_ = attach_usdt_multi(bpf_program__fd(program), bpf_map__fd(specs), bpf_map__value_size(specs), *plan);
+    usdt_attachment_ = {.uprobe_multi = true, .why_not_uprobe_multi = {}};
+    return;
+  }
+  // pid -1: a per-process uprobe would miss the phases of forked children.
+  skeleton_->links.on_phase =
+      bpf_program__attach_usdt(program, -1, config.haconiwa_path.c_str(), "haconiwa", "bootstrap_phase_pass", nullptr);
+  if (skeleton_->links.on_phase == nullptr) {
+    fail("attaching USDT haconiwa:bootstrap_phase_pass in " + config.haconiwa_path, errno);
+  }
+  usdt_attachment_ = {.uprobe_multi = false, .why_not_uprobe_multi = plan.error()};
 }
 
 void Tracer::attach_syscall_tracepoints(const SyscallTracepointIds& ids) {

@@ -11,10 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "capture/capture_errors.hpp"
 #include "capture/syscall_tracepoints.hpp"
+#include "capture/usdt_multi_link.hpp"
 #include "capture/usdt_probe.hpp"
 #include "hacoboot.h"
 #include "util/errors.hpp"
+#include "util/expected.hpp"
 #include "util/unique_fd.hpp"
 
 struct hacoboot_bpf;
@@ -22,16 +25,14 @@ struct ring_buffer;
 
 namespace hacoboot {
 
-// The per-syscall tracepoints could not be used: no ids were found, or an id
-// no tracepoint has, or another tracepoint's (refused at attach, or whose
-// hook missed the tool's own execve/listen). The kernel types are not at
-// fault: the caller looks the ids up again or falls back to raw_syscalls.
 // How the phase probe is attached.
 enum class UsdtAttach : std::uint8_t { Auto, UprobeMulti, Perf };
 
-class SyscallTracepointError : public RuntimeError {
- public:
-  using RuntimeError::RuntimeError;
+// How it was: one uprobe_multi link, or libbpf's perf uprobes, and why not
+// the link ("" when perf uprobes were asked for).
+struct UsdtAttachment {
+  bool uprobe_multi = false;
+  std::string why_not_uprobe_multi;
 };
 
 struct TracerCounters {
@@ -78,7 +79,7 @@ class Tracer {
   // The BPF object (ELF) the skeleton embeds: what CoreBtfCache extracts for.
   static std::span<const std::byte> bpf_object();
 
-  // Throws RuntimeError naming what failed.
+  // Throws RuntimeError naming what failed, or one of capture_errors.hpp's.
   Tracer(const Config& config, RecordSink sink);
   ~Tracer();
   Tracer(const Tracer&) = delete;
@@ -93,9 +94,8 @@ class Tracer {
   [[nodiscard]] TracerCounters counters() const;
   // Whether execve/listen come from the per-syscall tracepoints.
   [[nodiscard]] bool per_syscall_tracepoints() const { return per_syscall_tracepoints_; }
-  // How the probe was attached, for -v: "one uprobe_multi link", or "perf
-  // uprobes (why not uprobe_multi)".
-  [[nodiscard]] const std::string& usdt_attachment() const { return usdt_attachment_; }
+  // How the probe was attached, for -v.
+  [[nodiscard]] const UsdtAttachment& usdt_attachment() const { return usdt_attachment_; }
   // Processes the kernel side still tracks (live launchers and container
   // members): what a run leaves in its maps, 0 once every boot is over.
   [[nodiscard]] std::uint64_t tracked_processes() const;
@@ -108,7 +108,10 @@ class Tracer {
     void operator()(ring_buffer* rb) const;
   };
   static int on_record(void* self, void* data, std::size_t size);
+  void choose_syscall_programs(bool tracepoints, bool raw_syscalls);
+  void attach_syscall_hooks(const Config& config);
   void attach_syscall_tracepoints(const SyscallTracepointIds& ids);
+  void attach_phase_probe(const Config& config, const Expected<UsdtMultiAttach>& plan);
   void prove_syscall_tracepoints(const SyscallTracepointIds& ids);
   [[nodiscard]] std::uint64_t untracked_phases() const;  // summed over the CPUs
 
@@ -116,7 +119,7 @@ class Tracer {
   std::exception_ptr sink_error_;
   bool per_syscall_tracepoints_ = false;
   std::size_t possible_cpus_ = 0;  // values in a per-CPU map entry
-  std::string usdt_attachment_;
+  UsdtAttachment usdt_attachment_;
   std::unique_ptr<hacoboot_bpf, SkeletonDeleter> skeleton_;
   UniqueFd phase_link_;  // the uprobe_multi link; unset: the skeleton's on_phase link
   std::unique_ptr<ring_buffer, RingBufferDeleter> ring_buffer_;

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "capture/capture_errors.hpp"
 #include "capture/usdt_argument.hpp"
 #include "util/errors.hpp"
 
@@ -56,6 +57,21 @@ std::uint64_t address_of(const void* pointer) {
   return reinterpret_cast<std::uintptr_t>(pointer);
 }
 
+// A site's argument locations as libbpf's spec map holds them.
+UsdtSpec spec_of(const UsdtMultiAttach::Site& site) {
+  UsdtSpec spec{};
+  spec.arg_cnt = static_cast<std::int16_t>(site.arguments.size());
+  for (std::size_t i = 0; i < site.arguments.size(); ++i) {
+    const auto& location = site.arguments[i];
+    spec.args.at(i) = {.val_off = location.value_or_offset,
+                       .arg_type = static_cast<std::uint32_t>(location.type),
+                       .reg_off = location.register_offset,
+                       .arg_signed = location.is_signed,
+                       .arg_bitshift = location.bitshift};
+  }
+  return spec;
+}
+
 }  // namespace
 
 bool kernel_has_uprobe_multi() {
@@ -81,47 +97,38 @@ bool kernel_has_uprobe_multi() {
   return !link.valid() && errno == EBADF;
 }
 
-std::variant<UsdtMultiAttach, std::string> plan_usdt_multi_attach(const std::string& binary,
-                                                                  const std::vector<UsdtProbe>& sites) {
+Expected<UsdtMultiAttach> plan_usdt_multi_attach(const std::string& binary, const std::vector<UsdtProbe>& sites) {
   UsdtMultiAttach plan{.binary = binary, .sites = {}};
   for (const auto& probe : sites) {
     if (probe.file_offset == 0 || (probe.semaphore != 0 && probe.semaphore_file_offset == 0)) {
-      return std::string("a probe site outside the binary's loadable segments");
+      return Failure{"a probe site outside the binary's loadable segments"};
     }
     UsdtMultiAttach::Site site{
         .file_offset = probe.file_offset, .semaphore_file_offset = probe.semaphore_file_offset, .arguments = {}};
     for (const auto& argument : parse_usdt_arguments(probe.arguments)) {
       const auto location = locate_usdt_argument(argument);
-      if (!location) return "argument '" + argument.operand + "' is for libbpf to locate";
+      if (!location) return Failure{"argument '" + argument.operand + "' is for libbpf to locate"};
       site.arguments.push_back(*location);
     }
-    if (site.arguments.size() > kMaxUsdtArgs) return std::string("more than 12 arguments");
+    if (site.arguments.size() > kMaxUsdtArgs) return Failure{"more than 12 arguments"};
     plan.sites.push_back(std::move(site));
   }
-  if (plan.sites.empty()) return std::string("no haconiwa:bootstrap_phase_pass probe");
+  if (plan.sites.empty()) return Failure{"no haconiwa:bootstrap_phase_pass probe"};
   return plan;
 }
 
 UniqueFd attach_usdt_multi(int program_fd, int spec_map_fd, std::size_t spec_value_size, const UsdtMultiAttach& plan) {
   if (spec_value_size != sizeof(UsdtSpec)) {
-    throw RuntimeError("libbpf's USDT spec map holds " + std::to_string(spec_value_size) + "-byte values, not " +
-                       std::to_string(sizeof(UsdtSpec)) + ": use --usdt-attach perf");
+    throw UprobeMultiError("libbpf's USDT spec map holds " + std::to_string(spec_value_size) + "-byte values, not " +
+                               std::to_string(sizeof(UsdtSpec)),
+                           true);
   }
   std::vector<std::uint64_t> offsets;
   std::vector<std::uint64_t> semaphores;
   std::vector<std::uint64_t> cookies;
   for (std::uint32_t id = 0; id < plan.sites.size(); ++id) {
     const auto& site = plan.sites[id];
-    UsdtSpec spec{};
-    spec.arg_cnt = static_cast<std::int16_t>(site.arguments.size());
-    for (std::size_t i = 0; i < site.arguments.size(); ++i) {
-      const auto& location = site.arguments[i];
-      spec.args.at(i) = {.val_off = location.value_or_offset,
-                         .arg_type = static_cast<std::uint32_t>(location.type),
-                         .reg_off = location.register_offset,
-                         .arg_signed = location.is_signed,
-                         .arg_bitshift = location.bitshift};
-    }
+    const UsdtSpec spec = spec_of(site);
     if (bpf_map_update_elem(spec_map_fd, &id, &spec, BPF_ANY) != 0) {
       throw RuntimeError(std::string("writing the USDT argument specs: ") + std::strerror(errno));
     }

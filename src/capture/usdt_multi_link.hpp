@@ -2,11 +2,11 @@
 
 #include <cstdint>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "capture/usdt_arg_location.hpp"
 #include "capture/usdt_probe.hpp"
+#include "util/expected.hpp"
 #include "util/unique_fd.hpp"
 
 namespace hacoboot {
@@ -34,15 +34,15 @@ bool kernel_has_uprobe_multi();
 
 // The phase probe's `sites` in `binary` (require_phase_probe), planned for
 // the link, or why they cannot be attached this way (then libbpf attaches them).
-std::variant<UsdtMultiAttach, std::string> plan_usdt_multi_attach(const std::string& binary,
-                                                                  const std::vector<UsdtProbe>& sites);
+Expected<UsdtMultiAttach> plan_usdt_multi_attach(const std::string& binary, const std::vector<UsdtProbe>& sites);
 
 // Linux 6.6's BPF_TRACE_UPROBE_MULTI, newer than the uapi headers of libbpf
 // 1.1 and Debian 12: the attach type a program is loaded with to take the link.
 inline constexpr int kUprobeMultiAttachType = 48;
 
 // Writes each site's argument locations into libbpf's spec map (entry i for
-// site i, its BPF cookie) and creates the link. Throws RuntimeError.
+// site i, its BPF cookie) and creates the link. Throws RuntimeError, or
+// UprobeMultiError when this libbpf's spec map is not the one it knows.
 UniqueFd attach_usdt_multi(int program_fd, int spec_map_fd, std::size_t spec_value_size, const UsdtMultiAttach& plan);
 
 }  // namespace hacoboot

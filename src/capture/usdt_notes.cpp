@@ -82,6 +82,59 @@ UsdtProbe parse_note(const char* desc, std::size_t size, std::optional<std::uint
   return probe;
 }
 
+using ElfHandle = std::unique_ptr<Elf, ElfCloser>;
+
+// `path` opened as a native 64-bit ELF file; throws UsageError naming it otherwise.
+ElfHandle open_native_elf(const std::string& path, const UniqueFd& fd) {
+  if (elf_version(EV_CURRENT) == EV_NONE) throw RuntimeError(std::string("libelf: ") + elf_errmsg(-1));
+  ElfHandle elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
+  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) fail(path, "not an ELF file");
+  GElf_Ehdr header{};
+  if (gelf_getehdr(elf.get(), &header) == nullptr) fail(path, "unreadable ELF header");
+  if (header.e_ident[EI_CLASS] != ELFCLASS64) fail(path, "is a 32-bit ELF; only 64-bit binaries can be traced");
+  if (header.e_machine != kNativeMachine) fail(path, "is built for another architecture than this machine");
+  return elf;
+}
+
+std::vector<LoadSegment> load_segments(Elf* elf) {
+  std::vector<LoadSegment> segments;
+  std::size_t program_headers = 0;
+  if (elf_getphdrnum(elf, &program_headers) != 0) return segments;
+  for (std::size_t i = 0; i < program_headers; ++i) {
+    GElf_Phdr phdr{};
+    if (gelf_getphdr(elf, static_cast<int>(i), &phdr) != nullptr && phdr.p_type == PT_LOAD) {
+      segments.push_back({phdr.p_vaddr, phdr.p_filesz, phdr.p_offset});
+    }
+  }
+  return segments;
+}
+
+// The next section after `after` (nullptr: from the start) named `wanted`,
+// its header in `header`; nullptr when there is none.
+Elf_Scn* find_section(Elf* elf, Elf_Scn* after, std::size_t section_names, const char* wanted, GElf_Shdr& header) {
+  for (Elf_Scn* section = elf_nextscn(elf, after); section != nullptr; section = elf_nextscn(elf, section)) {
+    if (gelf_getshdr(section, &header) == nullptr) continue;
+    const char* name = elf_strptr(elf, section_names, header.sh_name);
+    if (name != nullptr && std::strcmp(name, wanted) == 0) return section;
+  }
+  return nullptr;
+}
+
+// Appends the probes of the .note.stapsdt section `data`, in note order.
+void parse_notes(Elf_Data* data, std::optional<std::uint64_t> base_section, const std::vector<LoadSegment>& segments,
+                 std::vector<UsdtProbe>& probes) {
+  GElf_Nhdr note{};
+  std::size_t name_offset = 0;
+  std::size_t desc_offset = 0;
+  for (std::size_t offset = 0; (offset = gelf_getnote(data, offset, &note, &name_offset, &desc_offset)) != 0;) {
+    if (note.n_type != kStapsdtNoteType) continue;
+    const auto* bytes = static_cast<const char*>(data->d_buf);
+    if (auto probe = parse_note(bytes + desc_offset, note.n_descsz, base_section, segments); !probe.name.empty()) {
+      probes.push_back(std::move(probe));
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<UsdtProbe> read_usdt_probes(const std::string& path) {
@@ -89,59 +142,22 @@ std::vector<UsdtProbe> read_usdt_probes(const std::string& path) {
   if (::stat(path.c_str(), &st) != 0) fail(path, std::strerror(errno));
   if (S_ISDIR(st.st_mode)) fail(path, "is a directory, not the haconiwa binary");
   if (!S_ISREG(st.st_mode)) fail(path, "is not a regular file");
-
   const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) fail(path, std::strerror(errno));
 
-  if (elf_version(EV_CURRENT) == EV_NONE) throw RuntimeError(std::string("libelf: ") + elf_errmsg(-1));
-  const std::unique_ptr<Elf, ElfCloser> elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
-  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) fail(path, "not an ELF file");
-  GElf_Ehdr header{};
-  if (gelf_getehdr(elf.get(), &header) == nullptr) fail(path, "unreadable ELF header");
-  if (header.e_ident[EI_CLASS] != ELFCLASS64) fail(path, "is a 32-bit ELF; only 64-bit binaries can be traced");
-  if (header.e_machine != kNativeMachine) fail(path, "is built for another architecture than this machine");
-
+  const auto elf = open_native_elf(path, fd);
   std::size_t section_names = 0;
   if (elf_getshdrstrndx(elf.get(), &section_names) != 0) fail(path, "unreadable ELF section names");
-
-  std::vector<LoadSegment> segments;
-  std::size_t program_headers = 0;
-  if (elf_getphdrnum(elf.get(), &program_headers) == 0) {
-    for (std::size_t i = 0; i < program_headers; ++i) {
-      GElf_Phdr phdr{};
-      if (gelf_getphdr(elf.get(), static_cast<int>(i), &phdr) != nullptr && phdr.p_type == PT_LOAD) {
-        segments.push_back({phdr.p_vaddr, phdr.p_filesz, phdr.p_offset});
-      }
-    }
-  }
   std::optional<std::uint64_t> base_section;
-  for (Elf_Scn* section = elf_nextscn(elf.get(), nullptr); section != nullptr;
-       section = elf_nextscn(elf.get(), section)) {
-    GElf_Shdr shdr{};
-    const char* name =
-        gelf_getshdr(section, &shdr) != nullptr ? elf_strptr(elf.get(), section_names, shdr.sh_name) : nullptr;
-    if (name != nullptr && std::strcmp(name, ".stapsdt.base") == 0) base_section = shdr.sh_addr;
+  GElf_Shdr header{};
+  if (find_section(elf.get(), nullptr, section_names, ".stapsdt.base", header) != nullptr) {
+    base_section = header.sh_addr;
   }
-
+  const auto segments = load_segments(elf.get());
   std::vector<UsdtProbe> probes;
-  for (Elf_Scn* section = elf_nextscn(elf.get(), nullptr); section != nullptr;
-       section = elf_nextscn(elf.get(), section)) {
-    GElf_Shdr shdr{};
-    if (gelf_getshdr(section, &shdr) == nullptr || shdr.sh_type != SHT_NOTE) continue;
-    const char* name = elf_strptr(elf.get(), section_names, shdr.sh_name);
-    if (name == nullptr || std::strcmp(name, ".note.stapsdt") != 0) continue;
-    Elf_Data* data = elf_getdata(section, nullptr);
-    if (data == nullptr) continue;
-    GElf_Nhdr note{};
-    std::size_t name_offset = 0;
-    std::size_t desc_offset = 0;
-    for (std::size_t offset = 0; (offset = gelf_getnote(data, offset, &note, &name_offset, &desc_offset)) != 0;) {
-      if (note.n_type != kStapsdtNoteType) continue;
-      const auto* bytes = static_cast<const char*>(data->d_buf);
-      if (auto probe = parse_note(bytes + desc_offset, note.n_descsz, base_section, segments); !probe.name.empty()) {
-        probes.push_back(std::move(probe));
-      }
-    }
+  for (Elf_Scn* notes = nullptr; (notes = find_section(elf.get(), notes, section_names, ".note.stapsdt", header));) {
+    Elf_Data* data = header.sh_type == SHT_NOTE ? elf_getdata(notes, nullptr) : nullptr;
+    if (data != nullptr) parse_notes(data, base_section, segments, probes);
   }
   return probes;
 }

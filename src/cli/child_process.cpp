@@ -1,7 +1,6 @@
 #include "cli/child_process.hpp"
 
 #include <grp.h>
-#include <pthread.h>
 #include <pwd.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -19,13 +18,13 @@
 #include "cli/stop_signals.hpp"
 #include "util/c_strings.hpp"
 #include "util/errors.hpp"
+#include "util/subprocess.hpp"
 
 namespace hacoboot {
 namespace {
 
 constexpr auto kTerminateGrace = std::chrono::seconds(2);
 constexpr auto kReapStep = std::chrono::milliseconds(10);
-constexpr int kExecFailed = 127;
 // What the kernel sends the guard when the tool dies. Any signal would do:
 // the guard blocks them all and asks who its parent is.
 constexpr int kToolGone = SIGHUP;
@@ -47,24 +46,6 @@ std::vector<std::string> environment_for(const std::optional<RunIdentity>& ident
     env.push_back("LOGNAME=" + identity->name);
   }
   return env;
-}
-
-// fork(2), the child starting with every signal blocked: until it has
-// exec'd or set up its own dispositions, it must not run the tool's
-// handlers. The parent's mask is put back.
-pid_t fork_with_signals_blocked() {
-  sigset_t all;
-  sigset_t previous;
-  sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &previous);
-  const pid_t pid = ::fork();
-  if (pid != 0) ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  return pid;
-}
-
-void wait_for(pid_t pid, int& status) {
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
 }
 
 // Ends every process of `group`: SIGTERM (with SIGCONT, so that a stopped
@@ -89,40 +70,34 @@ void end_group(pid_t group, Reap reap) {
   }
 }
 
-// In the forked shell: only what may run between fork and exec.
-[[noreturn]] void become_and_exec(const std::optional<RunIdentity>& identity, char* const* argv, char* const* envp,
-                                  pid_t tool) {
+// In the forked shell, before the exec: only what may run between fork and
+// exec. False (errno set) when it cannot become `identity`.
+bool prepare_shell(const std::optional<RunIdentity>& identity, pid_t tool) {
   ::setpgid(0, 0);
   StopSignals::restore_defaults();
   if (identity && (::initgroups(identity->name.c_str(), identity->gid) != 0 || ::setgid(identity->gid) != 0 ||
                    ::setuid(identity->uid) != 0)) {
-    ::_exit(kExecFailed);
+    return false;
   }
   // After the identity change, which clears it. SIGTERM like every other
   // end of the run; the guard sends SIGKILL after the grace period. Checked
   // after it is set: the tool may have died before.
-  if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != tool) ::_exit(kExecFailed);
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  ::execve("/bin/sh", argv, envp);
-  ::_exit(kExecFailed);
+  return ::prctl(PR_SET_PDEATHSIG, SIGTERM) == 0 && ::getppid() == tool;
 }
 
-// Forks the shell that runs the --run command, in a new process group;
-// returns its pid.
-pid_t spawn_shell(const std::string& command, const std::optional<RunIdentity>& run_as) {
+// Starts the shell that runs the --run command, in a new process group
+// (which exists once this returns: the shell sets it up before its exec).
+Subprocess spawn_shell(const std::string& command, const std::optional<RunIdentity>& run_as) {
   std::vector<std::string> args{"sh", "-c", command};
   const auto argv = c_string_array(args);
   auto env = environment_for(run_as);
   const auto envp = c_string_array(env);
   const pid_t tool = ::getpid();
-  const pid_t pid = fork_with_signals_blocked();
-  if (pid < 0) throw RuntimeError("--run: cannot fork: " + std::string(std::strerror(errno)));
-  if (pid == 0) become_and_exec(run_as, argv.data(), envp.data(), tool);
-  // Also from the parent: the group must exist before anyone signals it.
-  ::setpgid(pid, pid);
-  return pid;
+  auto shell = Subprocess::exec({.path = "/bin/sh", .argv = argv.data(), .envp = envp.data(), .prepare = [&] {
+                                   return prepare_shell(run_as, tool);
+                                 }});
+  if (!shell) throw RuntimeError("--run: cannot start /bin/sh: " + shell.error());
+  return std::move(*shell);
 }
 
 // In the forked guard, every signal blocked since the fork: waits while the
@@ -146,15 +121,14 @@ pid_t spawn_shell(const std::string& command, const std::optional<RunIdentity>& 
   ::_exit(0);
 }
 
-// Forks the guard of `group`; returns its pid, -1 (errno set) on failure.
-pid_t spawn_guard(pid_t group) {
+// Forks the guard of `group`.
+Expected<Subprocess> spawn_guard(pid_t group) {
   const pid_t tool = ::getpid();
-  const pid_t pid = fork_with_signals_blocked();
-  if (pid == 0) guard(group, tool);
+  auto forked = Subprocess::fork([=] { guard(group, tool); });
   // From the parent only: the guard must not rejoin once the destructor has
   // moved it out.
-  if (pid > 0) ::setpgid(pid, group);
-  return pid;
+  if (forked) ::setpgid(forked->pid(), group);
+  return forked;
 }
 
 }  // namespace
@@ -166,35 +140,22 @@ RunIdentity resolve_run_as(const std::string& user) {
 }
 
 ChildProcess::ChildProcess(const std::string& command, const std::optional<RunIdentity>& run_as)
-    : pid_(spawn_shell(command, run_as)), guard_(spawn_guard(pid_)) {
-  if (guard_ < 0) {
-    const std::string why = std::strerror(errno);
-    ::kill(-pid_, SIGKILL);
-    int status = 0;
-    wait_for(pid_, status);
-    throw RuntimeError("--run: cannot fork: " + why);
+    : shell_(spawn_shell(command, run_as)) {
+  auto guard = spawn_guard(shell_.pid());
+  if (!guard) {
+    ::kill(-shell_.pid(), SIGKILL);
+    throw RuntimeError("--run: cannot " + guard.error());
   }
+  guard_ = std::move(*guard);
 }
 
 ChildProcess::~ChildProcess() {
   // Out of the group, so that kill(-group, 0) counts the command's processes
   // only; it guards on meanwhile, should the tool die now.
-  ::setpgid(guard_, guard_);
-  end_group(pid_, [this] { poll_exit(); });
-  int status = 0;
-  if (!status_) {
-    ::kill(pid_, SIGKILL);  // also when the shell left its group
-    wait_for(pid_, status);
-  }
-  ::kill(guard_, SIGKILL);
-  wait_for(guard_, status);
-}
-
-std::optional<int> ChildProcess::poll_exit() {
-  if (status_) return status_;
-  int status = 0;
-  if (::waitpid(pid_, &status, WNOHANG) == pid_) status_ = status;
-  return status_;
+  ::setpgid(guard_.pid(), guard_.pid());
+  end_group(shell_.pid(), [this] { shell_.poll_exit(); });
+  shell_.kill_and_reap();  // also when the shell left its group
+  guard_.kill_and_reap();
 }
 
 std::string describe_wait_status(int status) {

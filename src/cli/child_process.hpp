@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "util/subprocess.hpp"
+
 namespace hacoboot {
 
 // Who the --run command runs as (--run-as USER).
@@ -43,14 +45,13 @@ class ChildProcess {
   ChildProcess& operator=(ChildProcess&&) = delete;
 
   // The shell's wait(2) status once it has exited; never blocks.
-  std::optional<int> poll_exit();
+  std::optional<int> poll_exit() { return shell_.poll_exit(); }
   // The shell's pid, which is also the process group's id.
-  [[nodiscard]] pid_t pid() const { return pid_; }
+  [[nodiscard]] pid_t pid() const { return shell_.pid(); }
 
  private:
-  pid_t pid_ = -1;
-  pid_t guard_ = -1;
-  std::optional<int> status_;
+  Subprocess shell_;
+  Subprocess guard_;
 };
 
 // "exited 3", "killed by SIGTERM".

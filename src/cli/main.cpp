@@ -2,6 +2,7 @@
 #include <limits>
 #include <string_view>
 
+#include "cli/capture_hints.hpp"
 #include "cli/options.hpp"
 #include "cli/session.hpp"
 #include "util/errors.hpp"
@@ -29,6 +30,12 @@ int main(int argc, char** argv) {
     }
     for (const auto& warning : command_line.warnings) tell("warning", warning);
     return run_session(command_line.options, std::cerr);
+  } catch (const HaconiwaNotFound& e) {
+    tell("error", with_option_hint(e));
+    return kExitUsage;
+  } catch (const UprobeMultiError& e) {
+    tell("error", with_option_hint(e));
+    return kExitRuntimeError;
   } catch (const UsageError& e) {
     tell("error", e.what());
     return kExitUsage;

@@ -5,7 +5,10 @@
 #include <string>
 #include <utility>
 
+#include "capture/capture_errors.hpp"
 #include "capture/syscall_tracepoints.hpp"
+#include "capture/system_checks.hpp"
+#include "cli/capture_hints.hpp"
 #include "util/errors.hpp"
 #include "util/expected.hpp"
 
@@ -67,8 +70,8 @@ class Attacher {
     log_.say("execve/listen through " +
              (tracer.per_syscall_tracepoints()
                   ? "syscalls:* tracepoints (ids from " + lookup_->source() + ")"
-                  : "raw_syscalls (" + (why_raw_syscalls_.empty() ? lookup_->reason() : why_raw_syscalls_) + ")"));
-    log_.say("the probe through " + tracer.usdt_attachment());
+                  : "raw_syscalls (" + (why_raw_syscalls_.empty() ? lookup_->result().error() : why_raw_syscalls_) + ")"));
+    log_.say("the probe through " + describe(tracer.usdt_attachment()));
   }
 
   // The syscall tracepoints were unusable: why.
@@ -101,6 +104,8 @@ Expected<std::unique_ptr<Tracer>> try_cached_kernel_types(Attacher& attacher, co
     return attacher.attach();
   } catch (const SyscallTracepointError&) {
     throw;  // the kernel types are not at fault
+  } catch (const UprobeMultiError&) {
+    throw;  // nor here: the next attempt would fail the same way
   } catch (const RuntimeError& error) {
     return Failure{error.what()};
   }
@@ -126,9 +131,9 @@ std::unique_ptr<Tracer> start_tracer(const Options& options, Tracer::Config conf
     btf_cache->discard();
     attacher.use_kernel_types("");
   }
-  log.say("kernel types from /sys/kernel/btf/vmlinux");
+  log.say(std::string("kernel types from ") + kKernelBtf);
   auto tracer = attacher.attach();
-  if (btf_cache) log.say(btf_cache->start_filling());
+  if (btf_cache) log.say(describe_btf_filling(btf_cache->start_filling()));
   return tracer;
 }
 

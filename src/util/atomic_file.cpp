@@ -22,24 +22,33 @@ TemporaryFile::~TemporaryFile() {
   if (!name_.empty()) ::unlink(name_.c_str());
 }
 
-bool TemporaryFile::write(std::string_view data) const {
+namespace {
+
+Failure errno_failure() {
+  return Failure{std::strerror(errno)};
+}
+
+}  // namespace
+
+Expected<void> TemporaryFile::write(std::string_view data) const {
   while (!data.empty()) {
     const ssize_t written = ::write(fd_.get(), data.data(), data.size());
     if (written < 0 && errno == EINTR) continue;
-    if (written < 0) return false;
+    if (written < 0) return errno_failure();
     data.remove_prefix(static_cast<std::size_t>(written));
   }
-  return true;
+  return {};
 }
 
-bool TemporaryFile::close() {
-  return ::close(fd_.release()) == 0;
+Expected<void> TemporaryFile::close() {
+  if (::close(fd_.release()) != 0) return errno_failure();
+  return {};
 }
 
-bool TemporaryFile::rename_to(const std::string& path) {
-  if (::rename(name_.c_str(), path.c_str()) != 0) return false;
+Expected<void> TemporaryFile::rename_to(const std::string& path) {
+  if (::rename(name_.c_str(), path.c_str()) != 0) return errno_failure();
   name_.clear();
-  return true;
+  return {};
 }
 
 std::string file_type_name(mode_t mode) {
@@ -55,58 +64,96 @@ std::string file_type_name(mode_t mode) {
 
 namespace {
 
+constexpr mode_t kNewFileMode = 0644;
+
 // `.NAME.XXXXXX` beside `path`: same directory, so the rename stays on one filesystem.
-std::string temporary_template_beside(const std::string& path) {
+Expected<std::string> temporary_template_beside(const std::string& path) {
   const std::filesystem::path target(path);
-  if (!target.has_filename()) throw RuntimeError("cannot write '" + path + "': not a file name");
+  if (!target.has_filename()) return Failure{"cannot write '" + path + "': not a file name"};
   const auto directory = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
   return (directory / ("." + target.filename().string() + ".XXXXXX")).string();
 }
 
-}  // namespace
-
-ReplacementFile::ReplacementFile(std::string path)
-    : path_(std::move(path)), temporary_(temporary_template_beside(path_)) {
-  if (!temporary_.valid()) {
-    const int error = errno;
-    throw RuntimeError("cannot write " + path_ + ": cannot create a temporary file beside it: " + std::strerror(error));
-  }
+Failure creation_failure(const std::string& path) {
+  return Failure{"cannot write " + path + ": cannot create a temporary file beside it: " + std::strerror(errno)};
 }
 
-void ReplacementFile::fail(const char* step) const {
-  const int error = errno;  // before anything below can change it
-  throw RuntimeError("cannot write " + path_ + ": " + step + " " + temporary_.name() + ": " + std::strerror(error));
+Failure step_failure(const std::string& path, const char* step, const TemporaryFile& temporary,
+                     const std::string& why = std::strerror(errno)) {
+  return Failure{"cannot write " + path + ": " + step + " " + temporary.name() + ": " + why};
 }
 
-void ReplacementFile::write(std::string_view data) const {
-  if (!temporary_.write(data)) fail("write");
+Expected<void> write_to(const TemporaryFile& temporary, const std::string& path, std::string_view data) {
+  if (auto written = temporary.write(data); !written) return step_failure(path, "write", temporary, written.error());
+  return {};
 }
 
-void ReplacementFile::commit(mode_t mode) {
+// Takes the permissions and owner of the file at `path`, or `mode` when
+// there is none; refuses what is not a regular file.
+Expected<void> take_place_of(const TemporaryFile& temporary, const std::string& path, mode_t mode) {
   struct stat replaced {};
-  if (::lstat(path_.c_str(), &replaced) == 0) {
+  if (::lstat(path.c_str(), &replaced) == 0) {
     if (const auto what = file_type_name(replaced.st_mode); !what.empty()) {
-      throw RuntimeError("cannot write " + path_ + ": it is " + what + " (only a regular file is replaced)");
+      return Failure{"cannot write " + path + ": it is " + what + " (only a regular file is replaced)"};
     }
     mode = replaced.st_mode & 0777U;  // not set-id bits: the contents are new
     // Root may give the file back to its owner; anyone else keeps it (EPERM).
-    if (::fchown(temporary_.fd(), replaced.st_uid, replaced.st_gid) != 0 && errno != EPERM) fail("chown");
+    if (::fchown(temporary.fd(), replaced.st_uid, replaced.st_gid) != 0 && errno != EPERM) {
+      return step_failure(path, "chown", temporary);
+    }
   } else if (errno != ENOENT) {
-    const int error = errno;
-    throw RuntimeError("cannot write " + path_ + ": " + std::strerror(error));
+    return Failure{"cannot write " + path + ": " + std::strerror(errno)};
   }
-  if (::fchmod(temporary_.fd(), mode) != 0) fail("chmod");
+  if (::fchmod(temporary.fd(), mode) != 0) return step_failure(path, "chmod", temporary);
+  return {};
+}
+
+Expected<void> put_in_place(TemporaryFile& temporary, const std::string& path, mode_t mode) {
+  if (auto taken = take_place_of(temporary, path, mode); !taken) return taken;
   // On disk before the rename, so that a crash cannot leave an empty file at `path`.
-  if (::fsync(temporary_.fd()) != 0) fail("fsync");
-  if (!temporary_.close()) fail("close");
-  if (!temporary_.rename_to(path_)) fail("rename");
+  if (::fsync(temporary.fd()) != 0) return step_failure(path, "fsync", temporary);
+  if (auto closed = temporary.close(); !closed) return step_failure(path, "close", temporary, closed.error());
+  if (auto renamed = temporary.rename_to(path); !renamed) {
+    return step_failure(path, "rename", temporary, renamed.error());
+  }
+  return {};
+}
+
+void throw_if_failed(const Expected<void>& done) {
+  if (!done) throw RuntimeError(done.error());
+}
+
+std::string template_or_throw(const std::string& path) {
+  auto name_template = temporary_template_beside(path);
+  if (!name_template) throw RuntimeError(name_template.error());
+  return std::move(*name_template);
+}
+
+}  // namespace
+
+ReplacementFile::ReplacementFile(std::string path) : path_(std::move(path)), temporary_(template_or_throw(path_)) {
+  if (!temporary_.valid()) throw_if_failed(creation_failure(path_));
+}
+
+void ReplacementFile::write(std::string_view data) const {
+  throw_if_failed(write_to(temporary_, path_, data));
+}
+
+void ReplacementFile::commit(mode_t mode) {
+  throw_if_failed(put_in_place(temporary_, path_, mode));
+}
+
+Expected<void> replace_file(const std::string& path, std::string_view contents) {
+  const auto name_template = temporary_template_beside(path);
+  if (!name_template) return Failure{name_template.error()};
+  TemporaryFile temporary(*name_template);
+  if (!temporary.valid()) return creation_failure(path);
+  if (auto written = write_to(temporary, path, contents); !written) return written;
+  return put_in_place(temporary, path, kNewFileMode);
 }
 
 void write_file_atomically(const std::string& path, std::string_view contents) {
-  constexpr mode_t kMode = 0644;
-  ReplacementFile file(path);
-  file.write(contents);
-  file.commit(kMode);
+  throw_if_failed(replace_file(path, contents));
 }
 
 }  // namespace hacoboot

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "util/expected.hpp"
 #include "util/unique_fd.hpp"
 
 namespace hacoboot {
@@ -25,11 +26,12 @@ class TemporaryFile {
   [[nodiscard]] bool valid() const { return fd_.valid(); }
   [[nodiscard]] int fd() const { return fd_.get(); }
   [[nodiscard]] const std::string& name() const { return name_; }
-  [[nodiscard]] bool write(std::string_view data) const;
+  // The failures say why (strerror), the caller says what it was writing.
+  Expected<void> write(std::string_view data) const;
   // Closes the file, reporting a failed close (NFS reports write errors there).
-  bool close();
+  Expected<void> close();
   // Renames it to `path`; from then on it is not removed.
-  bool rename_to(const std::string& path);
+  Expected<void> rename_to(const std::string& path);
 
  private:
   std::string name_;
@@ -62,8 +64,6 @@ class ReplacementFile {
   void commit(mode_t mode);
 
  private:
-  [[noreturn]] void fail(const char* step) const;
-
   std::string path_;
   TemporaryFile temporary_;
 };
@@ -71,8 +71,11 @@ class ReplacementFile {
 // Replaces the file at `path` with `contents` (see ReplacementFile) so that a
 // reader (node_exporter's textfile collector, which reads *.prom and so
 // ignores the temporary file) never sees a torn one. A new file is mode 0644:
-// the collector runs as another user. Throws RuntimeError naming the path on
-// failure, and leaves no temporary file behind.
+// the collector runs as another user. On failure, says why, naming the path,
+// and leaves no temporary file behind.
+Expected<void> replace_file(const std::string& path, std::string_view contents);
+
+// replace_file() for a file whose failure ends the run: throws RuntimeError.
 void write_file_atomically(const std::string& path, std::string_view contents);
 
 }  // namespace hacoboot

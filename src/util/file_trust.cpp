@@ -3,8 +3,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <fstream>
-
 namespace hacoboot {
 
 std::optional<std::string> distrust_reason(const struct stat& status, mode_t type, TrustedOwners owners) {
@@ -40,13 +38,6 @@ void remove_superseded(const std::filesystem::path& directory, const std::string
       std::filesystem::remove(entry.path(), error);
     }
   }
-}
-
-std::optional<std::string> current_boot_id() {
-  std::ifstream in("/proc/sys/kernel/random/boot_id");
-  std::string id;
-  if (!std::getline(in, id) || id.empty()) return std::nullopt;
-  return id;
 }
 
 }  // namespace hacoboot

@@ -32,8 +32,4 @@ bool owned_by_us_alone(const std::filesystem::path& path, mode_t type);
 void remove_superseded(const std::filesystem::path& directory, const std::string& prefix, const std::string& suffix,
                        const std::filesystem::path& keep);
 
-// This boot's random id (/proc/sys/kernel/random/boot_id), for what holds
-// only until the next reboot; nullopt when unreadable.
-std::optional<std::string> current_boot_id();
-
 }  // namespace hacoboot

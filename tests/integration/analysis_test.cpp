@@ -583,10 +583,12 @@ TEST_F(AnalysisTest, PhaseNamesRenameThePhaseInTheGateReport) {
   const auto baseline = new_file("base.json");
   expect_exit(run_boots(kBoots, {"--phase-names", names.string(), "-f", "json", "-o", baseline.string(), "-q"}), 0);
   ASSERT_FALSE(HasFailure());
-  // Only the names matter here: no figure can fail a 1000 % gate.
+  // Only the names matter here, not the verdict: on a host busy enough, a
+  // boot can take eleven times the baseline's and fail even a 1000 % gate.
   const auto gated = run_boots(
       kBoots, {"--phase-names", names.string(), "--baseline", baseline.string(), "--max-regression", "1000", "-q"});
-  expect_exit(gated, 0);
+  EXPECT_TRUE(gated.status.exited && (gated.status.code == 0 || gated.status.code == 3))
+      << gated.status.describe() << "\n" << gated.err;
   EXPECT_FALSE(line_starting_with(gated.err, "MY_NAMESPACES ").empty()) << "no MY_NAMESPACES row:\n" << gated.err;
   EXPECT_FALSE(contains(gated.err, "CONTAINER_NAMESPACE_GENERATED")) << gated.err;
 }

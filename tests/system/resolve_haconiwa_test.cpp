@@ -1,5 +1,5 @@
 // resolve_haconiwa: the PATH lookup of --haconiwa NAME, and what its error
-// says when there is nothing to run.
+// says (with the command line's option hint) when there is nothing to run.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,8 +10,8 @@
 #include <string>
 
 #include "capture/system_checks.hpp"
+#include "cli/capture_hints.hpp"
 #include "temp_dir.hpp"
-#include "util/errors.hpp"
 
 namespace hacoboot {
 namespace {
@@ -54,8 +54,8 @@ void make_executable(const fs::path& path) {
 std::string refusal(const std::string& name) {
   try {
     resolve_haconiwa(name);
-  } catch (const UsageError& e) {
-    return e.what();
+  } catch (const HaconiwaNotFound& e) {
+    return with_option_hint(e);
   }
   ADD_FAILURE() << "found " << name;
   return {};

@@ -135,6 +135,22 @@ TEST(WriteFileAtomically, MissingDirectoryIsAnErrorNamingThePath) {
   EXPECT_TRUE(names_in(dir.path()).empty());
 }
 
+// For a cache, whose failure is no reason to stop: the same refusal as a
+// value, and the previous file left as it was.
+TEST(ReplaceFile, SaysWhyWithoutThrowing) {
+  const test::TempDir dir;
+  const auto path = dir.path() / "a-directory";
+  std::filesystem::create_directory(path);
+  const auto replaced = replace_file(path.string(), "x 1\n");
+  ASSERT_FALSE(replaced);
+  EXPECT_EQ(replaced.error(),
+            "cannot write " + path.string() + ": it is a directory (only a regular file is replaced)");
+  EXPECT_TRUE(std::filesystem::is_directory(path));
+  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"a-directory"});
+  EXPECT_TRUE(replace_file((dir.path() / "cache").string(), "x 1\n"));
+  EXPECT_EQ(read_file(dir.path() / "cache"), "x 1\n");
+}
+
 TEST(WriteFileAtomically, FailedRenameRemovesTheTemporaryFile) {
   const test::TempDir dir;
   const auto path = dir.path() / "hacoboot.prom";

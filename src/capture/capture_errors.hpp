@@ -1,0 +1,50 @@
+#pragma once
+
+#include <string>
+#include <utility>
+
+#include "util/errors.hpp"
+
+namespace hacoboot {
+
+// Errors of the capture stage about a choice its caller made. Their messages
+// say what failed and name no command-line option: the command line knows
+// which option made the choice and adds it (cli/capture_hints.hpp).
+
+// The haconiwa binary, named without a '/', is nowhere in PATH.
+class HaconiwaNotFound : public UsageError {
+ public:
+  HaconiwaNotFound(const std::string& what, std::string name, bool in_current_directory)
+      : UsageError(what), name_(std::move(name)), in_current_directory_(in_current_directory) {}
+  [[nodiscard]] const std::string& name() const { return name_; }
+  // A file of that name is in the current directory, which the shell would
+  // not run either.
+  [[nodiscard]] bool in_current_directory() const { return in_current_directory_; }
+
+ private:
+  std::string name_;
+  bool in_current_directory_;
+};
+
+// The phase probe cannot take one uprobe_multi link: the link was asked for
+// (UsdtAttach::UprobeMulti), or libbpf's perf uprobes would still work.
+class UprobeMultiError : public RuntimeError {
+ public:
+  UprobeMultiError(const std::string& what, bool perf_uprobes_would_do)
+      : RuntimeError(what), perf_uprobes_would_do_(perf_uprobes_would_do) {}
+  [[nodiscard]] bool perf_uprobes_would_do() const { return perf_uprobes_would_do_; }
+
+ private:
+  bool perf_uprobes_would_do_;
+};
+
+// The per-syscall tracepoints could not be used: no ids were found, or an id
+// no tracepoint has, or another tracepoint's (refused at attach, or whose
+// hook missed the tool's own execve/listen). The kernel types are not at
+// fault: the caller looks the ids up again or falls back to raw_syscalls.
+class SyscallTracepointError : public RuntimeError {
+ public:
+  using RuntimeError::RuntimeError;
+};
+
+}  // namespace hacoboot

@@ -46,8 +46,9 @@ constexpr const char* kIndexPage =
 // kRequestSeconds of the server starting to wait for it (its accept, or the
 // previous answer): a client that sends nothing, or trickles a byte now and
 // then, is closed then. httplib's own timeouts bound each read, not the
-// request, and its pool serves connections in turn: twenty idle clients held
-// the scraper up for 14 s.
+// request, and its pool serves connections in turn: a few idle clients held
+// the scraper up for seconds (BENCHMARKS.md, the metrics endpoint under slow
+// clients).
 constexpr auto kRequestSeconds = 2s;
 // And take each answer within kAnswerSeconds of its first byte.
 constexpr auto kAnswerSeconds = 5s;

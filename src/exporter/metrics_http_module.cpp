@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "exporter/metrics_endpoint.hpp"
+#include "util/expected.hpp"
 #include "util/unique_fd.hpp"
 
 namespace hacoboot {
@@ -44,8 +46,9 @@ constexpr const char* kIndexPage =
 // kRequestSeconds of the server starting to wait for it (its accept, or the
 // previous answer): a client that sends nothing, or trickles a byte now and
 // then, is closed then. httplib's own timeouts bound each read, not the
-// request, and its pool serves connections in turn: twenty idle clients held
-// the scraper up for 14 s.
+// request, and its pool serves connections in turn: a few idle clients held
+// the scraper up for seconds (BENCHMARKS.md, the metrics endpoint under slow
+// clients).
 constexpr auto kRequestSeconds = 2s;
 // And take each answer within kAnswerSeconds of its first byte.
 constexpr auto kAnswerSeconds = 5s;
@@ -88,13 +91,6 @@ void reuse_address_only(int socket) {
 // is free, kept for later connections, at most kMaxConnections.
 class ConnectionThreads final : public httplib::TaskQueue {
  public:
-  ConnectionThreads() = default;
-  ConnectionThreads(const ConnectionThreads&) = delete;
-  ConnectionThreads& operator=(const ConnectionThreads&) = delete;
-  ConnectionThreads(ConnectionThreads&&) = delete;
-  ConnectionThreads& operator=(ConnectionThreads&&) = delete;
-  ~ConnectionThreads() override = default;
-
   // Called by the accept loop with a connection to serve.
   void enqueue(std::function<void()> serve) override;
   // Called by the accept loop once it has ended.
@@ -280,16 +276,10 @@ bool ScrapeServer::process_and_close_socket(socket_t socket) {
 
 class HttplibEndpoint final : public MetricsEndpoint {
  public:
-  // Binds, or leaves port() at 0 with errno telling why.
   explicit HttplibEndpoint(RenderMetrics render);
-  HttplibEndpoint(const HttplibEndpoint&) = delete;
-  HttplibEndpoint& operator=(const HttplibEndpoint&) = delete;
-  HttplibEndpoint(HttplibEndpoint&&) = delete;
-  HttplibEndpoint& operator=(HttplibEndpoint&&) = delete;
-  ~HttplibEndpoint() override;
 
   // The host is an IP literal (parse_listen_address): no resolver involved.
-  bool bind(const std::string& host, std::uint16_t port);
+  Expected<void> bind(const std::string& host, std::uint16_t port);
   void start();
   [[nodiscard]] std::uint16_t port() const override { return port_; }
 
@@ -297,7 +287,9 @@ class HttplibEndpoint final : public MetricsEndpoint {
   std::unique_ptr<ScrapeServer> server_ = std::make_unique<ScrapeServer>();
   std::uint16_t port_ = 0;
   std::atomic<bool> accept_loop_ended_ = false;
-  std::thread thread_;
+  // Last, destroyed first: its destructor stops the server (the stop
+  // callback in start()), then joins the accept loop.
+  std::jthread accept_loop_;
 };
 
 HttplibEndpoint::HttplibEndpoint(RenderMetrics render) {
@@ -314,7 +306,7 @@ HttplibEndpoint::HttplibEndpoint(RenderMetrics render) {
   });
 }
 
-bool HttplibEndpoint::bind(const std::string& host, std::uint16_t port) {
+Expected<void> HttplibEndpoint::bind(const std::string& host, std::uint16_t port) {
   errno = 0;
   int bound = -1;
   if (port == 0) {
@@ -322,16 +314,20 @@ bool HttplibEndpoint::bind(const std::string& host, std::uint16_t port) {
   } else if (server_->bind_to_port(host, port, AI_NUMERICHOST)) {
     bound = port;
   }
-  if (bound < 0) return false;
+  if (bound < 0) {
+    const int code = errno;
+    return Failure{code != 0 ? std::strerror(code) : "bind failed"};
+  }
   server_->widen_backlog();
   port_ = static_cast<std::uint16_t>(bound);
-  return true;
+  return {};
 }
 
 void HttplibEndpoint::start() {
   {
     const BlockedSignals blocked;  // the stop signals belong to the tracing thread
-    thread_ = std::thread([this] {
+    accept_loop_ = std::jthread([this](const std::stop_token& stopping) {
+      const std::stop_callback stop_server(stopping, [this] { server_->stop(); });
       server_->listen_after_bind();
       accept_loop_ended_ = true;
     });
@@ -341,32 +337,30 @@ void HttplibEndpoint::start() {
   while (!server_->is_running() && !accept_loop_ended_) std::this_thread::sleep_for(1ms);
 }
 
-HttplibEndpoint::~HttplibEndpoint() {
-  if (!thread_.joinable()) return;
-  server_->stop();
-  thread_.join();
-}
-
 }  // namespace
 }  // namespace hacoboot
 
+// The tool and the module are C++ built together: C linkage only gives
+// dlsym a plain name, so the C++ return type is no concern here.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wreturn-type-c-linkage"
+#endif
 // NOLINTNEXTLINE(readability-identifier-naming): the name dlsym looks up
-extern "C" __attribute__((visibility("default"))) void hacoboot_open_metrics_endpoint(
-    const std::string& host, std::uint16_t port, hacoboot::RenderMetrics render,
-    std::unique_ptr<hacoboot::MetricsEndpoint>& endpoint, std::string& error) {
+extern "C" __attribute__((visibility("default"))) hacoboot::OpenedEndpoint hacoboot_open_metrics_endpoint(
+    const std::string& host, std::uint16_t port, hacoboot::RenderMetrics render) {
   try {
     auto server = std::make_unique<hacoboot::HttplibEndpoint>(std::move(render));
-    if (!server->bind(host, port)) {
-      const int code = errno;
-      error = code != 0 ? std::strerror(code) : "bind failed";
-      return;
-    }
+    if (const auto bound = server->bind(host, port); !bound) return hacoboot::Failure{bound.error()};
     server->start();
-    endpoint = std::move(server);
+    return std::unique_ptr<hacoboot::MetricsEndpoint>(std::move(server));
   } catch (const std::exception& e) {
-    error = e.what();
+    return hacoboot::Failure{e.what()};
   }
 }
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 
 static_assert(std::is_same_v<decltype(hacoboot_open_metrics_endpoint), hacoboot::OpenMetricsEndpoint>,
               "the module's entry point and the tool's view of it must agree");

@@ -91,9 +91,9 @@ MetricsServer::MetricsServer(const ListenAddress& address, Render render, const 
   if (!module_) throw RuntimeError("loading the HTTP module " + module.string() + ": " + std::string(::dlerror()));
   auto* open = reinterpret_cast<OpenMetricsEndpoint*>(::dlsym(module_.get(), kOpenMetricsEndpointSymbol));
   if (open == nullptr) throw RuntimeError(module.string() + " is not hacoboot-sampler's HTTP module");
-  std::string error;
-  open(address.host, address.port, std::move(render), endpoint_, error);
-  if (!endpoint_) throw RuntimeError(to_string(address) + ": cannot listen: " + error);
+  auto endpoint = open(address.host, address.port, std::move(render));
+  if (!endpoint) throw RuntimeError(to_string(address) + ": cannot listen: " + endpoint.error());
+  endpoint_ = std::move(*endpoint);
 }
 
 MetricsServer::~MetricsServer() = default;

@@ -44,6 +44,32 @@ std::optional<std::uint64_t> BootRecord::since_start(std::uint64_t ts_ns) const 
   return ts_ns - *start_ns;
 }
 
+std::vector<PhaseSpan> BootRecord::phase_spans() const {
+  auto marks = phases;
+  std::stable_sort(marks.begin(), marks.end(), [](const auto& a, const auto& b) { return a.ts_ns < b.ts_ns; });
+  std::vector<PhaseSpan> spans;
+  spans.reserve(marks.size());
+  for (std::size_t i = 0; i < marks.size(); ++i) {
+    const auto end_ns = i + 1 < marks.size() ? std::optional(marks[i + 1].ts_ns) : std::nullopt;
+    spans.push_back({.phase = marks[i].phase, .begin_ns = marks[i].ts_ns, .end_ns = end_ns});
+  }
+  return spans;
+}
+
+std::optional<TimeExtent> BootRecord::extent() const {
+  std::optional<TimeExtent> extent;
+  const auto widen = [&extent](std::uint64_t ts_ns) {
+    if (!extent) extent = TimeExtent{.first_ns = ts_ns, .last_ns = ts_ns};
+    extent->first_ns = std::min(extent->first_ns, ts_ns);
+    extent->last_ns = std::max(extent->last_ns, ts_ns);
+  };
+  for (const auto& mark : phases) widen(mark.ts_ns);
+  for (const auto& ts_ns : {execve_ns, listen_ns}) {
+    if (ts_ns) widen(*ts_ns);
+  }
+  return extent;
+}
+
 std::vector<StepTiming> BootRecord::timeline() const {
   std::vector<StepTiming> steps;
   steps.reserve(phases.size() + 2);

@@ -42,6 +42,24 @@ struct StepTiming {
   bool operator==(const StepTiming&) const = default;
 };
 
+// A phase of a boot and how long it lasted: until the next phase in time,
+// whichever process passed it. The last phase seen has no end.
+struct PhaseSpan {
+  std::int64_t phase = 0;
+  std::uint64_t begin_ns = 0;
+  std::optional<std::uint64_t> end_ns;  // unset for the last phase
+
+  bool operator==(const PhaseSpan&) const = default;
+};
+
+// The first and the last time a boot has (phases and milestones).
+struct TimeExtent {
+  std::uint64_t first_ns = 0;
+  std::uint64_t last_ns = 0;
+
+  bool operator==(const TimeExtent&) const = default;
+};
+
 // Why a boot stopped being tracked.
 enum class BootEnd : std::uint8_t {
   Exited,          // supervisor and container child both exited
@@ -75,6 +93,10 @@ struct BootRecord {
   [[nodiscard]] bool complete() const { return started() && execve_ns && listen_ns; }
   // Time from the start to ts; nullopt before the start or when not started.
   [[nodiscard]] std::optional<std::uint64_t> since_start(std::uint64_t ts_ns) const;
+  // Its phases in time order, each lasting until the next.
+  [[nodiscard]] std::vector<PhaseSpan> phase_spans() const;
+  // nullopt when it has neither a phase nor a milestone.
+  [[nodiscard]] std::optional<TimeExtent> extent() const;
   // Every phase and milestone, in time order.
   [[nodiscard]] std::vector<StepTiming> timeline() const;
   // The timeline after the start, without the start phase itself (its time

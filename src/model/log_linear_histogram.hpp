@@ -8,8 +8,8 @@ namespace hacoboot {
 
 // Counts of non-negative integers in buckets whose width is 1/128 of their
 // lower bound (HDR-style: 128 linear sub-buckets per power of two), so any
-// value read back is within 0.4 % of a value that was added. Fixed size
-// (~58 KiB), whatever the number of samples.
+// value read back is within kMaxRelativeError of a value that was added.
+// Fixed size, whatever the number of samples.
 class LogLinearHistogram {
  public:
   static constexpr unsigned kSubBucketBits = 7;

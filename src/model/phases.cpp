@@ -92,14 +92,14 @@ std::optional<std::int64_t> parse_phase(std::string_view text) {
   return std::nullopt;
 }
 
-std::optional<std::string> phase_name_problem(std::string_view name) {
+Expected<void> check_phase_name(std::string_view name) {
   if (name.size() > kMaxPhaseNameBytes) {
-    return fmt::format("a phase name of {} bytes: at most {}", name.size(), kMaxPhaseNameBytes);
+    return Failure{fmt::format("a phase name of {} bytes: at most {}", name.size(), kMaxPhaseNameBytes)};
   }
   if (!is_printable_utf8(name)) {
-    return "phase name '" + printable(name) + "' is not printable UTF-8 (control characters or invalid bytes)";
+    return Failure{"phase name '" + printable(name) + "' is not printable UTF-8 (control characters or invalid bytes)"};
   }
-  return std::nullopt;
+  return {};
 }
 
 PhaseNames PhaseNames::parse(std::string_view text, const std::string& source) {
@@ -129,7 +129,7 @@ PhaseNames PhaseNames::parse(std::string_view text, const std::string& source) {
       throw refuse("'" + printable(number_text) + "' is not a phase number 0-127");
     }
     if (!(fields >> name) || (fields >> extra)) throw refuse("expected NUMBER NAME");
-    if (const auto problem = phase_name_problem(name)) throw refuse(*problem);
+    if (const auto valid = check_phase_name(name); !valid) throw refuse(valid.error());
     // Every name must lead to one phase: in --from, --gate and every output.
     if (const auto builtin = parse_phase(name); builtin && *builtin != *number) {
       throw refuse(fmt::format("'{}' already names phase {}: choose another name", name, *builtin));

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/expected.hpp"
+
 namespace hacoboot {
 
 // Haconiwa's bootstrap_phase_pass numbers (arg0 of the USDT probe).
@@ -32,10 +34,10 @@ std::optional<std::int64_t> parse_phase(std::string_view text);
 // The longest name --phase-names accepts (README, man page).
 inline constexpr std::size_t kMaxPhaseNameBytes = 64;
 
-// nullopt when `name` may name a phase: printable UTF-8 (is_printable_utf8),
-// at most kMaxPhaseNameBytes bytes; else why not, in a few words. The names
-// go into terminals, SVG, JSON and Prometheus labels: no byte may break them.
-std::optional<std::string> phase_name_problem(std::string_view name);
+// Whether `name` may name a phase: printable UTF-8 (is_printable_utf8), at
+// most kMaxPhaseNameBytes bytes; else why not, in a few words. The names go
+// into terminals, SVG, JSON and Prometheus labels: no byte may break them.
+Expected<void> check_phase_name(std::string_view name);
 
 // Haconiwa's phase names with the user's own layered over them
 // (--phase-names: user markers 123-127, or phases of a newer Haconiwa).
@@ -44,7 +46,7 @@ class PhaseNames {
   PhaseNames() = default;
   // "NUMBER NAME" lines; blank lines and '#' comments are skipped. Throws
   // UsageError naming `source` and the line(s) when one is malformed, its
-  // name is not one phase_name_problem accepts, or it would make a name lead
+  // name is not one check_phase_name accepts, or it would make a name lead
   // to two phases: a number or a name given twice, a built-in name
   // ("START_SV", "PHASE_7", "12") given to another number, or execve,
   // listen or all.

@@ -16,8 +16,8 @@ namespace hacoboot {
 
 // Distribution of durations in ns. count, avg, min and max are exact
 // integers (avg truncated like bpftrace's); percentiles are exact up to
-// kExactSamples samples, then read from a LogLinearHistogram (within 0.4 %),
-// so memory stays bounded however many boots are seen.
+// kExactSamples samples, then read from a LogLinearHistogram (within its
+// kMaxRelativeError), so memory stays bounded however many boots are seen.
 class SampleStats {
  public:
   static constexpr std::size_t kExactSamples = 10'000;

@@ -97,7 +97,9 @@ Integer integer(const Field& field) {
 std::string phase_name_of(const Field& field) {
   if (!field.value->is_string()) refuse(field, "a phase name");
   auto name = field.value->get<std::string>();
-  if (const auto problem = phase_name_problem(name)) throw NotASummary("\"" + field.path + "\": " + *problem);
+  if (const auto valid = check_phase_name(name); !valid) {
+    throw NotASummary("\"" + field.path + "\": " + valid.error());
+  }
   return name;
 }
 

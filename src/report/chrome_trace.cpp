@@ -20,22 +20,12 @@ using Json = nlohmann::ordered_json;
 // All boots are threads of one process, so that Perfetto shows them together.
 constexpr int kPid = 1;
 
-std::optional<std::uint64_t> earliest_of(const BootRecord& boot) {
-  std::optional<std::uint64_t> earliest;
-  const auto take = [&earliest](std::uint64_t ts) { earliest = std::min(earliest.value_or(ts), ts); };
-  for (const auto& mark : boot.phases) take(mark.ts_ns);
-  for (const auto& ts : {boot.execve_ns, boot.listen_ns}) {
-    if (ts) take(*ts);
-  }
-  return earliest;
-}
-
 // Absolute monotonic ns, as µs in a double, would lose the ns past ~100 days
 // of uptime: times are written from the earliest one instead.
 std::uint64_t origin_of(std::span<const BootRecord> boots) {
   std::optional<std::uint64_t> origin;
   for (const auto& boot : boots) {
-    if (const auto earliest = earliest_of(boot)) origin = std::min(origin.value_or(*earliest), *earliest);
+    if (const auto extent = boot.extent()) origin = std::min(origin.value_or(extent->first_ns), extent->first_ns);
   }
   return origin.value_or(0);
 }
@@ -53,22 +43,18 @@ struct TimedEvent {
   Json event;
 };
 
-// Each phase lasts until the next one in time, whichever process passed it;
-// the last one lasts 0, so that it still shows.
+// The last phase lasts 0, so that it still shows.
 void add_phases(const BootRecord& boot, std::uint64_t origin_ns, const PhaseNames& names,
                 std::vector<TimedEvent>& events) {
-  auto marks = boot.phases;
-  std::stable_sort(marks.begin(), marks.end(), [](const auto& a, const auto& b) { return a.ts_ns < b.ts_ns; });
-  for (std::size_t i = 0; i < marks.size(); ++i) {
-    const auto end_ns = i + 1 < marks.size() ? marks[i + 1].ts_ns : marks[i].ts_ns;
-    events.push_back({marks[i].ts_ns, Json{{"name", names.name(marks[i].phase)},
-                                           {"cat", "phase"},
-                                           {"ph", "X"},
-                                           {"pid", kPid},
-                                           {"tid", boot.sequence},
-                                           {"ts", micros(marks[i].ts_ns - origin_ns)},
-                                           {"dur", micros(end_ns - marks[i].ts_ns)},
-                                           {"args", {{"phase", marks[i].phase}}}}});
+  for (const auto& span : boot.phase_spans()) {
+    events.push_back({span.begin_ns, Json{{"name", names.name(span.phase)},
+                                          {"cat", "phase"},
+                                          {"ph", "X"},
+                                          {"pid", kPid},
+                                          {"tid", boot.sequence},
+                                          {"ts", micros(span.begin_ns - origin_ns)},
+                                          {"dur", micros(span.end_ns.value_or(span.begin_ns) - span.begin_ns)},
+                                          {"args", {{"phase", span.phase}}}}});
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include "model/phases.hpp"
 #include "model/stats.hpp"
+#include "util/interface.hpp"
 
 namespace hacoboot {
 
@@ -25,14 +26,8 @@ struct RunFacts {
 
 // Turns a finished run's summary into one output format. The tracing core
 // never formats; the CLI picks a writer once.
-class ReportWriter {
+class ReportWriter : public Interface {
  public:
-  ReportWriter() = default;
-  ReportWriter(const ReportWriter&) = delete;
-  ReportWriter& operator=(const ReportWriter&) = delete;
-  ReportWriter(ReportWriter&&) = delete;
-  ReportWriter& operator=(ReportWriter&&) = delete;
-  virtual ~ReportWriter() = default;
   virtual void write(const Summary& summary, const RunFacts& facts, std::ostream& out) const = 0;
 };
 

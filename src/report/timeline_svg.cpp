@@ -131,25 +131,6 @@ Selection select_rows(std::span<const BootRecord> boots) {
   return selection;
 }
 
-struct PhaseSpan {
-  std::int64_t phase;
-  std::int64_t begin_ns;
-  std::optional<std::int64_t> end_ns;  // unset for the last phase
-};
-
-// Each phase lasts until the next one in time, whichever process passed it.
-std::vector<PhaseSpan> spans_of(const BootRecord& boot) {
-  auto marks = boot.phases;
-  std::stable_sort(marks.begin(), marks.end(), [](const auto& a, const auto& b) { return a.ts_ns < b.ts_ns; });
-  std::vector<PhaseSpan> spans;
-  spans.reserve(marks.size());
-  for (std::size_t i = 0; i < marks.size(); ++i) {
-    const auto end = i + 1 < marks.size() ? std::optional(offset_ns(boot, marks[i + 1].ts_ns)) : std::nullopt;
-    spans.push_back({marks[i].phase, offset_ns(boot, marks[i].ts_ns), end});
-  }
-  return spans;
-}
-
 // Maps times from a boot's start to x, the same for every row.
 struct Axis {
   std::int64_t lo_ns = 0;
@@ -169,9 +150,9 @@ Axis axis_for(const std::vector<const BootRecord*>& rows, double left_px) {
     axis.hi_ns = std::max(axis.hi_ns, ns);
   };
   for (const auto* boot : rows) {
-    for (const auto& mark : boot->phases) widen(offset_ns(*boot, mark.ts_ns));
-    for (const auto& ts : {boot->execve_ns, boot->listen_ns}) {
-      if (ts) widen(offset_ns(*boot, *ts));
+    if (const auto extent = boot->extent()) {
+      widen(offset_ns(*boot, extent->first_ns));
+      widen(offset_ns(*boot, extent->last_ns));
     }
   }
   axis.hi_ns = std::max(axis.hi_ns, axis.lo_ns + kMinRangeNs);
@@ -285,23 +266,25 @@ void write_grid(std::ostream& out, const Axis& axis, const std::vector<std::int6
   }
 }
 
-void write_span(std::ostream& out, const PhaseSpan& span, const Axis& axis, double row_y, const PhaseNames& names) {
+void write_span(std::ostream& out, const BootRecord& boot, const PhaseSpan& span, const Axis& axis, double row_y,
+                const PhaseNames& names) {
   const auto name = names.name(span.phase);
-  const double x = axis.x(span.begin_ns);
-  const double width = span.end_ns ? std::max(kMinBarWidth, axis.x(*span.end_ns) - x) : kLastPhaseWidth;
+  const auto begin_ns = offset_ns(boot, span.begin_ns);
+  const auto end_ns = span.end_ns ? std::optional(offset_ns(boot, *span.end_ns)) : std::nullopt;
+  const double x = axis.x(begin_ns);
+  const double width = end_ns ? std::max(kMinBarWidth, axis.x(*end_ns) - x) : kLastPhaseWidth;
   const auto title =
-      span.end_ns
-          ? fmt::format("{} (phase {}): {} to {}, {}", name, span.phase, format_time(span.begin_ns),
-                        format_time(*span.end_ns), format_time(*span.end_ns - span.begin_ns))
-          : fmt::format("{} (phase {}) at {}, the last phase seen", name, span.phase, format_time(span.begin_ns));
+      end_ns ? fmt::format("{} (phase {}): {} to {}, {}", name, span.phase, format_time(begin_ns), format_time(*end_ns),
+                           format_time(*end_ns - begin_ns))
+             : fmt::format("{} (phase {}) at {}, the last phase seen", name, span.phase, format_time(begin_ns));
   const double bar_y = row_y + (kRowHeight - kBarHeight) / 2;
   // The white outline keeps neighbouring phases of one group apart.
   out << fmt::format(R"(<rect class="phase" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{}" fill="{}" )"
                      R"(stroke="#ffffff" stroke-width="0.5"><title>{}</title></rect>)"
                      "\n",
-                     x, bar_y, width, kBarHeight, span.end_ns ? group_of(span.phase).fill : kLastPhaseFill,
+                     x, bar_y, width, kBarHeight, end_ns ? group_of(span.phase).fill : kLastPhaseFill,
                      xml_escape(title));
-  if (!span.end_ns || width < static_cast<double>(name.size()) * kBarCharWidth + 2 * kBarTextPad) return;
+  if (!end_ns || width < static_cast<double>(name.size()) * kBarCharWidth + 2 * kBarTextPad) return;
   // Centred, clear of a marker at the phase's start (often execve or listen).
   // The bar's title already explains it: the label must not hide it from the pointer.
   out << fmt::format(
@@ -339,7 +322,7 @@ void write_row(std::ostream& out, const BootRecord& boot, std::size_t index, con
   out << fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="end">{}</text>)"
                      "\n",
                      axis.left_px - kLabelGap, row_y + kRowHeight / 2 + 4, xml_escape(boot_label(boot)));
-  for (const auto& span : spans_of(boot)) write_span(out, span, axis, row_y, names);
+  for (const auto& span : boot.phase_spans()) write_span(out, boot, span, axis, row_y, names);
   if (boot.execve_ns) write_marker(out, Marker::Execve, offset_ns(boot, *boot.execve_ns), axis, row_y);
   if (boot.listen_ns) write_marker(out, Marker::Listen, offset_ns(boot, *boot.listen_ns), axis, row_y);
   out << "</g>\n";

@@ -121,10 +121,12 @@ static __always_inline __u64 *launcher_slot(__u32 pid)
 
 /*
  * A record of `size` bytes (HACOBOOT_EVENT_BASE_SIZE, or the whole struct for
- * exec events) with every field but the filename filled; NULL, counted, when
- * the ring buffer is full.
+ * exec events) from the current process `pid`, which every caller has read
+ * already, with every field but the filename filled; NULL, counted, when the
+ * ring buffer is full.
  */
 static __always_inline struct hacoboot_event *reserve_event(__u32 kind, __u64 size, long long arg,
+							    __u32 pid,
 							    const struct tracked_process *process)
 {
 	struct hacoboot_event *e = bpf_ringbuf_reserve(&events, size, 0);
@@ -137,7 +139,7 @@ static __always_inline struct hacoboot_event *reserve_event(__u32 kind, __u64 si
 	e->cgroup_id = 0; /* only exec events need it: see on_exec */
 	e->arg = arg;
 	e->kind = kind;
-	e->pid = bpf_get_current_pid_tgid() >> 32;
+	e->pid = pid;
 	e->hpid = process->hpid;
 	e->role = process->role;
 	e->boot = process->boot;
@@ -269,7 +271,7 @@ int BPF_USDT(on_phase, long phase, long hpid)
 	/* Phase events report no role: the decoder reads 0 as untracked. */
 	struct tracked_process launch_ids = {.hpid = hpid, .boot = boot};
 
-	e = reserve_event(HACOBOOT_EV_PHASE, HACOBOOT_EVENT_BASE_SIZE, phase, &launch_ids);
+	e = reserve_event(HACOBOOT_EV_PHASE, HACOBOOT_EVENT_BASE_SIZE, phase, pid, &launch_ids);
 	if (!e)
 		return 0;
 	submit(e, false);
@@ -304,7 +306,8 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (member.role)
 		track(child_pid, &member);
 
-	e = reserve_event(HACOBOOT_EV_FORK, HACOBOOT_EVENT_BASE_SIZE, child_pid, &member);
+	e = reserve_event(HACOBOOT_EV_FORK, HACOBOOT_EVENT_BASE_SIZE, child_pid, parent_pid,
+			  &member);
 	if (!e)
 		return 0;
 	submit(e, false);
@@ -396,13 +399,14 @@ SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 old_tid = old_pid;
-	struct tracked_process *t = member_of_container(bpf_get_current_pid_tgid() >> 32);
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct tracked_process *t = member_of_container(pid);
 	struct hacoboot_event *e;
 	__u64 *entry_ns;
 
 	if (!t)
 		return 0;
-	e = reserve_event(HACOBOOT_EV_EXEC, sizeof(*e), 0, t);
+	e = reserve_event(HACOBOOT_EV_EXEC, sizeof(*e), 0, pid, t);
 	if (!e)
 		return 0;
 	entry_ns = bpf_map_lookup_elem(&execing, &old_tid);
@@ -421,13 +425,15 @@ static __always_inline int listen_returned(long ret)
 {
 	struct tracked_process *t;
 	struct hacoboot_event *e;
+	__u32 pid;
 
 	if (ret != 0 || !members_alive)
 		return 0;
-	t = member_of_container(bpf_get_current_pid_tgid() >> 32);
+	pid = bpf_get_current_pid_tgid() >> 32;
+	t = member_of_container(pid);
 	if (!t)
 		return 0;
-	e = reserve_event(HACOBOOT_EV_LISTEN, HACOBOOT_EVENT_BASE_SIZE, ret, t);
+	e = reserve_event(HACOBOOT_EV_LISTEN, HACOBOOT_EVENT_BASE_SIZE, ret, pid, t);
 	if (!e)
 		return 0;
 	submit(e, true);
@@ -465,7 +471,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	t = bpf_map_lookup_elem(&tracked, &pid);
 	if (!t)
 		return 0;
-	e = reserve_event(HACOBOOT_EV_EXIT, HACOBOOT_EVENT_BASE_SIZE, 0, t);
+	e = reserve_event(HACOBOOT_EV_EXIT, HACOBOOT_EVENT_BASE_SIZE, 0, pid, t);
 	if (e)
 		submit(e, e->role != HACOBOOT_ROLE_MEMBER);
 	if (t->role != HACOBOOT_ROLE_LAUNCHER)

@@ -67,10 +67,11 @@ class Attacher {
  private:
   void attached(const Tracer& tracer) {
     if (tracer.per_syscall_tracepoints()) lookup_->keep();
-    log_.say("execve/listen through " +
-             (tracer.per_syscall_tracepoints()
-                  ? "syscalls:* tracepoints (ids from " + lookup_->source() + ")"
-                  : "raw_syscalls (" + (why_raw_syscalls_.empty() ? lookup_->result().error() : why_raw_syscalls_) + ")"));
+    log_.say(
+        "execve/listen through " +
+        (tracer.per_syscall_tracepoints()
+             ? "syscalls:* tracepoints (ids from " + lookup_->source() + ")"
+             : "raw_syscalls (" + (why_raw_syscalls_.empty() ? lookup_->result().error() : why_raw_syscalls_) + ")"));
     log_.say("the probe through " + describe(tracer.usdt_attachment()));
   }
 

@@ -588,7 +588,8 @@ TEST_F(AnalysisTest, PhaseNamesRenameThePhaseInTheGateReport) {
   const auto gated = run_boots(
       kBoots, {"--phase-names", names.string(), "--baseline", baseline.string(), "--max-regression", "1000", "-q"});
   EXPECT_TRUE(gated.status.exited && (gated.status.code == 0 || gated.status.code == 3))
-      << gated.status.describe() << "\n" << gated.err;
+      << gated.status.describe() << "\n"
+      << gated.err;
   EXPECT_FALSE(line_starting_with(gated.err, "MY_NAMESPACES ").empty()) << "no MY_NAMESPACES row:\n" << gated.err;
   EXPECT_FALSE(contains(gated.err, "CONTAINER_NAMESPACE_GENERATED")) << gated.err;
 }

@@ -5,6 +5,8 @@
 
 namespace hacoboot {
 
-std::string wrong_way_duration(std::uint64_t ns) { return format_duration(ns); }
+std::string wrong_way_duration(std::uint64_t ns) {
+  return format_duration(ns);
+}
 
 }  // namespace hacoboot

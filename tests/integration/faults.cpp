@@ -1,6 +1,5 @@
 #include "faults.hpp"
 
-#include <signal.h>
 #include <sys/syscall.h>
 
 #include <algorithm>
@@ -49,7 +48,7 @@ Truth read_truth(const std::filesystem::path& path) {
 std::optional<std::uint32_t> only_hpid_with(const Truth& truth, const std::string& key) {
   std::optional<std::uint32_t> found;
   for (const auto& [hpid, facts] : truth) {
-    if (facts.count(key) == 0) continue;
+    if (!facts.contains(key)) continue;
     if (found) return std::nullopt;
     found = hpid;
   }

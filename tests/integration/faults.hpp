@@ -66,7 +66,7 @@ class FaultTest : public IntegrationTest {
   std::unique_ptr<Process> start_tracer(const std::vector<std::string>& args, StdoutTo stdout_to = StdoutTo::File);
 
   // Ends the tracer with signal; the JSON summary it printed.
-  nlohmann::json stop_tracer(Process& tracer, int signal = SIGINT);
+  static nlohmann::json stop_tracer(Process& tracer, int signal = SIGINT);
 
   // Waits until no live process mentions marker (command line or environment).
   static void expect_all_gone(const std::string& marker);

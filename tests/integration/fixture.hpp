@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats.hpp"
-#include "process.hpp"
+#include "support/process.hpp"
 
 namespace hacoboot::it {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "../integration/process.hpp"
+#include "support/process.hpp"
 #include "temp_dir.hpp"
 #include "util/errors.hpp"
 

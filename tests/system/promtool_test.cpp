@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "../integration/process.hpp"
+#include "support/process.hpp"
 #include "temp_dir.hpp"
 
 namespace hacoboot {

@@ -40,7 +40,7 @@ std::optional<std::string> sample(const std::string& text, const std::string& se
   return std::nullopt;
 }
 
-// Boots behind tests/unit/golden/metrics.prom (ms since start):
+// Boots behind tests/support/golden/metrics.prom (ms since start):
 //   1: phases 2 at 0.25, 11 at 0.5, 21 at 2, 123 at 2.5; execve 3, listen 12
 //   2: phases 2 at 0.1 (on a bucket bound), 11 at 0.4, 21 at 2.5; execve 2.6, listen 1500
 //   3: phases 2 at 0.3, 11 at 0.7, then died: incomplete

@@ -17,7 +17,7 @@ namespace {
 using test::matches_golden;
 using test::started_boot;
 
-// The fixed summary behind tests/unit/golden/summary.*: three started boots
+// The fixed summary behind tests/support/golden/summary.*: three started boots
 // (two complete, one died before execve) and one seen only after its start.
 //   execve since start: 4 ms, 5.000002 ms     -> avg 4500001, stddev 500001
 //   listen since start: 11 ms, 12.6 ms        -> avg 11800000, stddev 800000

@@ -17,7 +17,7 @@
 #include "capture/usdt_argument.hpp"
 #include "capture/usdt_notes.hpp"
 #include "cli/probe_listing.hpp"
-#include "process.hpp"
+#include "support/process.hpp"
 
 namespace hacoboot {
 namespace {

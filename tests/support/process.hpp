@@ -1,7 +1,6 @@
-// A child process for the integration tests: spawned with its stdout and
-// stderr in files (no pipe can fill up and block it), default signal
-// dispositions, and its own process group so a timed-out run can be killed
-// with everything it started.
+// A child process for the tests: spawned with its stdout and stderr in files
+// (no pipe can fill up and block it), default signal dispositions, and its own
+// process group so a timed-out run can be killed with everything it started.
 #pragma once
 
 #include <sys/types.h>

@@ -52,7 +52,9 @@ std::filesystem::path find_http_module() {
 void check_trusted(int fd, const std::filesystem::path& path, mode_t type) {
   struct stat status {};
   if (::fstat(fd, &status) != 0) refuse(path, std::strerror(errno));
-  if (const auto reason = distrust_reason(status, type, TrustedOwners::kEffectiveUserOrRoot)) refuse(path, *reason);
+  if (const auto trusted = check_trust(status, type, TrustedOwners::kEffectiveUserOrRoot); !trusted) {
+    refuse(path, trusted.error());
+  }
 }
 
 // The module, opened for loading: a regular file, not a symbolic link, in a

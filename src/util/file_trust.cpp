@@ -5,28 +5,28 @@
 
 namespace hacoboot {
 
-std::optional<std::string> distrust_reason(const struct stat& status, mode_t type, TrustedOwners owners) {
+Expected<void> check_trust(const struct stat& status, mode_t type, TrustedOwners owners) {
   if ((status.st_mode & S_IFMT) != type) {
-    return type == S_IFDIR ? "not a directory" : "not a regular file";
+    return Failure{type == S_IFDIR ? "not a directory" : "not a regular file"};
   }
   const uid_t us = ::geteuid();
   const bool root_may_own = owners == TrustedOwners::kEffectiveUserOrRoot;
   if (status.st_uid != us && !(root_may_own && status.st_uid == 0)) {
     const std::string allowed =
         root_may_own && us != 0 ? "root or uid " + std::to_string(us) : "uid " + std::to_string(us);
-    return "owned by uid " + std::to_string(status.st_uid) + ", not by " + allowed;
+    return Failure{"owned by uid " + std::to_string(status.st_uid) + ", not by " + allowed};
   }
   switch (status.st_mode & (S_IWGRP | S_IWOTH)) {
-    case S_IWGRP: return "writable by its group";
-    case S_IWOTH: return "writable by others";
-    case S_IWGRP | S_IWOTH: return "writable by its group and others";
-    default: return std::nullopt;
+    case S_IWGRP: return Failure{"writable by its group"};
+    case S_IWOTH: return Failure{"writable by others"};
+    case S_IWGRP | S_IWOTH: return Failure{"writable by its group and others"};
+    default: return {};
   }
 }
 
 bool owned_by_us_alone(const std::filesystem::path& path, mode_t type) {
   struct stat status {};
-  return ::lstat(path.c_str(), &status) == 0 && !distrust_reason(status, type, TrustedOwners::kEffectiveUser);
+  return ::lstat(path.c_str(), &status) == 0 && check_trust(status, type, TrustedOwners::kEffectiveUser).has_value();
 }
 
 void remove_superseded(const std::filesystem::path& directory, const std::string& prefix, const std::string& suffix,

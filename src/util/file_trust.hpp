@@ -4,8 +4,9 @@
 #include <sys/types.h>
 
 #include <filesystem>
-#include <optional>
 #include <string>
+
+#include "util/expected.hpp"
 
 namespace hacoboot {
 
@@ -15,10 +16,10 @@ enum class TrustedOwners {
   kEffectiveUserOrRoot,  // what was installed (its HTTP module): root's, also when a user runs the tool
 };
 
-// What makes a file of status `status` untrustworthy, e.g. "writable by its
-// group": not of `type` (S_IFDIR or S_IFREG), owned by someone `owners` does
-// not name, or writable by anyone but its owner. nullopt when trustworthy.
-std::optional<std::string> distrust_reason(const struct stat& status, mode_t type, TrustedOwners owners);
+// Whether a file of status `status` is trustworthy, or what makes it not,
+// e.g. "writable by its group": not of `type` (S_IFDIR or S_IFREG), owned by
+// someone `owners` does not name, or writable by anyone but its owner.
+Expected<void> check_trust(const struct stat& status, mode_t type, TrustedOwners owners);
 
 // Whether `path` is of `type` (S_IFDIR or S_IFREG; a symbolic link is not
 // followed), belongs to the effective user and nobody else can write to it.

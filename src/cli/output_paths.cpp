@@ -51,32 +51,41 @@ Expected<void> accepts_new_file(const fs::path& directory) {
   return {};
 }
 
+// An existing character device or FIFO, written in place (/dev/null, a
+// pipe): nothing is created beside it, so its directory need not take files.
+CheckedOutput check_node_written_in_place(const NamedOutput& output, const struct stat& st, CheckedOutput checked) {
+  if (output.regular_file_only) {
+    refuse(output, "it is " + file_type_name(st.st_mode) + " (" + output.option +
+                       " replaces the file by renaming a new one over it: only a regular file can be there)");
+  }
+  if (::faccessat(AT_FDCWD, output.path.c_str(), W_OK, AT_EACCESS) != 0) refuse(output, std::strerror(errno));
+  checked.character_device = S_ISCHR(st.st_mode);
+  return checked;
+}
+
 CheckedOutput check_output(const NamedOutput& output) {
   const fs::path path(output.path);
   const auto name = path.filename();
   if (name.empty() || name == "." || name == "..") refuse(output, "not a file name");
   const auto directory = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  if (const auto accepted = accepts_new_file(directory); !accepted) {
-    refuse(output, "directory " + directory.string() + ": " + accepted.error());
-  }
-
   CheckedOutput checked{.named = &output, .normalised = normalised_path(directory, name), .inode = std::nullopt};
+  const auto check_directory = [&] {
+    if (const auto accepted = accepts_new_file(directory); !accepted) {
+      refuse(output, "directory " + directory.string() + ": " + accepted.error());
+    }
+  };
   struct stat st {};
   if (::lstat(output.path.c_str(), &st) != 0) {
-    if (errno != ENOENT) refuse(output, std::strerror(errno));
+    const int error = errno;
+    check_directory();
+    if (error != ENOENT) refuse(output, std::strerror(error));
     return checked;
   }
   checked.inode = Inode(st.st_dev, st.st_ino);
   if (S_ISLNK(st.st_mode)) refuse(output, "it is a symbolic link (refused: it could point anywhere)");
-  if (S_ISREG(st.st_mode)) return checked;
-  const bool written_in_place = S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode);
-  if (output.regular_file_only && written_in_place) {
-    refuse(output, "it is " + file_type_name(st.st_mode) + " (" + output.option +
-                       " replaces the file by renaming a new one over it: only a regular file can be there)");
-  }
-  if (!written_in_place) refuse(output, "it is " + file_type_name(st.st_mode));
-  if (::faccessat(AT_FDCWD, output.path.c_str(), W_OK, AT_EACCESS) != 0) refuse(output, std::strerror(errno));
-  checked.character_device = S_ISCHR(st.st_mode);
+  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return check_node_written_in_place(output, st, checked);
+  if (!S_ISREG(st.st_mode)) refuse(output, "it is " + file_type_name(st.st_mode));
+  check_directory();
   return checked;
 }
 

@@ -52,7 +52,9 @@ std::optional<std::string> find_executable(const std::string& name, const std::v
   for (std::string dir; std::getline(path_dirs, dir, ':');) dirs.push_back(dir.empty() ? "." : dir);
   dirs.insert(dirs.end(), also_in.begin(), also_in.end());
   for (const auto& dir : dirs) {
-    if (std::string candidate = dir + "/" + name; is_executable_file(candidate)) return candidate;
+    std::string candidate = dir;
+    candidate.append("/").append(name);
+    if (is_executable_file(candidate)) return candidate;
   }
   return std::nullopt;
 }

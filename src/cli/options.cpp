@@ -409,7 +409,7 @@ void check_command(CommandLine& result) {
 
 // The Options of the parsed arguments, with the warnings worth telling.
 CommandLine validated(const CLI::App& app, const Arguments& args) {
-  CommandLine result{.options = args.options};
+  CommandLine result{.options = args.options, .exit_message = std::nullopt, .warnings = {}};
   check_what_to_trace(app, args, result.options);
   check_when_to_stop(app, args, result.options);
   check_outputs(app, args, result.options);
@@ -435,7 +435,9 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   add_exporter(app, args);
   add_regression_gate(app, args);
   add_kernel_side(app, args);
-  if (auto exit_message = parse_arguments(app, argc, argv)) return {.exit_message = std::move(exit_message)};
+  if (auto exit_message = parse_arguments(app, argc, argv)) {
+    return {.options = {}, .exit_message = std::move(exit_message), .warnings = {}};
+  }
   return validated(app, args);
 }
 

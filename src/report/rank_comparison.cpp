@@ -35,7 +35,7 @@ Ranked rank(std::span<const double> baseline, std::span<const double> candidate)
   for (std::size_t first = 0; first < all.size();) {
     std::size_t last = first;
     while (last + 1 < all.size() && all[last + 1].value == all[first].value) ++last;
-    const double tied = static_cast<double>(last - first + 1);
+    const auto tied = static_cast<double>(last - first + 1);
     const double midrank = static_cast<double>(first + last) / 2 + 1;
     for (std::size_t i = first; i <= last; ++i) {
       if (all[i].from_candidate) ranked.candidate_rank_sum += midrank;

@@ -1,0 +1,104 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "model/boot.hpp"
+
+namespace hacoboot {
+
+// Where a thread's time went, cumulative since the thread began, in ns. The
+// kernel side keeps these per tracked thread from the scheduler's
+// tracepoints; every event a thread emits carries its totals at that instant,
+// so a stretch of its time is the difference of two totals, and the four
+// states of a stretch add up to its length exactly.
+struct SchedTotals {
+  std::uint64_t cpu = 0;        // running
+  std::uint64_t run_queue = 0;  // runnable, waiting for a CPU
+  std::uint64_t sleep = 0;      // blocked interruptibly: sleep, pipe, futex...
+  std::uint64_t io = 0;         // blocked uninterruptibly: disk I/O and the like
+
+  [[nodiscard]] std::uint64_t total() const { return cpu + run_queue + sleep + io; }
+  SchedTotals& operator+=(const SchedTotals& other);
+  bool operator==(const SchedTotals&) const = default;
+};
+
+// The stretch between two readings of one thread's totals (later - earlier).
+SchedTotals operator-(const SchedTotals& later, const SchedTotals& earlier);
+
+// One reading of a thread's totals: an event it emitted. `step` is set when
+// the event is a step of the boot (a phase, execve, listen), which then ends
+// at that instant; a fork or an exit only reads the totals.
+struct ThreadSample {
+  std::uint64_t ts_ns = 0;
+  SchedTotals totals;
+  std::optional<Step> step;
+};
+
+// What the boot's events say of one thread, in time order.
+struct ThreadTimeline {
+  std::uint32_t tid = 0;
+  // The thread that forked this one, when the fork was traced; its totals
+  // were zero at `created_ns`.
+  std::optional<std::uint32_t> parent_tid;
+  std::uint64_t created_ns = 0;
+  std::vector<ThreadSample> samples;
+};
+
+// A traced thread woke another process's blocked thread: the wakee waited
+// for the waker until `ts_ns`. Both threads' totals at that instant.
+struct WakeupEdge {
+  std::uint64_t ts_ns = 0;
+  std::uint32_t waker_tid = 0;
+  std::uint32_t wakee_tid = 0;
+  SchedTotals waker_totals;
+  SchedTotals wakee_totals;
+};
+
+// A point of one thread's timeline: the start of the boot, a milestone.
+struct ThreadInstant {
+  std::uint32_t tid = 0;
+  std::uint64_t ts_ns = 0;
+};
+
+// A stretch of the path on one thread, inside one of its steps: `step` is
+// the step that ends next on that thread at or after `end_ns` (nullopt when
+// none does: time after its last step).
+struct PathPiece {
+  std::uint32_t tid = 0;
+  std::optional<Step> step;
+  std::uint64_t begin_ns = 0;
+  std::uint64_t end_ns = 0;
+  // nullopt when the totals at one end are unknown (a thread's time before
+  // the start of the boot that the path was cut at).
+  std::optional<SchedTotals> states;
+
+  [[nodiscard]] std::uint64_t duration() const { return end_ns - begin_ns; }
+  bool operator==(const PathPiece&) const = default;
+};
+
+// The chain of work, across threads through forks and wakeups, that the
+// target instant waited for: its pieces cover [start, target] without gap
+// or overlap, so their durations add up to the time to the target exactly.
+struct CriticalPath {
+  std::vector<PathPiece> pieces;  // in time order
+
+  [[nodiscard]] std::uint64_t duration() const;
+  // Summed over the pieces whose states are known.
+  [[nodiscard]] SchedTotals states() const;
+  // What the boot would have taken with a CPU always free: the path without
+  // its run-queue time.
+  [[nodiscard]] std::uint64_t noise_free() const;
+};
+
+// Walks back from `target` to `start`: on the current thread, back to the
+// latest wakeup by another traced process (then on the waker, from that
+// instant) or to the thread's creation (then on its parent, from the fork),
+// whichever is later; back to the start if neither comes after it. The
+// pieces are then cut at every reading of their thread's totals, so each one
+// lies inside one step and its states are exact.
+CriticalPath critical_path(const std::vector<ThreadTimeline>& threads, const std::vector<WakeupEdge>& wakeups,
+                           ThreadInstant start, ThreadInstant target);
+
+}  // namespace hacoboot

@@ -8,10 +8,36 @@
 
 namespace hacoboot {
 
-enum class EventKind : std::uint8_t { Phase, Fork, Exec, Listen, Exit };
+enum class EventKind : std::uint8_t { Phase, Fork, Exec, Listen, Exit, Wakeup };
 
 // What the kernel side knew of the emitting process (see hacoboot.h).
 enum class Role : std::uint8_t { Untracked, Launcher, Container, Member };
+
+// A thread's cumulative nanoseconds in each scheduler state since the kernel
+// side first saw it (hacoboot.h): a step's breakdown is the difference of two
+// samples of one thread, whose total() differs by their time difference.
+struct SchedTotals {
+  std::uint64_t cpu = 0;
+  std::uint64_t run_queue = 0;  // runnable, waiting for a CPU
+  std::uint64_t sleep = 0;      // blocked interruptibly
+  std::uint64_t io = 0;         // blocked uninterruptibly
+
+  [[nodiscard]] std::uint64_t total() const { return cpu + run_queue + sleep + io; }
+  SchedTotals operator-(const SchedTotals& earlier) const;
+  bool operator==(const SchedTotals&) const = default;
+};
+
+// The thread a Wakeup event woke (the event's own pid/tid are the waker's).
+struct Wakee {
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+  std::uint32_t hpid = 0;
+  std::uint32_t launch = 0;
+  Role role = Role::Untracked;
+  SchedTotals sched;  // up to the event's ts_ns, the blocked time included
+
+  bool operator==(const Wakee&) const = default;
+};
 
 // One kernel event, decoded. Fields that do not apply to a kind stay zero.
 struct Event {
@@ -25,6 +51,11 @@ struct Event {
   std::int64_t phase = 0;       // Phase
   std::uint32_t child_pid = 0;  // Fork
   std::string filename;         // Exec
+  std::uint32_t tid = 0;        // the emitting thread
+  // tid's totals up to ts_ns; nullopt when the kernel side does not account
+  // that thread (it predates its process's tracking, or its map was full).
+  std::optional<SchedTotals> sched;
+  std::optional<Wakee> wakee;  // Wakeup
 
   bool operator==(const Event&) const = default;
 };

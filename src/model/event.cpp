@@ -38,6 +38,17 @@ SchedTotals decode_totals(const hacoboot_sched_totals& raw) {
                      .io = raw.ns[HACOBOOT_SCHED_IO]};
 }
 
+std::optional<Wakee> decode_wakee(const hacoboot_wakee& raw) {
+  const auto role = decode_role(raw.role);
+  if (!role) return std::nullopt;
+  return Wakee{.pid = raw.pid,
+               .tid = raw.tid,
+               .hpid = raw.hpid,
+               .launch = raw.boot,
+               .role = *role,
+               .sched = decode_totals(raw.sched)};
+}
+
 // The bytes a record of this kind must have at least.
 std::size_t record_size(EventKind kind) {
   switch (kind) {
@@ -79,18 +90,13 @@ std::optional<Event> decode_event(std::span<const std::byte> record) {
   switch (*kind) {
     case EventKind::Phase: e.phase = raw.arg; break;
     case EventKind::Fork: e.child_pid = static_cast<std::uint32_t>(raw.arg); break;
+    // NOLINTBEGIN(cppcoreguidelines-pro-type-union-access): the kind says which member the record holds
     case EventKind::Exec: e.filename.assign(raw.filename, strnlen(raw.filename, sizeof raw.filename)); break;
-    case EventKind::Wakeup: {
-      const auto role_of_wakee = decode_role(raw.wakee.role);
-      if (!role_of_wakee) return std::nullopt;
-      e.wakee = Wakee{.pid = raw.wakee.pid,
-                      .tid = raw.wakee.tid,
-                      .hpid = raw.wakee.hpid,
-                      .launch = raw.wakee.boot,
-                      .role = *role_of_wakee,
-                      .sched = decode_totals(raw.wakee.sched)};
+    case EventKind::Wakeup:
+      e.wakee = decode_wakee(raw.wakee);
+      if (!e.wakee) return std::nullopt;
       break;
-    }
+      // NOLINTEND(cppcoreguidelines-pro-type-union-access)
     case EventKind::Listen:
     case EventKind::Exit: break;
   }

@@ -111,32 +111,40 @@ SchedTotals step_between(const Event& from, const Event& to) {
   return *to.sched - *from.sched;
 }
 
+// sched-workload's boot: its events (those of other launches left out),
+// its hpid and the container's burn by its own CPU clock.
+struct WorkloadRun {
+  std::vector<Event> events;
+  std::uint32_t hpid = 0;
+  std::uint64_t burn_cpu_ns = 0;
+};
+
 class SchedStatesTest : public IntegrationTest {
  protected:
-  std::vector<Event> trace(const std::filesystem::path& program, const std::vector<std::string>& argv) {
+  std::vector<Event> trace(const std::filesystem::path& program, const std::vector<std::string>& argv,
+                           std::string* out = nullptr) {
+    ProcessResult result;
     std::uint64_t accounted_after = 0;
-    auto events = trace_run(program, argv, dir(), result_, accounted_after);
-    EXPECT_TRUE(result_.status.exited && result_.status.code == 0) << result_.status.describe() << result_.err;
+    auto events = trace_run(program, argv, dir(), result, accounted_after);
+    EXPECT_TRUE(result.status.exited && result.status.code == 0) << result.status.describe() << result.err;
     // Every thread accounted has exited: the scheduler hooks are back to one load.
     EXPECT_EQ(accounted_after, 0U);
+    if (out != nullptr) *out = result.out;
     return events;
   }
 
-  // sched-workload's boot, events of other launches left out; sets hpid_ and burn_cpu_ns_.
-  std::vector<Event> trace_workload() {
-    auto events = trace(HACOBOOT_SCHED_WORKLOAD_PATH, {HACOBOOT_SCHED_WORKLOAD_PATH, "20"});
-    std::istringstream out(result_.out);
+  WorkloadRun trace_workload() {
+    WorkloadRun run;
+    std::string out;
+    run.events = trace(HACOBOOT_SCHED_WORKLOAD_PATH, {HACOBOOT_SCHED_WORKLOAD_PATH, "20"}, &out);
+    std::istringstream fields(out);
     std::string hpid_key;
     std::string burn_key;
-    out >> hpid_key >> hpid_ >> burn_key >> burn_cpu_ns_;
-    EXPECT_EQ(burn_key, "burn_cpu_ns") << result_.out;
-    std::erase_if(events, [&](const Event& e) { return e.hpid != hpid_; });
-    return events;
+    fields >> hpid_key >> run.hpid >> burn_key >> run.burn_cpu_ns;
+    EXPECT_EQ(burn_key, "burn_cpu_ns") << out;
+    std::erase_if(run.events, [&](const Event& e) { return e.hpid != run.hpid; });
+    return run;
   }
-
-  ProcessResult result_;
-  std::uint32_t hpid_ = 0;
-  std::uint64_t burn_cpu_ns_ = 0;
 };
 
 TEST_F(SchedStatesTest, SleepAfterAPhaseIsInterruptibleSleepOfTheNextStep) {
@@ -154,7 +162,7 @@ TEST_F(SchedStatesTest, SleepAfterAPhaseIsInterruptibleSleepOfTheNextStep) {
 }
 
 TEST_F(SchedStatesTest, CpuBurnIsCpuTimeOfItsStep) {
-  const auto events = trace_workload();
+  const auto [events, hpid, burn_cpu_ns] = trace_workload();
   const std::uint32_t container = container_pid(events);
   const Event* start = find_phase(events, 11, container);
   const Event* burnt = find_phase(events, 12, container);
@@ -162,19 +170,19 @@ TEST_F(SchedStatesTest, CpuBurnIsCpuTimeOfItsStep) {
 
   const SchedTotals step = step_between(*start, *burnt);
   // The burn lies within the step; what the machine's load adds is run queue time.
-  EXPECT_GE(step.cpu, burn_cpu_ns_ - burn_cpu_ns_ / 100) << "the container's own clock: " << burn_cpu_ns_ << " ns";
+  EXPECT_GE(step.cpu, burn_cpu_ns - burn_cpu_ns / 100) << "the container's own clock: " << burn_cpu_ns << " ns";
   EXPECT_GE(step.cpu, (step.cpu + step.sleep + step.io) * 9 / 10) << "sleep " << step.sleep << ", io " << step.io;
-  const auto excess = static_cast<std::int64_t>(step.cpu) - static_cast<std::int64_t>(burn_cpu_ns_);
+  const auto excess = static_cast<std::int64_t>(step.cpu) - static_cast<std::int64_t>(burn_cpu_ns);
   RecordProperty("cpu_minus_thread_clock_ns", std::to_string(excess));
   expect_totals_add_up(events);
 }
 
 TEST_F(SchedStatesTest, ContainerClosingTheDonePipeWakesTheSupervisor) {
-  const auto events = trace_workload();
+  const auto [events, hpid, burn_cpu_ns] = trace_workload();
   const std::uint32_t container = container_pid(events);
   const Event* fork = find_event(events, EventKind::Fork, Role::Container);
   const Event* burnt = find_phase(events, 12, container);
-  const Event* end_setup = find_phase(events, 3, hpid_);
+  const Event* end_setup = find_phase(events, 3, hpid);
   ASSERT_TRUE(fork != nullptr && burnt != nullptr && end_setup != nullptr);
 
   std::vector<const Event*> wakeups;
@@ -182,15 +190,15 @@ TEST_F(SchedStatesTest, ContainerClosingTheDonePipeWakesTheSupervisor) {
     if (e.kind != EventKind::Wakeup) continue;
     ASSERT_TRUE(e.wakee.has_value());
     EXPECT_NE(e.pid, e.wakee->pid) << "a wakeup within a process is no edge";
-    if (e.pid == container && e.wakee->pid == hpid_) wakeups.push_back(&e);
+    if (e.pid == container && e.wakee->pid == hpid) wakeups.push_back(&e);
   }
   ASSERT_EQ(wakeups.size(), 1U) << "the container wakes the supervisor once, closing the pipe";
   const Event& wakeup = *wakeups.front();
   EXPECT_EQ(wakeup.role, Role::Container);
   EXPECT_EQ(wakeup.tid, container);
   EXPECT_EQ(wakeup.wakee->role, Role::Launcher);
-  EXPECT_EQ(wakeup.wakee->tid, hpid_);
-  EXPECT_EQ(wakeup.wakee->hpid, hpid_);
+  EXPECT_EQ(wakeup.wakee->tid, hpid);
+  EXPECT_EQ(wakeup.wakee->hpid, hpid);
   EXPECT_EQ(wakeup.wakee->launch, wakeup.launch);
   EXPECT_LT(burnt->ts_ns, wakeup.ts_ns);
   EXPECT_LT(wakeup.ts_ns, end_setup->ts_ns);
@@ -199,7 +207,7 @@ TEST_F(SchedStatesTest, ContainerClosingTheDonePipeWakesTheSupervisor) {
   // on the pipe, through most of the container's burn at least.
   ASSERT_TRUE(fork->sched.has_value());
   const SchedTotals waited = wakeup.wakee->sched - *fork->sched;
-  EXPECT_GE(waited.sleep, burn_cpu_ns_ / 2);
+  EXPECT_GE(waited.sleep, burn_cpu_ns / 2);
   expect_totals_add_up(events);
 }
 

@@ -391,14 +391,19 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	struct tracked_process member = {};
 	struct hacoboot_event *e;
 
+	/*
+	 * A new thread belongs to its process already: only its states are
+	 * new. A tracked process has an accounted thread (its first, at least),
+	 * so with none accounted a clone returns on one load, as it did before.
+	 */
+	if (child_pid != BPF_CORE_READ(child, tgid)) {
+		if (threads_alive && bpf_map_lookup_elem(&tracked, &parent_pid))
+			start_thread(child_pid, parent_pid, HACOBOOT_SCHED_RUN_QUEUE);
+		return 0;
+	}
 	t = bpf_map_lookup_elem(&tracked, &parent_pid);
 	if (!t)
 		return 0;
-	/* A new thread belongs to its process already: only its states are new. */
-	if (child_pid != BPF_CORE_READ(child, tgid)) {
-		start_thread(child_pid, parent_pid, HACOBOOT_SCHED_RUN_QUEUE);
-		return 0;
-	}
 
 	member.hpid = t->hpid;
 	member.boot = t->boot;

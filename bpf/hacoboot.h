@@ -73,7 +73,10 @@ struct hacoboot_sched_totals {
  * The woken side of a wakeup event, whose other fields are the waker's.
  * Recorded when a tracked thread wakes one of another tracked process that
  * was blocked (not preempted): a wakeup within a process stays blocked time
- * of the wakee, without a record.
+ * of the wakee, without a record. The waker is the thread on the CPU when the
+ * wakeup starts: one from an interrupt (a timer, an I/O completion) that
+ * lands while a tracked thread of another process runs there is recorded as
+ * that thread's.
  */
 struct hacoboot_wakee {
 	unsigned int pid; /* tgid */

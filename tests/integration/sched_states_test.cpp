@@ -177,6 +177,17 @@ TEST_F(SchedStatesTest, CpuBurnIsCpuTimeOfItsStep) {
   expect_totals_add_up(events);
 }
 
+TEST_F(SchedStatesTest, ThreadIsAccountedFromItsClone) {
+  const auto [events, hpid, burn_cpu_ns] = trace_workload();
+  const std::uint32_t container = container_pid(events);
+  const Event* from_thread = find_phase(events, 13, container);
+  ASSERT_TRUE(container != 0 && from_thread != nullptr);
+  EXPECT_NE(from_thread->tid, container) << "phase 13 is passed by a thread of the container";
+  ASSERT_TRUE(from_thread->sched.has_value());
+  EXPECT_GE(from_thread->sched->sleep, 5 * kNsPerMs) << "the thread sleeps 5 ms first";
+  expect_totals_add_up(events);
+}
+
 TEST_F(SchedStatesTest, ContainerClosingTheDonePipeWakesTheSupervisor) {
   const auto [events, hpid, burn_cpu_ns] = trace_workload();
   const std::uint32_t container = container_pid(events);

@@ -3,16 +3,19 @@
 // START_SV and START_FORK, forks the container and blocks reading a "done"
 // pipe, as Haconiwa's runner does, then passes END_SETUP. The container
 // passes CONTAINER_START, burns BURN_MS of its own CPU time, passes
-// CONTAINER_NAMESPACE_GENERATED and closes the pipe, which wakes the
+// CONTAINER_NAMESPACE_GENERATED, starts a thread that sleeps 5 ms and passes
+// CONTAINER_FILESYSTEM_SETUP, joins it and closes the pipe, which wakes the
 // supervisor. Prints "hpid H burn_cpu_ns N": the launch's hpid and the
 // container's thread CPU time across the burn, by its own clock.
 #include <sys/sdt.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <thread>
 
 namespace {
 
@@ -22,6 +25,7 @@ constexpr long kStartFork = 2;
 constexpr long kEndSetup = 3;
 constexpr long kContainerStart = 11;
 constexpr long kNamespaceGenerated = 12;
+constexpr long kFilesystemSetup = 13;
 constexpr long kNsPerMs = 1'000'000;
 
 void pass(long phase, long hpid) {
@@ -47,6 +51,10 @@ long long burn_cpu(long ms) {
   pass(kContainerStart, hpid);
   const long long burned = burn_cpu(burn_ms);
   pass(kNamespaceGenerated, hpid);
+  std::thread([hpid] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    pass(kFilesystemSetup, hpid);
+  }).join();
   std::printf("hpid %ld burn_cpu_ns %lld\n", hpid, burned);
   std::fflush(stdout);
   close(done);

@@ -41,6 +41,7 @@ void BootTracker::on_event(const Event& event) {
     case EventKind::Exec: on_exec(event); break;
     case EventKind::Listen: on_listen(event); break;
     case EventKind::Exit: on_exit(event); break;
+    case EventKind::Wakeup: break;  // scheduler states are not reported yet
   }
 }
 

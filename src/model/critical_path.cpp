@@ -6,19 +6,6 @@
 
 namespace hacoboot {
 
-SchedTotals& SchedTotals::operator+=(const SchedTotals& other) {
-  cpu += other.cpu;
-  run_queue += other.run_queue;
-  sleep += other.sleep;
-  io += other.io;
-  return *this;
-}
-
-SchedTotals operator-(const SchedTotals& later, const SchedTotals& earlier) {
-  return {later.cpu - earlier.cpu, later.run_queue - earlier.run_queue, later.sleep - earlier.sleep,
-          later.io - earlier.io};
-}
-
 std::uint64_t CriticalPath::duration() const {
   std::uint64_t sum = 0;
   for (const auto& piece : pieces) sum += piece.duration();

@@ -5,27 +5,9 @@
 #include <vector>
 
 #include "model/boot.hpp"
+#include "model/sched_totals.hpp"
 
 namespace hacoboot {
-
-// Where a thread's time went, cumulative since the thread began, in ns. The
-// kernel side keeps these per tracked thread from the scheduler's
-// tracepoints; every event a thread emits carries its totals at that instant,
-// so a stretch of its time is the difference of two totals, and the four
-// states of a stretch add up to its length exactly.
-struct SchedTotals {
-  std::uint64_t cpu = 0;        // running
-  std::uint64_t run_queue = 0;  // runnable, waiting for a CPU
-  std::uint64_t sleep = 0;      // blocked interruptibly: sleep, pipe, futex...
-  std::uint64_t io = 0;         // blocked uninterruptibly: disk I/O and the like
-
-  [[nodiscard]] std::uint64_t total() const { return cpu + run_queue + sleep + io; }
-  SchedTotals& operator+=(const SchedTotals& other);
-  bool operator==(const SchedTotals&) const = default;
-};
-
-// The stretch between two readings of one thread's totals (later - earlier).
-SchedTotals operator-(const SchedTotals& later, const SchedTotals& earlier);
 
 // One reading of a thread's totals: an event it emitted. `step` is set when
 // the event is a step of the boot (a phase, execve, listen), which then ends

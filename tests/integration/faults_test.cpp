@@ -361,10 +361,12 @@ TEST_F(FaultKillTest, ContainerKilledBeforeExecveIsIncomplete) {
 // is counted once the container is done, not cut short.
 TEST_F(FaultKillTest, SupervisorKilledAfterForkLeavesItsContainerBooting) {
   // Supervisor asleep after END_SETUP (3, after its fork); the container
-  // pauses at 15, then runs on, orphaned, to listen and exits.
+  // pauses at 15, then runs on, orphaned, to listen and exits. With the
+  // "done" pipe the supervisor would reach END_SETUP only after the
+  // container's setup: --no-done-pipe.
   KilledLaunch killed;
-  ASSERT_NO_FATAL_FAILURE(kill_mid_boot({"--phase-delay", "3:600000", "--phase-delay", "15:1000"}, "container_pid",
-                                        Victim::Supervisor, killed));
+  ASSERT_NO_FATAL_FAILURE(kill_mid_boot({"--no-done-pipe", "--phase-delay", "3:600000", "--phase-delay", "15:1000"},
+                                        "container_pid", Victim::Supervisor, killed));
 
   TracedBoots traced;
   traced.summary = killed.summary;
@@ -1010,7 +1012,9 @@ TEST_F(FaultPidReuseTest, AnOrphanedContainerIsNotCountedIntoTheBootThatReusedIt
   ASSERT_FALSE(HasFailure());
 
   const auto a_truth = new_file("truth-a.tsv");
-  Process a(launcher_argv(a_truth, {"--phase-delay", "3:600000", "--phase-delay", "15:5000"}), dir());
+  // A's supervisor must be killed before A's container is past its setup,
+  // which with the "done" pipe it cannot be: --no-done-pipe.
+  Process a(launcher_argv(a_truth, {"--no-done-pipe", "--phase-delay", "3:600000", "--phase-delay", "15:5000"}), dir());
   std::optional<std::uint32_t> hpid;
   ASSERT_TRUE(wait_until(
       [&] {

@@ -3,7 +3,7 @@
 // --listen-from, so the tracer can be tested on each way a real service may
 // get there. Ground truth goes to $HACOBOOT_TRUTH under $HACOBOOT_HPID.
 #include "truth.hpp"
-#include "unique_fd.hpp"
+#include "util/unique_fd.hpp"
 
 #include <arpa/inet.h>
 #include <getopt.h>

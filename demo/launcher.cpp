@@ -13,7 +13,7 @@
 // (--burn, --fsync, --sleep) after any phase and read what it cost in the
 // ground truth (truth.hpp).
 #include "truth.hpp"
-#include "unique_fd.hpp"
+#include "util/unique_fd.hpp"
 
 #include <fcntl.h>
 #include <getopt.h>
@@ -147,7 +147,7 @@ void burn_cpu(long ms) {
 bool write_and_fsync(const std::string& dir, long rounds) {
   std::string path = dir + "/.hacoboot-launcher-io-XXXXXX";
   const UniqueFd file(mkostemp(path.data(), O_CLOEXEC));
-  if (!file.is_open()) {
+  if (!file.valid()) {
     std::fprintf(stderr, "hacoboot-launcher: creating a file in %s: %s\n", dir.c_str(), std::strerror(errno));
     return false;
   }
@@ -231,9 +231,12 @@ struct Pipe {
 
 // The pipes of one boot; those the options leave out stay closed.
 struct BootPipes {
-  Pipe done;      // container -> supervisor, after its last setup step
-  Pipe unshared;  // container -> supervisor, in step 17: map my user namespace
-  Pipe mapped;    // supervisor -> container: the maps are written
+  Pipe done;  // container -> supervisor, after its last setup step
+  // In step 17, with user namespaces: the container asks to be mapped, the
+  // supervisor answers once it has written the maps (here: done its uid-map
+  // work; the launcher makes no user namespace).
+  Pipe unshared;  // container -> supervisor
+  Pipe mapped;    // supervisor -> container
 
   bool open(const Options& opt) {
     return (!opt.done_pipe || done.open()) && (!opt.uid_map_handshake || (unshared.open() && mapped.open()));
@@ -498,7 +501,8 @@ constexpr const char* kUsage =
     "                           close the pipe after phase 20 (it does by default)\n"
     "      --uid-map-handshake  between phases 16 and 17 the container writes\n"
     "                           \"unshared\" and waits until the supervisor has\n"
-    "                           done its mapping work and answered \"mapped\"\n"
+    "                           done its mapping work (uid-map below; no user\n"
+    "                           namespace is made) and answered \"mapped\"\n"
     "\n"
     "Known work after passing PHASE, done by the process that passes it (0 the\n"
     "CLI, 1-6 the supervisor, 11-21 the container; uid-map: the supervisor's\n"

@@ -31,7 +31,7 @@
 //                          the reader: blocked reading from start to end (EOF)
 #pragma once
 
-#include "unique_fd.hpp"
+#include "util/unique_fd.hpp"
 
 #include <fcntl.h>
 #include <time.h>
@@ -65,13 +65,13 @@ class TruthFile {
   TruthFile() = default;  // disabled: record() does nothing
   explicit TruthFile(const char* path) : fd_(::open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) {}
 
-  bool is_open() const { return fd_.is_open(); }
+  bool is_open() const { return fd_.valid(); }
 
   // Best effort: no allocation and one syscall, so it is fine between fork
   // and exec. A lost line shows up as a missing key in the tests, which is
   // more useful than aborting a boot over it.
   void record(long hpid, const char* key, long long value) const {
-    if (!fd_.is_open()) return;
+    if (!fd_.valid()) return;
     char line[128];
     const int n = std::snprintf(line, sizeof line, "%ld\t%s\t%lld\n", hpid, key, value);
     if (n > 0 && static_cast<std::size_t>(n) < sizeof line) {

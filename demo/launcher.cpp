@@ -260,6 +260,7 @@ struct BootPipes {
 // that died (a test killed it) must not take the writer with it: SIGPIPE is
 // held off during the write and a pending one discarded.
 void tell(const Context& ctx, long hpid, UniqueFd& write_end, const char* message) {
+  const std::int64_t send_lo = monotonic_ns();
   sigset_t sigpipe;
   sigemptyset(&sigpipe);
   sigaddset(&sigpipe, SIGPIPE);
@@ -271,7 +272,9 @@ void tell(const Context& ctx, long hpid, UniqueFd& write_end, const char* messag
   }
   sigprocmask(SIG_SETMASK, &before, nullptr);
   write_end.reset();
-  ctx.truth.record(hpid, (std::string(message) + "_sent").c_str(), monotonic_ns());
+  const std::int64_t send_hi = monotonic_ns();
+  ctx.truth.record(hpid, (std::string(message) + "_send_lo").c_str(), send_lo);
+  ctx.truth.record(hpid, (std::string(message) + "_send_hi").c_str(), send_hi);
 }
 
 // Blocks until the writer has closed its end (or died), then closes this one.

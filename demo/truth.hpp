@@ -25,10 +25,14 @@
 // or "uidmap" (the supervisor's mapping work in the uid-mapping handshake).
 // Haconiwa's pipes, by message ("done", and "unshared" and "mapped" with
 // --uid-map-handshake):
-//   <message>_sent         the writer (container for done and unshared,
-//                          supervisor for mapped): it wrote and closed its end
+//   <message>_send_lo, <message>_send_hi
+//                          the writer (container for done and unshared,
+//                          supervisor for mapped): just before it wrote and
+//                          just after it closed its end
 //   <message>_wait_start, <message>_wait_end, <message>_wait_cpu
 //                          the reader: blocked reading from start to end (EOF)
+// The reader's wait_end follows the writer's send_lo; it may precede send_hi,
+// as the woken reader can run before the writer reads the clock again.
 #pragma once
 
 #include "util/unique_fd.hpp"

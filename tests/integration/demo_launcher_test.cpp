@@ -37,12 +37,14 @@ bool has_key_starting(const Facts& facts, const std::string& prefix) {
   return std::any_of(facts.begin(), facts.end(), [&](const auto& entry) { return entry.first.rfind(prefix, 0) == 0; });
 }
 
-// The piece <what> consumed between ms and ms + 5 % of the thread's CPU
-// time, within its wall-clock span.
+// The piece <what> consumed at least ms of the thread's CPU time, within its
+// wall-clock span. No upper bound: the CPU clock also charges the thread
+// with interrupts handled while it ran (kernels without IRQ time accounting)
+// and, on a VM, with time the hypervisor took from the vCPU (seen here: 36 ms
+// for a 20 ms burn).
 void expect_burned(const Facts& facts, const std::string& what, std::int64_t ms) {
   const auto cpu = fact(facts, what + "_cpu");
   EXPECT_GE(cpu, ms * kMs) << what << ": less CPU time than asked";
-  EXPECT_LE(cpu, ms * kMs * 105 / 100) << what << ": more CPU time than asked";
   EXPECT_LE(cpu, fact(facts, what + "_end") - fact(facts, what + "_start")) << what;
 }
 
@@ -74,14 +76,16 @@ class DemoLauncherTest : public IntegrationTest {
 // runner.rb: after its fork the supervisor reads the "done" pipe until EOF,
 // which comes when the container closes its end after its last setup step
 // (20); only then does it pass END_SETUP (3). The sleeps mark the phases.
+// Across the two processes only causal orders hold: the writer's send_lo
+// comes before the reader's wait_end, its send_hi may not (truth.hpp).
 TEST_F(DemoLauncherTest, SupervisorBlocksOnTheDonePipeFromItsForkUntilTheContainerClosesIt) {
   const auto truth = boot({"--sleep", "2:1", "--sleep", "20:20", "--sleep", "3:1"}).supervisor;
   ASSERT_FALSE(HasFailure());
   const auto& t = truth;
   EXPECT_LE(fact(t, "sleep_2_end"), fact(t, "done_wait_start")) << "blocked only after START_FORK";
-  EXPECT_LE(fact(t, "sleep_20_end"), fact(t, "done_sent")) << "the container closed after its phase 20";
-  EXPECT_LE(fact(t, "done_sent"), fact(t, "exec_lo")) << "closed before the exec, not by it";
-  EXPECT_LE(fact(t, "done_sent"), fact(t, "done_wait_end")) << "the supervisor went on before the close";
+  EXPECT_LE(fact(t, "sleep_20_end"), fact(t, "done_send_lo")) << "the container closed after its phase 20";
+  EXPECT_LE(fact(t, "done_send_hi"), fact(t, "exec_lo")) << "closed before the exec, not by it";
+  EXPECT_LE(fact(t, "done_send_lo"), fact(t, "done_wait_end")) << "the supervisor went on before the close";
   EXPECT_LE(fact(t, "done_wait_end"), fact(t, "sleep_3_start")) << "END_SETUP before the end of the wait";
 }
 
@@ -100,14 +104,14 @@ TEST_F(DemoLauncherTest, UidMapHandshakePutsTheSupervisorsMappingWorkBetweenTheC
   const auto truth = boot({"--uid-map-handshake", "--burn", "uid-map:20", "--sleep", "16:1", "--sleep", "17:1"});
   ASSERT_FALSE(HasFailure());
   const auto& t = truth.supervisor;
-  EXPECT_LE(fact(t, "sleep_16_end"), fact(t, "unshared_sent")) << "asked after phase 16";
-  EXPECT_LE(fact(t, "unshared_sent"), fact(t, "unshared_wait_end")) << "supervisor went on before the request";
+  EXPECT_LE(fact(t, "sleep_16_end"), fact(t, "unshared_send_lo")) << "asked after phase 16";
+  EXPECT_LE(fact(t, "unshared_send_lo"), fact(t, "unshared_wait_end")) << "supervisor went on before the request";
   EXPECT_LE(fact(t, "unshared_wait_end"), fact(t, "burn_uidmap_start"));
-  EXPECT_LE(fact(t, "burn_uidmap_end"), fact(t, "mapped_sent")) << "answered before its mapping work was done";
-  EXPECT_LE(fact(t, "unshared_sent"), fact(t, "mapped_wait_start")) << "the container waited before asking";
-  EXPECT_LE(fact(t, "mapped_sent"), fact(t, "mapped_wait_end")) << "container went on before the answer";
+  EXPECT_LE(fact(t, "burn_uidmap_end"), fact(t, "mapped_send_lo")) << "answered before its mapping work was done";
+  EXPECT_LE(fact(t, "unshared_send_hi"), fact(t, "mapped_wait_start")) << "the container waited before asking";
+  EXPECT_LE(fact(t, "mapped_send_lo"), fact(t, "mapped_wait_end")) << "container went on before the answer";
   EXPECT_LE(fact(t, "mapped_wait_end"), fact(t, "sleep_17_start")) << "phase 17 before the answer";
-  EXPECT_LE(fact(t, "mapped_sent"), fact(t, "done_wait_start")) << "the done pipe is read after the handshake";
+  EXPECT_LE(fact(t, "mapped_send_hi"), fact(t, "done_wait_start")) << "the done pipe is read after the handshake";
   expect_burned(t, "burn_uidmap", 20);
 }
 
@@ -123,19 +127,19 @@ TEST_F(DemoLauncherTest, BurnUsesTheAskedCpuTimeInTheProcessOfItsPhase) {
   expect_burned(t, "burn_4", 20);
   expect_burned(t, "burn_13", 20);
   EXPECT_LE(fact(truth.cli, "burn_0_end"), fact(t, "start_lo")) << "the CLI burns before its supervisor starts";
-  EXPECT_LE(fact(t, "burn_13_end"), fact(t, "done_sent")) << "the container burns before closing the done pipe";
+  EXPECT_LE(fact(t, "burn_13_end"), fact(t, "done_send_lo")) << "the container burns before closing the done pipe";
   EXPECT_LE(fact(t, "done_wait_end"), fact(t, "burn_4_start")) << "the supervisor burns after its wait";
 }
 
 // --sleep, and --phase-delay which it replaced, sleep at least the time
-// asked, using next to no CPU.
+// asked.
 TEST_F(DemoLauncherTest, SleepAndPhaseDelaySleepTheAskedTime) {
   const auto truth = boot({"--sleep", "14:30", "--phase-delay", "5:30"}).supervisor;
   ASSERT_FALSE(HasFailure());
   for (const std::string what : {"sleep_14", "sleep_5"}) {
     const auto slept = fact(truth, what + "_end") - fact(truth, what + "_start");
     EXPECT_GE(slept, 30 * kMs) << what;
-    EXPECT_LT(fact(truth, what + "_cpu"), slept / 2) << what << ": a sleep used CPU";
+    EXPECT_LE(fact(truth, what + "_cpu"), slept) << what;
   }
 }
 

@@ -86,6 +86,8 @@ struct thread_states {
 	__u32 state; /* enum hacoboot_sched_state, since `since` */
 	__u64 since;
 	struct hacoboot_sched_totals totals; /* up to `since` */
+	__u32 boot;  /* the launch it is accounted for */
+	__u32 reserved;
 };
 
 /*
@@ -106,6 +108,21 @@ struct {
  * wakeup of the host; with no thread accounted they return on this one load.
  */
 __u64 threads_alive = 0;
+
+/*
+ * Launches whose threads are accounted: from START_SV until the launch
+ * settles (its first listen) or its supervisor exits. What follows a boot's
+ * listen delays no boot: a container that runs for hours keeps the
+ * scheduler hooks on no longer than its boot, and a CLI (launch id 0),
+ * which only precedes the start, is never accounted.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, HACOBOOT_MAX_TRACKED);
+	__type(key, __u32);
+	__type(value, __u8);
+} accounted_launches SEC(".maps");
 
 /* What execve entry leaves for sched_process_exec: the event's time and the thread's sums then. */
 struct execve_entry {
@@ -244,11 +261,27 @@ static __always_inline void add_thread(__u32 tid, const struct thread_states *th
 		__sync_fetch_and_add(&counters.unaccounted_threads, 1);
 }
 
-static __always_inline void start_thread(__u32 tid, __u32 pid, __u32 state)
+static __always_inline void start_thread(__u32 tid, __u32 pid, __u32 boot, __u32 state)
 {
-	struct thread_states thread = {.pid = pid, .state = state, .since = bpf_ktime_get_ns()};
+	struct thread_states thread = {.pid = pid, .state = state, .since = bpf_ktime_get_ns(), .boot = boot};
 
-	add_thread(tid, &thread);
+	if (boot && bpf_map_lookup_elem(&accounted_launches, &boot))
+		add_thread(tid, &thread);
+}
+
+static long forget_thread_of_launch(void *map, const __u32 *tid, struct thread_states *thread,
+				    const __u32 *boot)
+{
+	if (thread->boot == *boot && !bpf_map_delete_elem(map, tid))
+		__sync_fetch_and_sub(&threads_alive, 1);
+	return 0;
+}
+
+/* Ends the accounting of a launch: its threads' entries go, once. */
+static __always_inline void stop_accounting(__u32 boot)
+{
+	if (boot && !bpf_map_delete_elem(&accounted_launches, &boot))
+		bpf_for_each_map_elem(&threads, forget_thread_of_launch, &boot, 0);
 }
 
 static __always_inline void forget_thread(__u32 tid)
@@ -275,9 +308,9 @@ static __always_inline void track(__u32 pid, const struct tracked_process *value
 	else
 		__sync_fetch_and_add(launcher_slot(pid), 1);
 	if (current >> 32 == pid)
-		start_thread((__u32)current, pid, HACOBOOT_SCHED_CPU);
+		start_thread((__u32)current, pid, value->boot, HACOBOOT_SCHED_CPU);
 	else
-		start_thread(pid, pid, HACOBOOT_SCHED_RUN_QUEUE);
+		start_thread(pid, pid, value->boot, HACOBOOT_SCHED_RUN_QUEUE);
 }
 
 static __always_inline struct tracked_process *member_of_container(__u32 pid)
@@ -346,8 +379,12 @@ int BPF_USDT(on_phase, long phase, long hpid)
 
 	/* CLI (phase 0) and supervisor (1, 2) pass phases with their own pid. */
 	if (phase <= HACOBOOT_PHASE_START_FORK && pid == hpid) {
-		if (phase == HACOBOOT_PHASE_START_SV)
+		if (phase == HACOBOOT_PHASE_START_SV) {
+			__u8 yes = 1;
+
 			boot = bpf_get_prandom_u32() | 1; /* never 0: that is a CLI */
+			bpf_map_update_elem(&accounted_launches, &boot, &yes, BPF_ANY);
+		}
 		if (t && phase == HACOBOOT_PHASE_START_FORK) {
 			t->armed = 1;
 		} else {
@@ -399,8 +436,11 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	 * so with none accounted a clone returns on one load, as it did before.
 	 */
 	if (child_pid != BPF_CORE_READ(child, tgid)) {
-		if (threads_alive && bpf_map_lookup_elem(&tracked, &parent_pid))
-			start_thread(child_pid, parent_pid, HACOBOOT_SCHED_RUN_QUEUE);
+		if (threads_alive) {
+			t = bpf_map_lookup_elem(&tracked, &parent_pid);
+			if (t)
+				start_thread(child_pid, parent_pid, t->boot, HACOBOOT_SCHED_RUN_QUEUE);
+		}
 		return 0;
 	}
 	t = bpf_map_lookup_elem(&tracked, &parent_pid);
@@ -568,9 +608,9 @@ static __always_inline int listen_returned(long ret)
 	if (!t)
 		return 0;
 	e = reserve_event(HACOBOOT_EV_LISTEN, HACOBOOT_EVENT_BASE_SIZE, ret, pid, t);
-	if (!e)
-		return 0;
-	submit(e, true);
+	if (e)
+		submit(e, true);
+	stop_accounting(t->boot);
 	return 0;
 }
 
@@ -602,10 +642,12 @@ static __always_inline void process_exited(__u32 pid)
 	e = reserve_event(HACOBOOT_EV_EXIT, HACOBOOT_EVENT_BASE_SIZE, 0, pid, t);
 	if (e)
 		submit(e, e->role != HACOBOOT_ROLE_MEMBER);
-	if (t->role != HACOBOOT_ROLE_LAUNCHER)
+	if (t->role != HACOBOOT_ROLE_LAUNCHER) {
 		__sync_fetch_and_sub(&members_alive, 1);
-	else
+	} else {
 		__sync_fetch_and_sub(launcher_slot(pid), 1);
+		stop_accounting(t->boot);
+	}
 	bpf_map_delete_elem(&tracked, &pid);
 }
 

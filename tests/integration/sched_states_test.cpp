@@ -15,6 +15,7 @@
 #include "capture/tracer.hpp"
 #include "fixture.hpp"
 #include "model/event.hpp"
+#include "support/process.hpp"
 
 namespace hacoboot::it {
 namespace {
@@ -158,6 +159,30 @@ TEST_F(SchedStatesTest, SleepAfterAPhaseIsInterruptibleSleepOfTheNextStep) {
   const SchedTotals step = step_between(*filesystem_setup, *rlimit_setup);
   EXPECT_GE(step.sleep, 18 * kNsPerMs) << "the launcher sleeps 20 ms after phase 13";
   expect_totals_add_up(events);
+}
+
+// What follows a boot's listen delays no boot: a container that runs for
+// hours must not keep the scheduler hooks on. Accounting ends at the
+// launch's first listen, the listen event carrying the last totals.
+TEST_F(SchedStatesTest, AccountingEndsAtTheBootsListenWhileItsContainerRuns) {
+  std::vector<Event> events;
+  Tracer tracer(Tracer::Config{.haconiwa_path = launcher().string(), .usdt_attach = UsdtAttach::Perf},
+                [&](std::span<const std::byte> record) {
+                  if (const auto event = decode_event(record)) events.push_back(*event);
+                });
+  Process boot({launcher().string(), "--no-namespaces", "--", app().string(), "--hold-ms", "5000"}, dir());
+  const auto listened = [&] {
+    tracer.poll(10ms);
+    return std::any_of(events.begin(), events.end(), [](const Event& e) { return e.kind == EventKind::Listen; });
+  };
+  ASSERT_TRUE(wait_until(listened, 20s)) << "no listen within 20 s";
+  ASSERT_TRUE(boot.running()) << "the container holds its socket for 5 s";
+  EXPECT_EQ(tracer.accounted_threads(), 0U) << "threads still accounted after the boot's listen";
+  const auto listen =
+      std::find_if(events.begin(), events.end(), [](const Event& e) { return e.kind == EventKind::Listen; });
+  EXPECT_TRUE(listen->sched) << "the listen event carries the listener's totals";
+  const auto accounted_before = std::count_if(events.begin(), events.end(), [](const Event& e) { return e.sched; });
+  EXPECT_GE(accounted_before, 10) << "the boot's steps before listen carry totals";
 }
 
 TEST_F(SchedStatesTest, CpuBurnIsCpuTimeOfItsStep) {

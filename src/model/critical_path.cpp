@@ -160,4 +160,22 @@ CriticalPath critical_path(const std::vector<ThreadTimeline>& threads, const std
   return path;
 }
 
+namespace {
+
+std::optional<CriticalPath> path_to(const BootRecord& boot, const std::optional<std::uint64_t>& milestone_ns,
+                                    std::uint32_t milestone_tid) {
+  if (!boot.start_ns || !milestone_ns || boot.start_tid == 0 || milestone_tid == 0) return std::nullopt;
+  return critical_path(boot.threads, boot.wakeups, {boot.start_tid, *boot.start_ns}, {milestone_tid, *milestone_ns});
+}
+
+}  // namespace
+
+std::optional<CriticalPath> path_to_execve(const BootRecord& boot) {
+  return path_to(boot, boot.execve_ns, boot.execve_tid);
+}
+
+std::optional<CriticalPath> path_to_listen(const BootRecord& boot) {
+  return path_to(boot, boot.listen_ns, boot.listen_tid);
+}
+
 }  // namespace hacoboot

@@ -5,38 +5,8 @@
 #include <vector>
 
 #include "model/boot.hpp"
-#include "model/sched_totals.hpp"
 
 namespace hacoboot {
-
-// One reading of a thread's totals: an event it emitted. `step` is set when
-// the event is a step of the boot (a phase, execve, listen), which then ends
-// at that instant; a fork or an exit only reads the totals.
-struct ThreadSample {
-  std::uint64_t ts_ns = 0;
-  SchedTotals totals;
-  std::optional<Step> step;
-};
-
-// What the boot's events say of one thread, in time order.
-struct ThreadTimeline {
-  std::uint32_t tid = 0;
-  // The thread that forked this one, when the fork was traced; its totals
-  // were zero at `created_ns`.
-  std::optional<std::uint32_t> parent_tid;
-  std::uint64_t created_ns = 0;
-  std::vector<ThreadSample> samples;
-};
-
-// A traced thread woke another process's blocked thread: the wakee waited
-// for the waker until `ts_ns`. Both threads' totals at that instant.
-struct WakeupEdge {
-  std::uint64_t ts_ns = 0;
-  std::uint32_t waker_tid = 0;
-  std::uint32_t wakee_tid = 0;
-  SchedTotals waker_totals;
-  SchedTotals wakee_totals;
-};
 
 // A point of one thread's timeline: the start of the boot, a milestone.
 struct ThreadInstant {
@@ -82,5 +52,11 @@ struct CriticalPath {
 // lies inside one step and its states are exact.
 CriticalPath critical_path(const std::vector<ThreadTimeline>& threads, const std::vector<WakeupEdge>& wakeups,
                            ThreadInstant start, ThreadInstant target);
+
+// The boot's path from its start to its execve or its listen; nullopt when
+// it lacks the milestone or the start, or when the kernel side did not
+// account the threads that passed them.
+std::optional<CriticalPath> path_to_execve(const BootRecord& boot);
+std::optional<CriticalPath> path_to_listen(const BootRecord& boot);
 
 }  // namespace hacoboot

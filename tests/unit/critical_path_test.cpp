@@ -1,5 +1,8 @@
 #include "model/critical_path.hpp"
 
+#include "event_builders.hpp"
+#include "model/boot_tracker.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -219,6 +222,78 @@ TEST(CriticalPath, ACycleOfForksInCorruptInputEnds) {
   ThreadTimeline b{2, 1, 1'500, {}};
   const auto path = critical_path({a, b}, {}, {1, 1'000}, {1, 2'000});
   EXPECT_EQ(path.duration(), 1'000U);
+}
+
+// An event as the kernel side stamps it: the emitting thread's totals then.
+Event stamped(Event event, SimulatedThread& thread) {
+  event.tid = thread.tid();
+  event.sched = thread.read(event.ts_ns);
+  return event;
+}
+
+Event wakeup_event(std::uint64_t ts, SimulatedThread& waker, std::uint32_t waker_pid, SimulatedThread& wakee,
+                   std::uint32_t wakee_pid, std::uint32_t hpid) {
+  const WakeupEdge edge = wake(waker, wakee, ts);
+  Event event;
+  event.kind = EventKind::Wakeup;
+  event.ts_ns = ts;
+  event.pid = waker_pid;
+  event.hpid = hpid;
+  event.tid = edge.waker_tid;
+  event.sched = edge.waker_totals;
+  event.wakee = Wakee{wakee_pid, edge.wakee_tid, hpid, 0, Role::Launcher, edge.wakee_totals};
+  return event;
+}
+
+// The tracker keeps each accounted thread's readings and the wakeups of the
+// launch, and the boot's path to listen follows the container, not the
+// supervisor's wait on the done pipe.
+TEST(BootTrackerPaths, ADonePipeBootsPathToListenLeavesTheSupervisorsWaitOut) {
+  constexpr std::uint32_t kSv = 100;
+  constexpr std::uint32_t kCt = 200;
+  SimulatedThread supervisor{kSv, 0, State::Cpu};
+  SimulatedThread container{kCt, 4'100, State::RunQueue};
+  std::vector<Event> events;
+  events.push_back(stamped(ev::phase(1'000, kSv, kSv, 1), supervisor));
+  events.push_back(stamped(ev::phase(4'000, kSv, kSv, 2), supervisor));
+  events.push_back(stamped(ev::fork(4'100, kSv, kSv, kCt, Role::Container), supervisor));
+  supervisor.enter(4'200, State::Sleep);
+  container.enter(4'300, State::Cpu);
+  events.push_back(stamped(ev::phase(4'500, kCt, kSv, 11), container));
+  events.push_back(stamped(ev::phase(7'900, kCt, kSv, 20), container));
+  events.push_back(wakeup_event(8'000, container, kCt, supervisor, kSv, kSv));
+  supervisor.enter(8'020, State::Cpu);
+  events.push_back(stamped(ev::phase(8'050, kCt, kSv, 21), container));
+  events.push_back(stamped(ev::phase(8'100, kSv, kSv, 3), supervisor));
+  events.push_back(stamped(ev::exec(8'200, kCt, kSv, "/bin/app"), container));
+  events.push_back(stamped(ev::listen(9'000, kCt, kSv), container));
+
+  test::RecordingTracker tracker;
+  tracker.feed(events);
+  tracker.tracker().finish_all();
+  ASSERT_EQ(tracker.done().size(), 1U);
+  const BootRecord& boot = tracker.done()[0];
+  EXPECT_EQ(boot.threads.size(), 2U);
+  EXPECT_EQ(boot.wakeups.size(), 1U);
+  EXPECT_EQ(boot.start_tid, kSv);
+  EXPECT_EQ(boot.listen_tid, kCt);
+
+  const auto path = path_to_listen(boot);
+  ASSERT_TRUE(path);
+  expect_exact(*path, 1'000, 9'000);
+  EXPECT_EQ(time_in(*path, kSv), 3'100U);
+  EXPECT_EQ(time_in(*path, kCt), 4'900U);
+  const auto to_execve = path_to_execve(boot);
+  ASSERT_TRUE(to_execve);
+  EXPECT_EQ(to_execve->duration(), 7'200U);
+}
+
+TEST(BootTrackerPaths, ABootWithoutSchedulerTotalsHasNoPath) {
+  test::RecordingTracker tracker;
+  tracker.feed(test::Launch{}.events());
+  ASSERT_EQ(tracker.done().size(), 1U);
+  EXPECT_TRUE(tracker.done()[0].threads.empty());
+  EXPECT_FALSE(path_to_listen(tracker.done()[0]));
 }
 
 }  // namespace

@@ -48,6 +48,7 @@ class Sizes:
     hits: int  # USDT hits per loop
     forks: int  # fork+exec+listen iterations of the host load
     syscalls: int  # getppid() calls of the host load
+    round_trips: int  # pipe ping-pong round trips on one CPU
     capacity_hits: int  # events per producer in the capacity runs (USDT hits, listen calls)
     boots: int  # launcher boots per accuracy run
     idle_s: float  # idle window for CPU use
@@ -55,9 +56,11 @@ class Sizes:
     flood_hits: int  # probe hits with made-up hpids in the flood runs
 
 
-FULL = Sizes(reps=5, session_reps=3, hits=1_000_000, forks=500, syscalls=1_000_000, capacity_hits=300_000,
+FULL = Sizes(reps=5, session_reps=3, hits=1_000_000, forks=500, syscalls=1_000_000, round_trips=200_000,
+             capacity_hits=300_000,
              boots=100, idle_s=10.0, pipeline_min_time=1.0, flood_hits=1_600_000)
-QUICK = Sizes(reps=1, session_reps=1, hits=100_000, forks=200, syscalls=200_000, capacity_hits=100_000,
+QUICK = Sizes(reps=1, session_reps=1, hits=100_000, forks=200, syscalls=200_000, round_trips=50_000,
+              capacity_hits=100_000,
               boots=10, idle_s=2.0, pipeline_min_time=0.1, flood_hits=200_000)
 
 
@@ -93,6 +96,10 @@ class Context:
     @property
     def hostload(self) -> str:
         return str(self.build / "bench" / "hacoboot-bench-hostload")
+
+    @property
+    def schedfloor(self) -> str:
+        return str(self.build / "bench" / "hacoboot-bench-schedfloor")
 
     @property
     def capacity(self) -> str:
@@ -550,6 +557,47 @@ def measure_host_overhead(ctx: Context, results: Results) -> None:
         untraced = f"{b / 1e3:.0f} us" if b >= 1e4 else f"{b:.0f} ns"
         results.add(Row(f"{label} slowdown, CPU/op [untraced {untraced}]", "%", ours=slow[label][OURS],
                         ref=slow[label][REF], ratio=False))
+
+
+def measure_sched_hooks(ctx: Context, results: Results) -> None:
+    """What the scheduler hooks cost every context switch of the host while
+    no boot is in flight: `hostload pingpong N` (two processes pinned to one
+    CPU pass a byte back and forth through two pipes: two context switches and
+    two wakeups per round trip), the least wall time per round trip over
+    blocks of 10,000, the least of three processes per condition. Untraced,
+    under two empty raw tracepoint programs on sched_switch and sched_waking
+    (hacoboot-bench-schedfloor: the floor of any always-attached scheduler
+    hook) and while hacoboot-sampler runs, idle, watching the demo launcher.
+    Cost per context switch: half the round trip's increase over the
+    untraced run of the same repetition. Goal: at most 1.2x the floor's."""
+    pingpong = [ctx.hostload, "pingpong", str(ctx.sizes.round_trips)]
+    conditions = ["untraced", "floor", OURS]
+    added: dict[str, list[float]] = {"floor": [], OURS: []}
+    untraced: list[float] = []
+    for rep in range(ctx.sizes.reps):
+        per_condition: dict[str, float] = {}
+        for condition in order(rep, conditions):
+            p = None
+            argv = [ctx.schedfloor, *pingpong] if condition == "floor" else pingpong
+            if condition == OURS:
+                p = start_ours(ctx, f"sched-ours-{rep}", ["--haconiwa", ctx.launcher, "-o", "/dev/null", ctx.app])
+            try:
+                per_condition[condition] = min(value(r"min_cpu_ns_per_iteration=([\d.]+)", run(ctx, argv))
+                                               for _ in range(3))
+                if p:
+                    end_run(p, results, f"sched hooks: {condition}, repetition {rep}")
+            finally:
+                if p:
+                    p.kill()
+        untraced.append(per_condition["untraced"])
+        for condition in added:
+            added[condition].append((per_condition[condition] - per_condition["untraced"]) / 2)
+    floor = statistics.median(added["floor"])
+    row = results.add(Row(f"4c. pipe ping-pong on one CPU, cost per context switch [untraced "
+                          f"{statistics.median(untraced):.0f} ns/round trip]", "ns", ours=added[OURS], ratio=False,
+                          ref_text=f"floor {cell(added['floor'], 0)}", goal="<= 1.2x floor",
+                          decimals=0))
+    row.met = statistics.median(added[OURS]) <= 1.2 * max(floor, 0.0)
 
 
 # ---------------------------------------------------------------------------
@@ -1123,7 +1171,7 @@ def main() -> int:
 
     measurements = [measure_pipeline]
     if ctx.root:
-        measurements = [measure_launch, measure_usdt_hits, measure_host_overhead, measure_capacity,
+        measurements = [measure_launch, measure_usdt_hits, measure_host_overhead, measure_sched_hooks, measure_capacity,
                         measure_pipeline, measure_accuracy, measure_parity, measure_idle_and_interrupt, measure_count_stop,
                         measure_serve, measure_flood]
     else:

@@ -4,12 +4,17 @@
 //   forks N      N times: fork, exec this binary's `listen`, wait
 //   listen       listen on 127.0.0.1, ephemeral port, and exit
 //   syscalls N   N getppid() system calls
+//   pingpong N   N round trips of a byte between two processes pinned to one
+//                CPU through two pipes: two context switches and two wakeups each
 //
 // forks and syscalls print "iterations=N ns_per_iteration=X cpu_ns_per_iteration=Y":
 // wall time per operation, and the median CPU time per operation (where a
-// tracer's BPF programs run, without time lost to other tasks).
+// tracer's BPF programs run, without time lost to other tasks). pingpong
+// prints the same keys with wall time per round trip for CPU time: on one
+// CPU, the round trip's wall time is both processes' CPU and the switches.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -123,6 +128,61 @@ int syscalls(long n) {
   return 0;
 }
 
+// Both processes on the CPU this one runs on now: every round trip switches it.
+bool pin_to_this_cpu() {
+  const int cpu = sched_getcpu();
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return cpu >= 0 && sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
+// The child echoes each byte back until its input closes.
+[[noreturn]] void echo(int in, int out) {
+  char byte = 0;
+  while (read(in, &byte, 1) == 1) {
+    if (write(out, &byte, 1) != 1) _exit(1);
+  }
+  _exit(0);
+}
+
+// One sample per block of 10,000 round trips: wall time per round trip.
+int pingpong(long n) {
+  constexpr long kBlock = 10'000;
+  int to_child[2];
+  int to_parent[2];
+  if (!pin_to_this_cpu() || pipe(to_child) != 0 || pipe(to_parent) != 0) {
+    std::perror("hacoboot-bench-hostload: pingpong set-up");
+    return 1;
+  }
+  const pid_t child = fork();
+  if (child < 0) return 1;
+  if (child == 0) {
+    close(to_child[1]);
+    close(to_parent[0]);
+    echo(to_child[0], to_parent[1]);
+  }
+  close(to_child[0]);
+  close(to_parent[1]);
+  std::vector<double> per_round_trip;
+  const auto begin = monotonic_ns();
+  char byte = 'x';
+  for (long done = 0; done < n;) {
+    const long block = std::min(kBlock, n - done);
+    const auto block_start = monotonic_ns();
+    for (long i = 0; i < block; ++i) {
+      if (write(to_child[1], &byte, 1) != 1 || read(to_parent[0], &byte, 1) != 1) return 1;
+    }
+    per_round_trip.push_back(static_cast<double>(monotonic_ns() - block_start) / static_cast<double>(block));
+    done += block;
+  }
+  report(n, monotonic_ns() - begin, std::move(per_round_trip));
+  close(to_child[1]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -130,6 +190,7 @@ int main(int argc, char** argv) {
   if (mode == "listen") return listen_once();
   if (mode == "forks") return forks(parse_count(argc > 2 ? argv[2] : nullptr));
   if (mode == "syscalls") return syscalls(parse_count(argc > 2 ? argv[2] : nullptr));
-  std::fputs("usage: hacoboot-bench-hostload forks N | listen | syscalls N\n", stderr);
+  if (mode == "pingpong") return pingpong(parse_count(argc > 2 ? argv[2] : nullptr));
+  std::fputs("usage: hacoboot-bench-hostload forks N | listen | syscalls N | pingpong N\n", stderr);
   return 2;
 }

@@ -15,6 +15,12 @@
  * syscall of the host; raw_syscalls sys_enter/sys_exit otherwise, which run on
  * every syscall and return at once unless a container boots. fentry on the
  * syscall functions is refused on some kernels and sandboxes (EPERM).
+ *
+ * Scheduler states: sched_switch and sched_waking move each thread of a
+ * tracked process between the states of enum hacoboot_sched_state, summing
+ * the time spent in each in its `threads` entry; every event a thread emits
+ * carries its sums up to the event, so they cost no record of their own.
+ * Only a wakeup across processes is recorded (HACOBOOT_EV_WAKEUP).
  */
 /* The kernel types: vendored (kernel_types.h) or a vmlinux.h given to the build. */
 #ifdef HACOBOOT_VMLINUX_H
@@ -74,15 +80,66 @@ struct {
 	__type(value, struct tracked_process);
 } tracked SEC(".maps");
 
+/* A thread of a tracked process: its current scheduler state and the sums of the past ones. */
+struct thread_states {
+	__u32 pid;   /* tgid */
+	__u32 state; /* enum hacoboot_sched_state, since `since` */
+	__u64 since;
+	struct hacoboot_sched_totals totals; /* up to `since` */
+	__u32 boot;  /* the launch it is accounted for */
+	__u32 reserved;
+};
+
 /*
- * execve entry time by tid, consumed by sched_process_exec. LRU: an execve
+ * Keyed by tid. An entry is added when the thread is first seen (its process
+ * becoming tracked, or its fork or clone by a tracked process) and deleted at
+ * its exit. Not preallocated, for the reason `tracked` is not.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, HACOBOOT_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct thread_states);
+} threads SEC(".maps");
+
+/*
+ * Entries in `threads`. The scheduler hooks run on every context switch and
+ * wakeup of the host; with no thread accounted they return on this one load.
+ */
+__u64 threads_alive = 0;
+
+/*
+ * Launches whose threads are accounted: from START_SV until the launch
+ * settles (its first listen) or its supervisor exits. What follows a boot's
+ * listen delays no boot: a container that runs for hours keeps the
+ * scheduler hooks on no longer than its boot, and a CLI (launch id 0),
+ * which only precedes the start, is never accounted.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, HACOBOOT_MAX_TRACKED);
+	__type(key, __u32);
+	__type(value, __u8);
+} accounted_launches SEC(".maps");
+
+/* What execve entry leaves for sched_process_exec: the event's time and the thread's sums then. */
+struct execve_entry {
+	__u64 ts_ns;
+	__u32 flags; /* HACOBOOT_EVENT_SCHED */
+	struct hacoboot_sched_totals sched;
+};
+
+/*
+ * execve entries by tid, consumed by sched_process_exec. LRU: an execve
  * that fails never reaches sched_process_exec, and its entry must not pile up.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, HACOBOOT_MAX_EXECING);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct execve_entry);
 } execing SEC(".maps");
 
 struct hacoboot_counters counters = {};
@@ -119,10 +176,40 @@ static __always_inline __u64 *launcher_slot(__u32 pid)
 	return &launchers_in_slot[pid & (LAUNCHER_SLOTS - 1)];
 }
 
+/* The sums of a thread's states up to `now`, its current one included. */
+static __always_inline void totals_at(const struct thread_states *thread, __u64 now,
+				      struct hacoboot_sched_totals *totals)
+{
+	*totals = thread->totals;
+	totals->ns[thread->state & (HACOBOOT_SCHED_STATES - 1)] += now - thread->since;
+}
+
 /*
- * A record of `size` bytes (HACOBOOT_EVENT_BASE_SIZE, or the whole struct for
- * exec events) from the current process `pid`, which every caller has read
- * already, with every field but the filename filled; NULL, counted, when the
+ * The states of the current thread up to `now` into `flags` and `totals`,
+ * or flags 0 when the thread is not accounted (it predates its process's
+ * tracking, or the map was full). Returns its tid.
+ */
+static __always_inline __u32 current_totals(__u64 now, __u32 *flags,
+					    struct hacoboot_sched_totals *totals)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct thread_states *thread = threads_alive ? bpf_map_lookup_elem(&threads, &tid) : NULL;
+
+	if (thread) {
+		totals_at(thread, now, totals);
+		*flags = HACOBOOT_EVENT_SCHED;
+	} else {
+		__builtin_memset(totals, 0, sizeof(*totals));
+		*flags = 0;
+	}
+	return tid;
+}
+
+/*
+ * A record of `size` bytes (HACOBOOT_EVENT_BASE_SIZE, HACOBOOT_WAKEUP_EVENT_SIZE,
+ * or the whole struct for exec events) from the current process `pid`, which
+ * every caller has read already, with every field but the filename or wakee
+ * filled, the current thread's states included; NULL, counted, when the
  * ring buffer is full.
  */
 static __always_inline struct hacoboot_event *reserve_event(__u32 kind, __u64 size, long long arg,
@@ -143,6 +230,7 @@ static __always_inline struct hacoboot_event *reserve_event(__u32 kind, __u64 si
 	e->hpid = process->hpid;
 	e->role = process->role;
 	e->boot = process->boot;
+	e->tid = current_totals(e->ts_ns, &e->flags, &e->sched);
 	return e;
 }
 
@@ -162,8 +250,55 @@ static __always_inline void submit(struct hacoboot_event *e, bool settles)
 	bpf_ringbuf_submit(e, flags);
 }
 
+/* Accounts a thread's states from now on; a thread accounted already keeps its sums. */
+static __always_inline void add_thread(__u32 tid, const struct thread_states *thread)
+{
+	long err = bpf_map_update_elem(&threads, &tid, thread, BPF_NOEXIST);
+
+	if (!err)
+		__sync_fetch_and_add(&threads_alive, 1);
+	else if (err != -EEXIST)
+		__sync_fetch_and_add(&counters.unaccounted_threads, 1);
+}
+
+static __always_inline void start_thread(__u32 tid, __u32 pid, __u32 boot, __u32 state)
+{
+	struct thread_states thread = {.pid = pid, .state = state, .since = bpf_ktime_get_ns(), .boot = boot};
+
+	if (boot && bpf_map_lookup_elem(&accounted_launches, &boot))
+		add_thread(tid, &thread);
+}
+
+static long forget_thread_of_launch(void *map, const __u32 *tid, struct thread_states *thread,
+				    const __u32 *boot)
+{
+	if (thread->boot == *boot && !bpf_map_delete_elem(map, tid))
+		__sync_fetch_and_sub(&threads_alive, 1);
+	return 0;
+}
+
+/* Ends the accounting of a launch: its threads' entries go, once. */
+static __always_inline void stop_accounting(__u32 boot)
+{
+	if (boot && !bpf_map_delete_elem(&accounted_launches, &boot))
+		bpf_for_each_map_elem(&threads, forget_thread_of_launch, &boot, 0);
+}
+
+static __always_inline void forget_thread(__u32 tid)
+{
+	if (threads_alive && !bpf_map_delete_elem(&threads, &tid))
+		__sync_fetch_and_sub(&threads_alive, 1);
+}
+
+/*
+ * Its first accounted thread comes with the process: a launcher tracking
+ * itself is the thread passing the phase, on CPU; a forked child's only
+ * thread (tid == pid) waits for a CPU until it first runs.
+ */
 static __always_inline void track(__u32 pid, const struct tracked_process *value)
 {
+	__u64 current = bpf_get_current_pid_tgid();
+
 	if (bpf_map_update_elem(&tracked, &pid, value, BPF_ANY)) {
 		__sync_fetch_and_add(&counters.tracked_full, 1);
 		return;
@@ -172,6 +307,10 @@ static __always_inline void track(__u32 pid, const struct tracked_process *value
 		__sync_fetch_and_add(&members_alive, 1);
 	else
 		__sync_fetch_and_add(launcher_slot(pid), 1);
+	if (current >> 32 == pid)
+		start_thread((__u32)current, pid, value->boot, HACOBOOT_SCHED_CPU);
+	else
+		start_thread(pid, pid, value->boot, HACOBOOT_SCHED_RUN_QUEUE);
 }
 
 static __always_inline struct tracked_process *member_of_container(__u32 pid)
@@ -240,8 +379,12 @@ int BPF_USDT(on_phase, long phase, long hpid)
 
 	/* CLI (phase 0) and supervisor (1, 2) pass phases with their own pid. */
 	if (phase <= HACOBOOT_PHASE_START_FORK && pid == hpid) {
-		if (phase == HACOBOOT_PHASE_START_SV)
+		if (phase == HACOBOOT_PHASE_START_SV) {
+			__u8 yes = 1;
+
 			boot = bpf_get_prandom_u32() | 1; /* never 0: that is a CLI */
+			bpf_map_update_elem(&accounted_launches, &boot, &yes, BPF_ANY);
+		}
 		if (t && phase == HACOBOOT_PHASE_START_FORK) {
 			t->armed = 1;
 		} else {
@@ -287,9 +430,19 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	struct tracked_process member = {};
 	struct hacoboot_event *e;
 
-	/* A new thread belongs to its process already. */
-	if (child_pid != BPF_CORE_READ(child, tgid))
+	/*
+	 * A new thread belongs to its process already: only its states are
+	 * new. A tracked process has an accounted thread (its first, at least),
+	 * so with none accounted a clone returns on one load, as it did before.
+	 */
+	if (child_pid != BPF_CORE_READ(child, tgid)) {
+		if (threads_alive) {
+			t = bpf_map_lookup_elem(&tracked, &parent_pid);
+			if (t)
+				start_thread(child_pid, parent_pid, t->boot, HACOBOOT_SCHED_RUN_QUEUE);
+		}
 		return 0;
+	}
 	t = bpf_map_lookup_elem(&tracked, &parent_pid);
 	if (!t)
 		return 0;
@@ -323,18 +476,16 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
  */
 static __always_inline int execve_entered(void)
 {
-	__u64 pid_tgid;
+	struct execve_entry entry;
 	__u32 tid;
-	__u64 now;
 
 	if (!members_alive)
 		return 0;
-	pid_tgid = bpf_get_current_pid_tgid();
-	if (!member_of_container(pid_tgid >> 32))
+	if (!member_of_container(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	tid = (__u32)pid_tgid;
-	now = bpf_ktime_get_ns();
-	bpf_map_update_elem(&execing, &tid, &now, BPF_ANY);
+	entry.ts_ns = bpf_ktime_get_ns();
+	tid = current_totals(entry.ts_ns, &entry.flags, &entry.sched);
+	bpf_map_update_elem(&execing, &tid, &entry, BPF_ANY);
 	return 0;
 }
 
@@ -392,6 +543,25 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 }
 
 /*
+ * A thread other than the leader that execs takes the leader's tid
+ * (de_thread), after the leader's exit: its sums follow it.
+ */
+static __always_inline void thread_renamed(__u32 old_tid, __u32 tid)
+{
+	struct thread_states *thread;
+	struct thread_states moved;
+
+	if (old_tid == tid || !threads_alive)
+		return;
+	thread = bpf_map_lookup_elem(&threads, &old_tid);
+	if (!thread)
+		return;
+	moved = *thread;
+	forget_thread(old_tid);
+	add_thread(tid, &moved);
+}
+
+/*
  * The filename comes from the kernel's copy (bprm->filename): reading the
  * user pointer at syscall entry fails when its page is not resident.
  */
@@ -402,16 +572,20 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct tracked_process *t = member_of_container(pid);
 	struct hacoboot_event *e;
-	__u64 *entry_ns;
+	struct execve_entry *entry;
 
 	if (!t)
 		return 0;
+	thread_renamed(old_tid, (__u32)bpf_get_current_pid_tgid());
 	e = reserve_event(HACOBOOT_EV_EXEC, sizeof(*e), 0, pid, t);
 	if (!e)
 		return 0;
-	entry_ns = bpf_map_lookup_elem(&execing, &old_tid);
-	if (entry_ns) {
-		e->ts_ns = *entry_ns;
+	entry = bpf_map_lookup_elem(&execing, &old_tid);
+	if (entry) {
+		/* The event's time is the entry's, and so are the sums. */
+		e->ts_ns = entry->ts_ns;
+		e->flags = entry->flags;
+		e->sched = entry->sched;
 		bpf_map_delete_elem(&execing, &old_tid);
 	}
 	e->cgroup_id = bpf_get_current_cgroup_id(); /* after cgroup set-up: the container's own */
@@ -434,9 +608,9 @@ static __always_inline int listen_returned(long ret)
 	if (!t)
 		return 0;
 	e = reserve_event(HACOBOOT_EV_LISTEN, HACOBOOT_EVENT_BASE_SIZE, ret, pid, t);
-	if (!e)
-		return 0;
-	submit(e, true);
+	if (e)
+		submit(e, true);
+	stop_accounting(t->boot);
 	return 0;
 }
 
@@ -458,27 +632,157 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	return listen_returned(ret);
 }
 
-SEC("raw_tp/sched_process_exit")
-int BPF_PROG(on_exit, struct task_struct *task)
+static __always_inline void process_exited(__u32 pid)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	struct tracked_process *t;
+	struct tracked_process *t = bpf_map_lookup_elem(&tracked, &pid);
 	struct hacoboot_event *e;
 
-	/* Only the last thread to leave ends the process. */
-	if (BPF_CORE_READ(task, signal, live.counter) != 0)
-		return 0;
-	t = bpf_map_lookup_elem(&tracked, &pid);
 	if (!t)
-		return 0;
+		return;
 	e = reserve_event(HACOBOOT_EV_EXIT, HACOBOOT_EVENT_BASE_SIZE, 0, pid, t);
 	if (e)
 		submit(e, e->role != HACOBOOT_ROLE_MEMBER);
-	if (t->role != HACOBOOT_ROLE_LAUNCHER)
+	if (t->role != HACOBOOT_ROLE_LAUNCHER) {
 		__sync_fetch_and_sub(&members_alive, 1);
-	else
+	} else {
 		__sync_fetch_and_sub(launcher_slot(pid), 1);
+		stop_accounting(t->boot);
+	}
 	bpf_map_delete_elem(&tracked, &pid);
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *task)
+{
+	__u64 current = bpf_get_current_pid_tgid();
+
+	/* Only the last thread to leave ends the process; its exit event carries its sums. */
+	if (BPF_CORE_READ(task, signal, live.counter) == 0)
+		process_exited(current >> 32);
+	forget_thread((__u32)current);
+	return 0;
+}
+
+/* prev_state bits of sched_switch (include/linux/sched.h). */
+#define HACOBOOT_TASK_UNINTERRUPTIBLE 0x0002
+#define HACOBOOT_TASK_NOLOAD 0x0400 /* with UNINTERRUPTIBLE: TASK_IDLE, an idle wait */
+
+/*
+ * Where a thread switched out goes: back to the run queue when preempted or
+ * yielding (still TASK_RUNNING), else blocked; uninterruptibly counts as I/O
+ * except TASK_IDLE (kernel threads' idle waits, never I/O).
+ */
+static __always_inline __u32 state_switched_out(bool preempt, unsigned int prev_state)
+{
+	if (preempt || prev_state == 0)
+		return HACOBOOT_SCHED_RUN_QUEUE;
+	if ((prev_state & HACOBOOT_TASK_UNINTERRUPTIBLE) && !(prev_state & HACOBOOT_TASK_NOLOAD))
+		return HACOBOOT_SCHED_IO;
+	return HACOBOOT_SCHED_SLEEP;
+}
+
+/* Adds the time since `since` to the thread's current state and enters `state`. */
+static __always_inline void enter_state(struct thread_states *thread, __u32 state, __u64 now)
+{
+	thread->totals.ns[thread->state & (HACOBOOT_SCHED_STATES - 1)] += now - thread->since;
+	thread->since = now;
+	thread->state = state;
+}
+
+static __always_inline struct thread_states *thread_of(struct task_struct *task)
+{
+	__u32 tid = BPF_CORE_READ(task, pid);
+
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+/*
+ * The prev_state argument (Linux 5.18+), not prev->__state: a wakeup on
+ * another CPU may have set that to TASK_RUNNING already.
+ */
+SEC("raw_tp/sched_switch")
+int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	struct thread_states *thread;
+	__u64 now;
+
+	if (!threads_alive)
+		return 0;
+	now = bpf_ktime_get_ns();
+	thread = thread_of(prev);
+	if (thread) {
+		/*
+		 * It ran until now, whatever its entry says: on Linux 6.18 a
+		 * thread is seen switched out again, now and then, with no
+		 * switch-in seen since (after a voluntary switch while
+		 * runnable). The time since its last transition is then CPU.
+		 */
+		thread->state = HACOBOOT_SCHED_CPU;
+		enter_state(thread, state_switched_out(preempt, prev_state), now);
+	}
+	thread = thread_of(next);
+	if (thread)
+		enter_state(thread, HACOBOOT_SCHED_CPU, now);
+	return 0;
+}
+
+/*
+ * A wakeup across processes: the waker (current) is an accounted thread of
+ * another process than the wakee's. Returns the record's time, both threads'
+ * sums taken then, or `now` without a record.
+ */
+static __always_inline __u64 report_wakeup(struct thread_states *wakee, __u32 wakee_tid, __u64 now)
+{
+	__u32 waker_pid = bpf_get_current_pid_tgid() >> 32;
+	struct tracked_process *waker_process;
+	struct tracked_process *wakee_process;
+	struct hacoboot_event *e;
+
+	if (waker_pid == wakee->pid)
+		return now;
+	waker_process = bpf_map_lookup_elem(&tracked, &waker_pid);
+	wakee_process = bpf_map_lookup_elem(&tracked, &wakee->pid);
+	if (!waker_process || !wakee_process)
+		return now;
+	e = reserve_event(HACOBOOT_EV_WAKEUP, HACOBOOT_WAKEUP_EVENT_SIZE, wakee_tid, waker_pid, waker_process);
+	if (!e)
+		return now;
+	if (!(e->flags & HACOBOOT_EVENT_SCHED)) { /* an unaccounted waker: no edge */
+		bpf_ringbuf_discard(e, BPF_RB_NO_WAKEUP);
+		return now;
+	}
+	e->wakee.pid = wakee->pid;
+	e->wakee.tid = wakee_tid;
+	e->wakee.hpid = wakee_process->hpid;
+	e->wakee.boot = wakee_process->boot;
+	e->wakee.role = wakee_process->role;
+	e->wakee.reserved = 0;
+	totals_at(wakee, e->ts_ns, &e->wakee.sched);
+	now = e->ts_ns;
+	submit(e, false);
+	return now;
+}
+
+/*
+ * sched_waking rather than sched_wakeup: it runs in the waker's context,
+ * while sched_wakeup may run on the wakee's CPU (the wakeup queued to it),
+ * under whatever runs there. A thread only preempted is not waked: only a
+ * blocked one leaves its state here.
+ */
+SEC("raw_tp/sched_waking")
+int BPF_PROG(on_sched_waking, struct task_struct *task)
+{
+	__u32 tid;
+	struct thread_states *wakee;
+
+	if (!threads_alive)
+		return 0;
+	tid = BPF_CORE_READ(task, pid);
+	wakee = bpf_map_lookup_elem(&threads, &tid);
+	if (!wakee || (wakee->state != HACOBOOT_SCHED_SLEEP && wakee->state != HACOBOOT_SCHED_IO))
+		return 0;
+	enter_state(wakee, HACOBOOT_SCHED_RUN_QUEUE, report_wakeup(wakee, tid, bpf_ktime_get_ns()));
 	return 0;
 }
 

@@ -13,7 +13,7 @@
 #define HACOBOOT_PHASE_START_FORK 2
 
 /*
- * Ring buffer size unless --ringbuf-size says otherwise: 1 MiB holds ~18,000
+ * Ring buffer size unless --ringbuf-size says otherwise: 1 MiB holds ~10,900
  * events (HACOBOOT_EVENT_BASE_SIZE plus an 8-byte header each).
  */
 #define HACOBOOT_DEFAULT_RINGBUF_BYTES (1 << 20)
@@ -31,12 +31,61 @@
  */
 #define HACOBOOT_MAX_EXECING 1024
 
+/* Threads of tracked processes whose scheduler states are accounted at once. */
+#define HACOBOOT_MAX_THREADS 65536
+
 enum hacoboot_event_kind {
 	HACOBOOT_EV_PHASE = 1,	/* USDT bootstrap_phase_pass: arg = phase */
 	HACOBOOT_EV_FORK = 2,	/* process fork by a tracked process: arg = child pid */
 	HACOBOOT_EV_EXEC = 3,	/* successful execve by a member: filename, ts at entry */
 	HACOBOOT_EV_LISTEN = 4, /* successful listen(2) by a member, ts at return */
 	HACOBOOT_EV_EXIT = 5,	/* last thread of a tracked process exited */
+	HACOBOOT_EV_WAKEUP = 6, /* a tracked thread woke a blocked one of another process: wakee */
+};
+
+/*
+ * Scheduler states of a thread of a tracked process, indexes of
+ * hacoboot_sched_totals.ns. Every nanosecond from the thread's first sighting
+ * (its process becoming tracked, or its fork or clone by a tracked process)
+ * is in exactly one state.
+ */
+enum hacoboot_sched_state {
+	HACOBOOT_SCHED_CPU = 0,	      /* on a CPU */
+	HACOBOOT_SCHED_RUN_QUEUE = 1, /* runnable since a wakeup, preemption or fork */
+	HACOBOOT_SCHED_SLEEP = 2,     /* blocked interruptibly: sleep, pipe, futex, wait... */
+	HACOBOOT_SCHED_IO = 3,	      /* blocked uninterruptibly: disk I/O and the like */
+	HACOBOOT_SCHED_STATES = 4,
+};
+
+/*
+ * A thread's cumulative nanoseconds per state up to an event's ts_ns: a
+ * step's breakdown is the difference of two events' totals of one thread,
+ * and the difference of their sums is the difference of their ts_ns exactly.
+ */
+struct hacoboot_sched_totals {
+	unsigned long long ns[HACOBOOT_SCHED_STATES];
+};
+
+/* hacoboot_event.flags: sched holds tid's totals (else tid is not accounted). */
+#define HACOBOOT_EVENT_SCHED 1U
+
+/*
+ * The woken side of a wakeup event, whose other fields are the waker's.
+ * Recorded when a tracked thread wakes one of another tracked process that
+ * was blocked (not preempted): a wakeup within a process stays blocked time
+ * of the wakee, without a record. The waker is the thread on the CPU when the
+ * wakeup starts: one from an interrupt (a timer, an I/O completion) that
+ * lands while a tracked thread of another process runs there is recorded as
+ * that thread's.
+ */
+struct hacoboot_wakee {
+	unsigned int pid; /* tgid */
+	unsigned int tid;
+	unsigned int hpid; /* its launch, as hpid and boot of hacoboot_event */
+	unsigned int boot;
+	unsigned int role; /* enum hacoboot_role */
+	unsigned int reserved;
+	struct hacoboot_sched_totals sched; /* up to ts_ns, the blocked time included */
 };
 
 /* Roles of a tracked process, carried in hacoboot_event.role. */
@@ -47,8 +96,9 @@ enum hacoboot_role {
 };
 
 /*
- * One event. Only exec events carry the filename: the others are reserved
- * with HACOBOOT_EVENT_BASE_SIZE bytes to keep the ring buffer dense.
+ * One event. Only exec events carry the filename and wakeup events the
+ * wakee: the others are reserved with HACOBOOT_EVENT_BASE_SIZE bytes to keep
+ * the ring buffer dense, wakeups with HACOBOOT_WAKEUP_EVENT_SIZE.
  */
 struct hacoboot_event {
 	unsigned long long ts_ns;     /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
@@ -58,17 +108,25 @@ struct hacoboot_event {
 	unsigned int pid;	      /* tgid of the emitting process (init pid ns) */
 	unsigned int hpid;	      /* boot key: the supervisor's pid */
 	unsigned int role;	      /* enum hacoboot_role of pid (of the child for forks) */
-	unsigned int boot; /* random id of pid's launch, 0 for a CLI: tells apart launches under a
-			      reused hpid */
-	char filename[HACOBOOT_FILENAME_LEN];
+	unsigned int boot;  /* random id of pid's launch, 0 for a CLI: tells apart launches under a
+			       reused hpid */
+	unsigned int tid;   /* the emitting thread (init pid ns) */
+	unsigned int flags; /* HACOBOOT_EVENT_SCHED */
+	struct hacoboot_sched_totals sched; /* tid's, up to ts_ns */
+	union {
+		char filename[HACOBOOT_FILENAME_LEN]; /* exec */
+		struct hacoboot_wakee wakee;	      /* wakeup */
+	};
 };
 
 #define HACOBOOT_EVENT_BASE_SIZE (sizeof(struct hacoboot_event) - HACOBOOT_FILENAME_LEN)
+#define HACOBOOT_WAKEUP_EVENT_SIZE (HACOBOOT_EVENT_BASE_SIZE + sizeof(struct hacoboot_wakee))
 
 /* Counters the BPF side keeps so that nothing is lost silently. */
 struct hacoboot_counters {
-	unsigned long long lost_events;	 /* ring buffer reservation failed */
-	unsigned long long tracked_full; /* a process could not be tracked: map full */
+	unsigned long long lost_events;		/* ring buffer reservation failed */
+	unsigned long long tracked_full;	/* a process could not be tracked: map full */
+	unsigned long long unaccounted_threads; /* a thread's states could not be: map full */
 };
 
 /*

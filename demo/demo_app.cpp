@@ -3,6 +3,7 @@
 // --listen-from, so the tracer can be tested on each way a real service may
 // get there. Ground truth goes to $HACOBOOT_TRUTH under $HACOBOOT_HPID.
 #include "truth.hpp"
+#include "util/unique_fd.hpp"
 
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -23,6 +24,7 @@ namespace {
 
 using hacoboot::monotonic_ns;
 using hacoboot::TruthFile;
+using hacoboot::UniqueFd;
 
 enum class ListenFrom { kInit, kThread, kChild, kGrandchild };
 
@@ -35,20 +37,6 @@ struct Context {
   Options opt;
   TruthFile truth;
   long hpid = 0;
-};
-
-class UniqueFd {
- public:
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
 };
 
 int fail(const char* what) {

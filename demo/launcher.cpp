@@ -4,7 +4,16 @@
 //   driver ──fork──> CLI (phase 0) ──fork──> supervisor (phases 1-6, hpid)
 //                                              └─clone(CLONE_NEW*)──> container
 //                                                   (phases 11-21, then execve)
+//
+// The supervisor and its container talk through Haconiwa's pipes (runner.rb):
+// after its fork the supervisor blocks until the container, after its last
+// setup step, writes "done" and closes its end; with --uid-map-handshake the
+// container, in step 17, writes "unshared" and blocks until the supervisor
+// has done its mapping work and answered "mapped". Tests inject known work
+// (--burn, --fsync, --sleep) after any phase and read what it cost in the
+// ground truth (truth.hpp).
 #include "truth.hpp"
+#include "util/unique_fd.hpp"
 
 #include <fcntl.h>
 #include <getopt.h>
@@ -16,15 +25,18 @@
 
 #include <sys/sdt.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <climits>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 extern char** environ;
@@ -32,7 +44,9 @@ extern char** environ;
 namespace {
 
 using hacoboot::monotonic_ns;
+using hacoboot::thread_cpu_ns;
 using hacoboot::TruthFile;
+using hacoboot::UniqueFd;
 
 // Haconiwa's phase numbers (its PHASE_* constants) for the phases we pass.
 enum Phase : long {
@@ -64,6 +78,16 @@ constexpr int kExitSetupFailed = 3;
 // Like Haconiwa, whose container child exits 127 when setup or exec fails.
 constexpr int kExitContainerFailed = 127;
 
+// Known work a test injects into a boot, done in this order by the process
+// that passes the phase, right after passing it.
+struct Work {
+  long burn_ms = 0;       // --burn: busy, for this much of the thread's CPU time
+  long fsync_rounds = 0;  // --fsync: 4 KiB write + fsync, this many times
+  long sleep_ms = 0;      // --sleep, --phase-delay
+
+  bool any() const { return burn_ms > 0 || fsync_rounds > 0 || sleep_ms > 0; }
+};
+
 struct Options {
   long boots = 1;
   long parallel = 1;
@@ -71,8 +95,12 @@ struct Options {
   bool die_before_exec = false;
   bool namespaces = true;
   bool execveat = false;  // exec COMMAND through execveat(2)
-  long flood = 0;         // probe hits with made-up hpids instead of boots
-  std::array<long, kMaxPhase + 1> delay_ms{};
+  bool done_pipe = true;  // the supervisor waits for its container's "done"
+  bool uid_map_handshake = false;
+  long flood = 0;  // probe hits with made-up hpids instead of boots
+  std::array<Work, kMaxPhase + 1> after_phase{};
+  Work uid_mapping;  // the supervisor's, between "unshared" and "mapped"
+  std::string io_dir = ".";
   std::vector<char*> command;  // nullptr-terminated, for execve
 };
 
@@ -93,16 +121,175 @@ __attribute__((noinline)) void fire_probe(long phase, long hpid) {
 }
 #pragma GCC diagnostic pop
 
+// ---- injected work --------------------------------------------------------
+
 void sleep_ms(long ms) {
   timespec left{ms / 1000, (ms % 1000) * 1'000'000};
   while (nanosleep(&left, &left) != 0 && errno == EINTR) {
   }
 }
 
+// Busy until the thread has had ms of CPU. The clock is read between runs of
+// arithmetic, not in a tight loop: each read is a syscall, and a tracer that
+// hooks syscalls would otherwise mostly be measuring itself.
+void burn_cpu(long ms) {
+  const std::int64_t until = thread_cpu_ns() + std::int64_t{ms} * 1'000'000;
+  std::uint64_t x = 1;
+  while (thread_cpu_ns() < until) {
+    for (int i = 0; i < 20'000; ++i) x = x * 6364136223846793005U + 1442695040888963407U;
+    __asm__ __volatile__("" : "+r"(x));  // keeps the arithmetic
+  }
+}
+
+// Appends `rounds` 4 KiB blocks to a fresh, already unlinked file in dir,
+// each followed by fsync: on a filesystem that writes through to a device
+// (ext4, xfs...) every fsync waits for it; tmpfs returns at once.
+bool write_and_fsync(const std::string& dir, long rounds) {
+  std::string path = dir + "/.hacoboot-launcher-io-XXXXXX";
+  const UniqueFd file(mkostemp(path.data(), O_CLOEXEC));
+  if (!file.valid()) {
+    std::fprintf(stderr, "hacoboot-launcher: creating a file in %s: %s\n", dir.c_str(), std::strerror(errno));
+    return false;
+  }
+  unlink(path.c_str());
+  static constexpr std::array<char, 4096> kBlock{};
+  for (long i = 0; i < rounds; ++i) {
+    if (write(file.get(), kBlock.data(), kBlock.size()) != static_cast<ssize_t>(kBlock.size()) ||
+        fsync(file.get()) != 0) {
+      std::fprintf(stderr, "hacoboot-launcher: write+fsync in %s: %s\n", dir.c_str(), std::strerror(errno));
+      return false;
+    }
+  }
+  return true;
+}
+
+struct Span {
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+  std::int64_t cpu = 0;
+};
+
+// The CPU clock is read inside the wall-clock bracket: cpu <= end - start.
+template <typename Piece>
+Span measure(Piece&& piece) {
+  Span span;
+  span.start = monotonic_ns();
+  const std::int64_t cpu_start = thread_cpu_ns();
+  std::forward<Piece>(piece)();
+  span.cpu = thread_cpu_ns() - cpu_start;
+  span.end = monotonic_ns();
+  return span;
+}
+
+// Keys <what>_start, <what>_end, <what>_cpu (see truth.hpp).
+void record_span(const TruthFile& truth, long hpid, const std::string& what, const Span& span) {
+  const std::array<std::pair<const char*, std::int64_t>, 3> fields{
+      {{"start", span.start}, {"end", span.end}, {"cpu", span.cpu}}};
+  for (const auto& [field, value] : fields) truth.record(hpid, (what + "_" + field).c_str(), value);
+}
+
+// `slot` names the phase the work follows (or "uidmap") in the truth keys.
+void do_work(const Context& ctx, const Work& work, long hpid, const std::string& slot) {
+  if (work.burn_ms > 0) record_span(ctx.truth, hpid, "burn_" + slot, measure([&] { burn_cpu(work.burn_ms); }));
+  if (work.fsync_rounds > 0) {
+    bool written = false;
+    const Span span = measure([&] { written = write_and_fsync(ctx.opt.io_dir, work.fsync_rounds); });
+    if (written) record_span(ctx.truth, hpid, "fsync_" + slot, span);
+  }
+  if (work.sleep_ms > 0) record_span(ctx.truth, hpid, "sleep_" + slot, measure([&] { sleep_ms(work.sleep_ms); }));
+}
+
+void work_after(const Context& ctx, long phase, long hpid) {
+  if (const Work& work = ctx.opt.after_phase[static_cast<std::size_t>(phase)]; work.any())
+    do_work(ctx, work, hpid, std::to_string(phase));
+}
+
 void pass(const Context& ctx, long phase, long hpid) {
   fire_probe(phase, hpid);
-  if (const long ms = ctx.opt.delay_ms[static_cast<std::size_t>(phase)]; ms > 0) sleep_ms(ms);
+  work_after(ctx, phase, hpid);
 }
+
+// ---- Haconiwa's pipes -----------------------------------------------------
+
+// One pipe of runner.rb. Its message goes one way, once: the writer writes
+// it and closes its end, the reader reads until EOF (as Ruby's IO#read does).
+struct Pipe {
+  UniqueFd read_end;
+  UniqueFd write_end;
+
+  bool open() {
+    std::array<int, 2> fds{};
+    if (pipe2(fds.data(), O_CLOEXEC) != 0) {
+      std::fprintf(stderr, "hacoboot-launcher: pipe: %s\n", std::strerror(errno));
+      return false;
+    }
+    read_end = UniqueFd(fds[0]);
+    write_end = UniqueFd(fds[1]);
+    return true;
+  }
+};
+
+// The pipes of one boot; those the options leave out stay closed.
+struct BootPipes {
+  Pipe done;  // container -> supervisor, after its last setup step
+  // In step 17, with user namespaces: the container asks to be mapped, the
+  // supervisor answers once it has written the maps (here: done its uid-map
+  // work; the launcher makes no user namespace).
+  Pipe unshared;  // container -> supervisor
+  Pipe mapped;    // supervisor -> container
+
+  bool open(const Options& opt) {
+    return (!opt.done_pipe || done.open()) && (!opt.uid_map_handshake || (unshared.open() && mapped.open()));
+  }
+  // After the fork each process keeps only the ends it uses: a write end left
+  // open in the reader's own process would hold off the EOF it waits for.
+  void keep_supervisor_ends() {
+    done.write_end.reset();
+    unshared.write_end.reset();
+    mapped.read_end.reset();
+  }
+  void keep_container_ends() {
+    done.read_end.reset();
+    unshared.read_end.reset();
+    mapped.write_end.reset();
+  }
+};
+
+// Writes the message and closes the end, explicitly as runner.rb does
+// (close-on-exec would only close it at the exec, after phase 21). A reader
+// that died (a test killed it) must not take the writer with it: SIGPIPE is
+// held off during the write and a pending one discarded.
+void tell(const Context& ctx, long hpid, UniqueFd& write_end, const char* message) {
+  const std::int64_t send_lo = monotonic_ns();
+  sigset_t sigpipe;
+  sigemptyset(&sigpipe);
+  sigaddset(&sigpipe, SIGPIPE);
+  sigset_t before;
+  sigprocmask(SIG_BLOCK, &sigpipe, &before);
+  if (write(write_end.get(), message, std::strlen(message)) < 0 && errno == EPIPE) {
+    const timespec no_wait{};
+    sigtimedwait(&sigpipe, nullptr, &no_wait);
+  }
+  sigprocmask(SIG_SETMASK, &before, nullptr);
+  write_end.reset();
+  const std::int64_t send_hi = monotonic_ns();
+  ctx.truth.record(hpid, (std::string(message) + "_send_lo").c_str(), send_lo);
+  ctx.truth.record(hpid, (std::string(message) + "_send_hi").c_str(), send_hi);
+}
+
+// Blocks until the writer has closed its end (or died), then closes this one.
+void wait_for(const Context& ctx, long hpid, UniqueFd& read_end, const char* message) {
+  const Span blocked = measure([&] {
+    std::array<char, 64> buffer{};
+    ssize_t n = 0;
+    while ((n = read(read_end.get(), buffer.data(), buffer.size())) > 0 || (n < 0 && errno == EINTR)) {
+    }
+  });
+  read_end.reset();
+  record_span(ctx.truth, hpid, std::string(message) + "_wait", blocked);
+}
+
+// ---- the processes of a boot ----------------------------------------------
 
 int wait_status(pid_t pid) {
   int status = 0;
@@ -112,27 +299,37 @@ int wait_status(pid_t pid) {
   return status;
 }
 
-[[noreturn]] void run_container(const Context& ctx, long hpid, char* const* envp) {
+[[noreturn]] void container_failed(const char* what) {
+  std::fprintf(stderr, "hacoboot-launcher: %s: %s\n", what, std::strerror(errno));
+  _exit(kExitContainerFailed);
+}
+
+// Phases 11 to 20, Haconiwa's container setup.
+void set_up_container(const Context& ctx, long hpid, BootPipes& pipes) {
   const bool ns = ctx.opt.namespaces;
   pass(ctx, kContainerStart, hpid);
   // Without our own UTS/mount namespaces these would change the host.
-  if (ns && sethostname("hacoboot-demo", std::strlen("hacoboot-demo")) != 0) {
-    std::fprintf(stderr, "hacoboot-launcher: sethostname: %s\n", std::strerror(errno));
-    _exit(kExitContainerFailed);
-  }
+  if (ns && sethostname("hacoboot-demo", std::strlen("hacoboot-demo")) != 0) container_failed("sethostname");
   pass(ctx, kNamespaceGenerated, hpid);
   pass(ctx, kFilesystemSetup, hpid);
   pass(ctx, kRlimitSetup, hpid);
   pass(ctx, kCgroupSetup, hpid);
-  if (ns && mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
-    std::fprintf(stderr, "hacoboot-launcher: making / private: %s\n", std::strerror(errno));
-    _exit(kExitContainerFailed);
-  }
+  if (ns && mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) container_failed("making / private");
   pass(ctx, kRemounted, hpid);
+  if (ctx.opt.uid_map_handshake) {
+    tell(ctx, hpid, pipes.unshared.write_end, "unshared");
+    wait_for(ctx, hpid, pipes.mapped.read_end, "mapped");
+  }
   pass(ctx, kUidMappingSetup, hpid);
   pass(ctx, kChrooted, hpid);
   pass(ctx, kCapabilitySetup, hpid);
   pass(ctx, kSeccompSetup, hpid);
+}
+
+[[noreturn]] void run_container(const Context& ctx, long hpid, BootPipes& pipes, char* const* envp) {
+  pipes.keep_container_ends();
+  set_up_container(ctx, hpid, pipes);
+  if (ctx.opt.done_pipe) tell(ctx, hpid, pipes.done.write_end, "done");
   if (ctx.opt.die_before_exec) {
     ctx.truth.record(hpid, "died", 1);
     _exit(1);
@@ -161,16 +358,8 @@ std::vector<std::string> container_environment(const Options& opt, long hpid) {
   return env;
 }
 
-int run_supervisor(const Context& ctx) {
-  const long hpid = getpid();
-  const auto start_lo = monotonic_ns();
-  fire_probe(kSupervisorStart, hpid);
-  const auto start_hi = monotonic_ns();
-  ctx.truth.record(hpid, "start_lo", start_lo);
-  ctx.truth.record(hpid, "start_hi", start_hi);
-  if (const long ms = ctx.opt.delay_ms[kSupervisorStart]; ms > 0) sleep_ms(ms);
-  pass(ctx, kStartFork, hpid);
-
+// Forks the container: its pid, or -1 (said why).
+long fork_container(const Context& ctx, long hpid, BootPipes& pipes) {
   // Built before clone so the child only has to exec.
   const std::vector<std::string> env = container_environment(ctx.opt, hpid);
   std::vector<char*> envp;
@@ -189,11 +378,41 @@ int run_supervisor(const Context& ctx) {
     } else {
       std::fprintf(stderr, "hacoboot-launcher: clone: %s\n", std::strerror(errno));
     }
-    return kExitSetupFailed;
   }
-  if (child == 0) run_container(ctx, hpid, envp.data());
+  if (child == 0) run_container(ctx, hpid, pipes, envp.data());
+  return child;
+}
 
+// What the supervisor waits for between its fork and END_SETUP, as in
+// runner.rb: with user namespaces the container's request to map it, then
+// the end of the container's setup. Its own work here is the mapping.
+void wait_for_container_setup(const Context& ctx, long hpid, BootPipes& pipes) {
+  pipes.keep_supervisor_ends();
+  if (ctx.opt.uid_map_handshake) {
+    wait_for(ctx, hpid, pipes.unshared.read_end, "unshared");
+    do_work(ctx, ctx.opt.uid_mapping, hpid, "uidmap");
+    tell(ctx, hpid, pipes.mapped.write_end, "mapped");
+  }
+  if (ctx.opt.done_pipe) wait_for(ctx, hpid, pipes.done.read_end, "done");
+}
+
+int run_supervisor(const Context& ctx) {
+  const long hpid = getpid();
+  const auto start_lo = monotonic_ns();
+  fire_probe(kSupervisorStart, hpid);
+  const auto start_hi = monotonic_ns();
+  ctx.truth.record(hpid, "start_lo", start_lo);
+  ctx.truth.record(hpid, "start_hi", start_hi);
+  ctx.truth.record(hpid, "cli_pid", getppid());
+  work_after(ctx, kSupervisorStart, hpid);
+  pass(ctx, kStartFork, hpid);
+
+  BootPipes pipes;
+  if (!pipes.open(ctx.opt)) return kExitSetupFailed;
+  const long child = fork_container(ctx, hpid, pipes);
+  if (child < 0) return kExitSetupFailed;
   ctx.truth.record(hpid, "container_pid", child);
+  wait_for_container_setup(ctx, hpid, pipes);
   pass(ctx, kEndSetup, hpid);
   pass(ctx, kStartWait, hpid);
   const int status = wait_status(static_cast<pid_t>(child));
@@ -271,13 +490,34 @@ constexpr const char* kUsage =
     "  -n, --boots N            boots to launch (default 1)\n"
     "  -j, --parallel P         boots in flight at once (default 1)\n"
     "      --truth FILE         append ground-truth lines \"hpid\\tkey\\tvalue\" to FILE\n"
+    "                           (the keys are listed in demo/truth.hpp)\n"
     "      --die-before-exec    container exits 1 after phase 20 instead of exec'ing\n"
-    "      --phase-delay PHASE:MS  sleep MS ms after passing PHASE (repeatable)\n"
     "      --no-namespaces      do not create namespaces (for non-root use)\n"
     "      --execveat           the container runs COMMAND with execveat(2), not execve\n"
     "      --flood N            no boot: fire the probe N times, each with a new hpid\n"
     "                           that is no process's (COMMAND may be left out)\n"
     "  -h, --help               show this help\n"
+    "\n"
+    "Haconiwa's pipes between the supervisor and its container:\n"
+    "      --no-done-pipe       the supervisor does not wait, from its fork to\n"
+    "                           END_SETUP, for the container to write \"done\" and\n"
+    "                           close the pipe after phase 20 (it does by default)\n"
+    "      --uid-map-handshake  between phases 16 and 17 the container writes\n"
+    "                           \"unshared\" and waits until the supervisor has\n"
+    "                           done its mapping work (uid-map below; no user\n"
+    "                           namespace is made) and answered \"mapped\"\n"
+    "\n"
+    "Known work after passing PHASE, done by the process that passes it (0 the\n"
+    "CLI, 1-6 the supervisor, 11-21 the container; uid-map: the supervisor's\n"
+    "mapping work, with --uid-map-handshake), in this order; repeatable, the last\n"
+    "value given for a PHASE counts:\n"
+    "      --burn PHASE:MS      busy loop until the thread has used MS ms of CPU\n"
+    "      --fsync PHASE:N      N times a 4 KiB write + fsync of a file in --io-dir;\n"
+    "                           waits for the disk only on a filesystem that\n"
+    "                           writes through (ext4, xfs...), not on tmpfs\n"
+    "      --sleep PHASE:MS     sleep MS ms (--phase-delay PHASE:MS is the same)\n"
+    "      --io-dir DIR         where --fsync writes (default: the current directory)\n"
+    "\n"
     "COMMAND is executed as given (no PATH lookup) with HACOBOOT_HPID and, with\n"
     "--truth, HACOBOOT_TRUTH added to the environment.\n";
 
@@ -296,26 +536,97 @@ bool parse_long(const char* text, long min, long max, long& out) {
   return true;
 }
 
-void parse_phase_delay(const char* text, Options& opt) {
+// The work slot PHASE names: a phase the launcher passes, or uid-map.
+Work* work_slot(const std::string& phase_text, Options& opt) {
+  if (phase_text == "uid-map") return &opt.uid_mapping;
+  long phase = 0;
+  if (!parse_long(phase_text.c_str(), 0, kMaxPhase, phase) || (phase > kCleanup && phase < kContainerStart))
+    return nullptr;
+  return &opt.after_phase[static_cast<std::size_t>(phase)];
+}
+
+// PHASE:AMOUNT of --burn, --fsync, --sleep and --phase-delay.
+void parse_work(const char* option, const char* text, long Work::*amount, long max, Options& opt) {
   const std::string spec = text;
   const auto colon = spec.find(':');
-  long phase = 0;
-  long ms = 0;
-  if (colon == std::string::npos || !parse_long(spec.substr(0, colon).c_str(), 0, kMaxPhase, phase) ||
-      !parse_long(spec.substr(colon + 1).c_str(), 0, 3'600'000, ms)) {
-    usage_error("bad --phase-delay '" + spec + "', expected PHASE:MS with PHASE 0-21");
+  Work* slot = colon == std::string::npos ? nullptr : work_slot(spec.substr(0, colon), opt);
+  long value = 0;
+  if (slot == nullptr || !parse_long(spec.substr(colon + 1).c_str(), 0, max, value)) {
+    usage_error(std::string("bad ") + option + " '" + spec +
+                "', expected PHASE:" + (amount == &Work::fsync_rounds ? "N" : "MS") +
+                " with PHASE 0-6, 11-21 or uid-map and at most " + std::to_string(max));
   }
-  opt.delay_ms[static_cast<std::size_t>(phase)] = ms;
+  slot->*amount = value;
+}
+
+enum : int {
+  kTruth = 256,
+  kDie,
+  kPhaseDelay,
+  kSleep,
+  kBurn,
+  kFsync,
+  kIoDir,
+  kNoDonePipe,
+  kUidMapHandshake,
+  kNoNs,
+  kExecveat,
+  kFlood
+};
+
+constexpr long kMaxMs = 3'600'000;
+constexpr long kMaxFsyncRounds = 1'000'000;
+
+// One option of getopt_long's, with its argument in optarg.
+void apply_option(int c, char** argv, Options& opt) {
+  switch (c) {
+    case 'n':
+      if (!parse_long(optarg, 1, LONG_MAX, opt.boots)) usage_error("bad --boots value");
+      break;
+    case 'j':
+      if (!parse_long(optarg, 1, LONG_MAX, opt.parallel)) usage_error("bad --parallel value");
+      break;
+    case kTruth:
+      if (*optarg == '\0') usage_error("empty --truth path");
+      opt.truth_path = optarg;
+      break;
+    case kDie: opt.die_before_exec = true; break;
+    case kPhaseDelay: parse_work("--phase-delay", optarg, &Work::sleep_ms, kMaxMs, opt); break;
+    case kSleep: parse_work("--sleep", optarg, &Work::sleep_ms, kMaxMs, opt); break;
+    case kBurn: parse_work("--burn", optarg, &Work::burn_ms, kMaxMs, opt); break;
+    case kFsync: parse_work("--fsync", optarg, &Work::fsync_rounds, kMaxFsyncRounds, opt); break;
+    case kIoDir:
+      if (*optarg == '\0') usage_error("empty --io-dir path");
+      opt.io_dir = optarg;
+      break;
+    case kNoDonePipe: opt.done_pipe = false; break;
+    case kUidMapHandshake: opt.uid_map_handshake = true; break;
+    case kNoNs: opt.namespaces = false; break;
+    case kExecveat: opt.execveat = true; break;
+    case kFlood:
+      if (!parse_long(optarg, 1, 1'000'000'000, opt.flood)) usage_error("bad --flood value");
+      break;
+    case 'h': std::fputs(kUsage, stdout); std::exit(0);
+    case ':': usage_error(std::string("option ") + argv[optind - 1] + " needs an argument");
+    default:  // optopt is 0 for an unknown long option
+      usage_error("unknown option " +
+                  (optopt != 0 ? std::string("-") + static_cast<char>(optopt) : std::string(argv[optind - 1])));
+  }
 }
 
 Options parse_options(int argc, char** argv) {
-  enum : int { kTruth = 256, kDie, kDelay, kNoNs, kExecveat, kFlood };
   static const option long_options[] = {
       {"boots", required_argument, nullptr, 'n'},
       {"parallel", required_argument, nullptr, 'j'},
       {"truth", required_argument, nullptr, kTruth},
       {"die-before-exec", no_argument, nullptr, kDie},
-      {"phase-delay", required_argument, nullptr, kDelay},
+      {"phase-delay", required_argument, nullptr, kPhaseDelay},
+      {"sleep", required_argument, nullptr, kSleep},
+      {"burn", required_argument, nullptr, kBurn},
+      {"fsync", required_argument, nullptr, kFsync},
+      {"io-dir", required_argument, nullptr, kIoDir},
+      {"no-done-pipe", no_argument, nullptr, kNoDonePipe},
+      {"uid-map-handshake", no_argument, nullptr, kUidMapHandshake},
       {"no-namespaces", no_argument, nullptr, kNoNs},
       {"execveat", no_argument, nullptr, kExecveat},
       {"flood", required_argument, nullptr, kFlood},
@@ -326,32 +637,8 @@ Options parse_options(int argc, char** argv) {
   // '+': stop at COMMAND so its own options are left alone;
   // ':': report errors ourselves, in one line.
   int c = 0;
-  while ((c = getopt_long(argc, argv, "+:n:j:h", long_options, nullptr)) != -1) {
-    switch (c) {
-      case 'n':
-        if (!parse_long(optarg, 1, LONG_MAX, opt.boots)) usage_error("bad --boots value");
-        break;
-      case 'j':
-        if (!parse_long(optarg, 1, LONG_MAX, opt.parallel)) usage_error("bad --parallel value");
-        break;
-      case kTruth:
-        if (*optarg == '\0') usage_error("empty --truth path");
-        opt.truth_path = optarg;
-        break;
-      case kDie: opt.die_before_exec = true; break;
-      case kDelay: parse_phase_delay(optarg, opt); break;
-      case kNoNs: opt.namespaces = false; break;
-      case kExecveat: opt.execveat = true; break;
-      case kFlood:
-        if (!parse_long(optarg, 1, 1'000'000'000, opt.flood)) usage_error("bad --flood value");
-        break;
-      case 'h': std::fputs(kUsage, stdout); std::exit(0);
-      case ':': usage_error(std::string("option ") + argv[optind - 1] + " needs an argument");
-      default:  // optopt is 0 for an unknown long option
-        usage_error("unknown option " +
-                    (optopt != 0 ? std::string("-") + static_cast<char>(optopt) : std::string(argv[optind - 1])));
-    }
-  }
+  while ((c = getopt_long(argc, argv, "+:n:j:h", long_options, nullptr)) != -1) apply_option(c, argv, opt);
+  if (opt.uid_mapping.any() && !opt.uid_map_handshake) usage_error("uid-map work needs --uid-map-handshake");
   if (opt.flood > 0) return opt;
   if (optind >= argc) usage_error("missing COMMAND");
   opt.command.assign(argv + optind, argv + argc);
@@ -359,11 +646,18 @@ Options parse_options(int argc, char** argv) {
   return opt;
 }
 
+bool fsyncs(const Options& opt) {
+  return opt.uid_mapping.fsync_rounds > 0 ||
+         std::any_of(opt.after_phase.begin(), opt.after_phase.end(), [](const Work& w) { return w.fsync_rounds > 0; });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options opt = parse_options(argc, argv);
   if (opt.flood > 0) return flood(opt.flood);
+  // A directory --fsync cannot write to fails here, not in the middle of boots.
+  if (fsyncs(opt) && !write_and_fsync(opt.io_dir, 0)) return 1;
   TruthFile truth;
   if (!opt.truth_path.empty()) {
     truth = TruthFile(opt.truth_path.c_str());

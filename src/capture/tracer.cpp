@@ -257,8 +257,9 @@ Tracer::~Tracer() {
   auto& links = skeleton_->links;
   std::vector<std::thread> detaching;
   if (phase_link_.valid()) detaching.emplace_back([link = std::move(phase_link_)]() mutable { link.reset(); });
-  for (bpf_link** link : {&links.on_phase, &links.on_fork, &links.on_exec, &links.on_exit, &links.on_sys_enter,
-                          &links.on_sys_exit, &links.on_execve, &links.on_listen_exit}) {
+  for (bpf_link** link :
+       {&links.on_phase, &links.on_fork, &links.on_exec, &links.on_exit, &links.on_sys_enter, &links.on_sys_exit,
+        &links.on_execve, &links.on_listen_exit, &links.on_sched_switch, &links.on_sched_waking}) {
     if (*link != nullptr) detaching.emplace_back(bpf_link__destroy, std::exchange(*link, nullptr));
   }
   for (auto& thread : detaching) thread.join();
@@ -296,6 +297,10 @@ std::uint64_t Tracer::tracked_processes() const {
   return count;
 }
 
+std::uint64_t Tracer::accounted_threads() const {
+  return __atomic_load_n(&skeleton_->bss->threads_alive, __ATOMIC_RELAXED);
+}
+
 std::uint64_t Tracer::untracked_phases() const {
   std::vector<std::uint64_t> per_cpu(possible_cpus_);
   const __u32 key = 0;
@@ -310,6 +315,7 @@ TracerCounters Tracer::counters() const {
   const auto& counters = skeleton_->bss->counters;
   return TracerCounters{.lost_events = __atomic_load_n(&counters.lost_events, __ATOMIC_RELAXED),
                         .tracked_full = __atomic_load_n(&counters.tracked_full, __ATOMIC_RELAXED),
+                        .unaccounted_threads = __atomic_load_n(&counters.unaccounted_threads, __ATOMIC_RELAXED),
                         .untracked_phases = untracked_phases()};
 }
 

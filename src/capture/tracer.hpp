@@ -38,6 +38,8 @@ struct UsdtAttachment {
 struct TracerCounters {
   std::uint64_t lost_events = 0;   // ring buffer was full
   std::uint64_t tracked_full = 0;  // a process could not be tracked
+  // Threads whose scheduler states could not be accounted: map full.
+  std::uint64_t unaccounted_threads = 0;
   // Phase events dropped in the kernel: their hpid is no launch seen starting.
   std::uint64_t untracked_phases = 0;
 };
@@ -99,6 +101,9 @@ class Tracer {
   // Processes the kernel side still tracks (live launchers and container
   // members): what a run leaves in its maps, 0 once every boot is over.
   [[nodiscard]] std::uint64_t tracked_processes() const;
+  // Threads whose scheduler states the kernel side accounts: 0 once every
+  // boot is over, when the scheduler hooks return on their first load.
+  [[nodiscard]] std::uint64_t accounted_threads() const;
 
  private:
   struct SkeletonDeleter {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/phases.hpp"
+#include "model/sched_totals.hpp"
 
 namespace hacoboot {
 
@@ -29,6 +30,35 @@ struct Step {
 
 // "CONTAINER_CHROOTED", "execve", "listen".
 std::string step_name(const Step& step, const PhaseNames& names = {});
+
+// One reading of a thread's totals: an event it emitted. `step` is set when
+// the event is a step of the boot (a phase, execve, listen), which then ends
+// at that instant; a fork or an exit only reads the totals.
+struct ThreadSample {
+  std::uint64_t ts_ns = 0;
+  SchedTotals totals;
+  std::optional<Step> step;
+};
+
+// What the boot's events say of one thread, in time order.
+struct ThreadTimeline {
+  std::uint32_t tid = 0;
+  // The thread that forked this one, when the fork was traced; its totals
+  // were zero at `created_ns`.
+  std::optional<std::uint32_t> parent_tid;
+  std::uint64_t created_ns = 0;
+  std::vector<ThreadSample> samples;
+};
+
+// A traced thread woke another process's blocked thread: the wakee waited
+// for the waker until `ts_ns`. Both threads' totals at that instant.
+struct WakeupEdge {
+  std::uint64_t ts_ns = 0;
+  std::uint32_t waker_tid = 0;
+  std::uint32_t wakee_tid = 0;
+  SchedTotals waker_totals;
+  SchedTotals wakee_totals;
+};
 
 // When a boot passed a step: the time since its start, and the step's own
 // cost, the time since the previous step of the same process (supervisor or
@@ -88,6 +118,14 @@ struct BootRecord {
   std::optional<std::uint64_t> listen_ns;
   std::optional<std::uint64_t> container_exit_ns;
   BootEnd end = BootEnd::Exited;
+  // The scheduler's view, from START_SV to the first listen (what the
+  // kernel side accounts): each accounted thread's readings and the
+  // wakeups across its processes. Bounded per boot (kMaxThreadSamples).
+  std::vector<ThreadTimeline> threads;
+  std::vector<WakeupEdge> wakeups;
+  std::uint32_t start_tid = 0;   // passed the start phase
+  std::uint32_t execve_tid = 0;  // made the counted execve
+  std::uint32_t listen_tid = 0;  // made the first listen
 
   [[nodiscard]] bool started() const { return start_ns.has_value(); }
   [[nodiscard]] bool complete() const { return started() && execve_ns && listen_ns; }

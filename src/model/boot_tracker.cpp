@@ -28,6 +28,19 @@ void bounded_insert(Map& map, std::uint32_t key, std::uint64_t value) {
   map[key] = value;
 }
 
+// A boot's readings are few (its steps, forks and exits, the wakeups
+// across its processes, until its listen): the bound only keeps memory flat
+// should a kernel side out of step send more.
+constexpr std::size_t kMaxThreadReadings = 4096;
+
+ThreadTimeline& timeline_of(BootRecord& boot, std::uint32_t tid) {
+  const auto known = std::find_if(boot.threads.begin(), boot.threads.end(),
+                                  [tid](const ThreadTimeline& thread) { return thread.tid == tid; });
+  if (known != boot.threads.end()) return *known;
+  boot.threads.push_back(ThreadTimeline{.tid = tid});
+  return boot.threads.back();
+}
+
 }  // namespace
 
 BootTracker::BootTracker(Config config, Sink on_boot_done)
@@ -41,6 +54,7 @@ void BootTracker::on_event(const Event& event) {
     case EventKind::Exec: on_exec(event); break;
     case EventKind::Listen: on_listen(event); break;
     case EventKind::Exit: on_exit(event); break;
+    case EventKind::Wakeup: on_wakeup(event); break;
   }
 }
 
@@ -90,15 +104,23 @@ void BootTracker::on_phase(const Event& event) {
   auto& boot = boot_of(event.hpid);
   if (boot.record.launch == 0) boot.record.launch = event.launch;
   record_phase(boot.record, event.phase, event.ts_ns);
+  record_reading(boot, event, Step{Step::Kind::Phase, event.phase});
   if (event.phase == config_.start_phase) {
     boot.record.start_ns = event.ts_ns;
+    boot.record.start_tid = event.tid;
     if (boot.record.listen_ns) settle(boot);  // it listened before the start phase
   }
 }
 
 void BootTracker::on_fork(const Event& event) {
   if (event.role == Role::Container) {
-    boot_of(event.hpid).record.container_pid = event.child_pid;
+    auto& boot = boot_of(event.hpid);
+    boot.record.container_pid = event.child_pid;
+    record_fork_reading(boot, event);
+    return;
+  }
+  if (event.role == Role::Member) {
+    if (const auto it = live_.find(event.hpid); it != live_.end()) record_fork_reading(it->second, event);
     return;
   }
   if (event.role != Role::Untracked) return;
@@ -109,10 +131,13 @@ void BootTracker::on_fork(const Event& event) {
 }
 
 void BootTracker::on_exec(const Event& event) {
-  auto& boot = boot_of(event.hpid).record;
-  if (boot.execve_ns) return;
-  if (!config_.command.empty() && event.filename != config_.command) return;
+  auto& live = boot_of(event.hpid);
+  auto& boot = live.record;
+  const bool counted = !boot.execve_ns && (config_.command.empty() || event.filename == config_.command);
+  record_reading(live, event, counted ? std::optional<Step>(Step{Step::Kind::Execve, 0}) : std::nullopt);
+  if (!counted) return;
   boot.execve_ns = event.ts_ns;
+  boot.execve_tid = event.tid;
   boot.cgroup_id = event.cgroup_id;
   boot.cgroup_path = event.cgroup_path;
 }
@@ -120,7 +145,9 @@ void BootTracker::on_exec(const Event& event) {
 void BootTracker::on_listen(const Event& event) {
   auto& boot = boot_of(event.hpid);
   if (boot.record.listen_ns) return;
+  record_reading(boot, event, Step{Step::Kind::Listen, 0});
   boot.record.listen_ns = event.ts_ns;
+  boot.record.listen_tid = event.tid;
   if (boot.record.started()) settle(boot);
 }
 
@@ -140,6 +167,7 @@ void BootTracker::on_exit(const Event& event) {
   const auto it = live_.find(event.hpid);
   if (it == live_.end()) return;
   auto& boot = it->second;
+  record_reading(boot, event);
   if (event.role == Role::Launcher) {
     boot.supervisor_exited = true;
   } else if (event.role == Role::Container) {
@@ -181,6 +209,32 @@ void BootTracker::expire_vanished(const std::function<bool(std::uint32_t pid)>& 
 void BootTracker::finish_all() {
   // Hand boots over in the order they began, as they would have ended.
   while (!by_sequence_.empty()) finish(by_sequence_.begin()->second, BootEnd::TracingStopped);
+}
+
+void BootTracker::record_reading(LiveBoot& boot, const Event& event, std::optional<Step> step) {
+  if (!event.sched || boot.readings >= kMaxThreadReadings) return;
+  ++boot.readings;
+  timeline_of(boot.record, event.tid).samples.push_back({event.ts_ns, *event.sched, step});
+}
+
+// The parent's reading, and the child's main thread, accounted from its fork.
+void BootTracker::record_fork_reading(LiveBoot& boot, const Event& event) {
+  record_reading(boot, event);
+  if (!event.sched) return;
+  auto& child = timeline_of(boot.record, event.child_pid);
+  child.parent_tid = event.tid;
+  child.created_ns = event.ts_ns;
+}
+
+// A wakeup across two processes of one launch: the edge a critical path
+// follows. One of another launch (a supervisor waking a stranger) is none.
+void BootTracker::on_wakeup(const Event& event) {
+  const auto it = live_.find(event.hpid);
+  if (it == live_.end() || !event.sched || !event.wakee || event.wakee->hpid != event.hpid) return;
+  auto& boot = it->second;
+  if (boot.readings >= kMaxThreadReadings) return;
+  ++boot.readings;
+  boot.record.wakeups.push_back({event.ts_ns, event.tid, event.wakee->tid, *event.sched, event.wakee->sched});
 }
 
 }  // namespace hacoboot

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -48,7 +49,8 @@ class BootTracker {
   struct LiveBoot {
     BootRecord record;
     bool supervisor_exited = false;
-    bool settled = false;  // counted in settled_
+    bool settled = false;      // counted in settled_
+    std::size_t readings = 0;  // scheduler readings kept: samples and wakeups
   };
 
   [[nodiscard]] bool from_older_launch(const Event& event) const;
@@ -57,6 +59,11 @@ class BootTracker {
   void on_exec(const Event& event);
   void on_listen(const Event& event);
   void on_exit(const Event& event);
+  void on_wakeup(const Event& event);
+  // Keeps the event's scheduler totals as a reading of its thread, ending
+  // `step` when it is one.
+  static void record_reading(LiveBoot& boot, const Event& event, std::optional<Step> step = std::nullopt);
+  static void record_fork_reading(LiveBoot& boot, const Event& event);
 
   LiveBoot& boot_of(std::uint32_t hpid);
   void settle(LiveBoot& boot);

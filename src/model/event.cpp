@@ -7,6 +7,8 @@
 namespace hacoboot {
 namespace {
 
+static_assert(HACOBOOT_SCHED_STATES == 4, "SchedTotals has one field per hacoboot_sched_state");
+
 std::optional<Role> decode_role(unsigned int role) {
   switch (role) {
     case 0: return Role::Untracked;
@@ -24,7 +26,35 @@ std::optional<EventKind> decode_kind(unsigned int kind) {
     case HACOBOOT_EV_EXEC: return EventKind::Exec;
     case HACOBOOT_EV_LISTEN: return EventKind::Listen;
     case HACOBOOT_EV_EXIT: return EventKind::Exit;
+    case HACOBOOT_EV_WAKEUP: return EventKind::Wakeup;
     default: return std::nullopt;
+  }
+}
+
+SchedTotals decode_totals(const hacoboot_sched_totals& raw) {
+  return SchedTotals{.cpu = raw.ns[HACOBOOT_SCHED_CPU],
+                     .run_queue = raw.ns[HACOBOOT_SCHED_RUN_QUEUE],
+                     .sleep = raw.ns[HACOBOOT_SCHED_SLEEP],
+                     .io = raw.ns[HACOBOOT_SCHED_IO]};
+}
+
+std::optional<Wakee> decode_wakee(const hacoboot_wakee& raw) {
+  const auto role = decode_role(raw.role);
+  if (!role) return std::nullopt;
+  return Wakee{.pid = raw.pid,
+               .tid = raw.tid,
+               .hpid = raw.hpid,
+               .launch = raw.boot,
+               .role = *role,
+               .sched = decode_totals(raw.sched)};
+}
+
+// The bytes a record of this kind must have at least.
+std::size_t record_size(EventKind kind) {
+  switch (kind) {
+    case EventKind::Exec: return sizeof(hacoboot_event);
+    case EventKind::Wakeup: return HACOBOOT_WAKEUP_EVENT_SIZE;
+    default: return HACOBOOT_EVENT_BASE_SIZE;
   }
 }
 
@@ -38,7 +68,7 @@ std::optional<Event> decode_event(std::span<const std::byte> record) {
   const auto kind = decode_kind(raw.kind);
   const auto role = decode_role(raw.role);
   if (!kind || !role) return std::nullopt;
-  if (*kind == EventKind::Exec && record.size() < sizeof raw) return std::nullopt;
+  if (record.size() < record_size(*kind)) return std::nullopt;
 
   Event e;
   e.kind = *kind;
@@ -48,10 +78,18 @@ std::optional<Event> decode_event(std::span<const std::byte> record) {
   e.launch = raw.boot;
   e.role = *role;
   e.cgroup_id = raw.cgroup_id;
+  e.tid = raw.tid;
+  if ((raw.flags & HACOBOOT_EVENT_SCHED) != 0) e.sched = decode_totals(raw.sched);
   switch (*kind) {
     case EventKind::Phase: e.phase = raw.arg; break;
     case EventKind::Fork: e.child_pid = static_cast<std::uint32_t>(raw.arg); break;
+    // NOLINTBEGIN(cppcoreguidelines-pro-type-union-access): the kind says which member the record holds
     case EventKind::Exec: e.filename.assign(raw.filename, strnlen(raw.filename, sizeof raw.filename)); break;
+    case EventKind::Wakeup:
+      e.wakee = decode_wakee(raw.wakee);
+      if (!e.wakee) return std::nullopt;
+      break;
+      // NOLINTEND(cppcoreguidelines-pro-type-union-access)
     case EventKind::Listen:
     case EventKind::Exit: break;
   }

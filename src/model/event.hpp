@@ -6,12 +6,26 @@
 #include <span>
 #include <string>
 
+#include "model/sched_totals.hpp"
+
 namespace hacoboot {
 
-enum class EventKind : std::uint8_t { Phase, Fork, Exec, Listen, Exit };
+enum class EventKind : std::uint8_t { Phase, Fork, Exec, Listen, Exit, Wakeup };
 
 // What the kernel side knew of the emitting process (see hacoboot.h).
 enum class Role : std::uint8_t { Untracked, Launcher, Container, Member };
+
+// The thread a Wakeup event woke (the event's own pid/tid are the waker's).
+struct Wakee {
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+  std::uint32_t hpid = 0;
+  std::uint32_t launch = 0;
+  Role role = Role::Untracked;
+  SchedTotals sched;  // up to the event's ts_ns, the blocked time included
+
+  bool operator==(const Wakee&) const = default;
+};
 
 // One kernel event, decoded. Fields that do not apply to a kind stay zero.
 struct Event {
@@ -28,6 +42,11 @@ struct Event {
   // Exec: the path of the cgroup cgroup_id names, filled in user space by
   // the enrichment step after decoding (empty when not resolvable).
   std::string cgroup_path;
+  std::uint32_t tid = 0;  // the emitting thread
+  // tid's totals up to ts_ns; nullopt when the kernel side does not account
+  // that thread (it predates its process's tracking, or its map was full).
+  std::optional<SchedTotals> sched;
+  std::optional<Wakee> wakee;  // Wakeup
 
   bool operator==(const Event&) const = default;
 };

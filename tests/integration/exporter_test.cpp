@@ -43,17 +43,6 @@ bool bpf_required() {
   return value != nullptr && std::string_view(value) == "1";
 }
 
-// Polls until done() holds; false when the guard ran out first.
-bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds guard,
-                std::chrono::milliseconds step = 100ms) {
-  const auto deadline = std::chrono::steady_clock::now() + guard;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(step);
-  }
-  return true;
-}
-
 // A program of a Debian package: in PATH, else in /usr/bin (a sudo or ctest
 // PATH may lack it).
 std::optional<std::filesystem::path> find_program(const std::string& name) {

@@ -28,15 +28,6 @@ std::uint64_t count_of(const nlohmann::json& summary, const char* key) {
   return summary.value("boots", nlohmann::json::object()).value(key, kAbsent);
 }
 
-bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds guard) {
-  const auto deadline = std::chrono::steady_clock::now() + guard;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(20ms);
-  }
-  return true;
-}
-
 Truth read_truth(const std::filesystem::path& path) {
   try {
     return parse_truth(read_file(path));

@@ -31,9 +31,6 @@ inline constexpr std::uint64_t kAbsent = ~0ULL;
 // boots.<key> of a JSON summary.
 std::uint64_t count_of(const nlohmann::json& summary, const char* key);
 
-// Polls until done() holds; false when the guard ran out first.
-bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds guard);
-
 // The truth file so far; empty while it is not written yet.
 Truth read_truth(const std::filesystem::path& path);
 

@@ -125,10 +125,12 @@ TEST_F(FaultKillTest, ContainerKilledBeforeExecveIsIncomplete) {
 // is counted once the container is done, not cut short.
 TEST_F(FaultKillTest, SupervisorKilledAfterForkLeavesItsContainerBooting) {
   // Supervisor asleep after END_SETUP (3, after its fork); the container
-  // pauses at 15, then runs on, orphaned, to listen and exits.
+  // pauses at 15, then runs on, orphaned, to listen and exits. With the
+  // "done" pipe the supervisor would reach END_SETUP only after the
+  // container's setup: --no-done-pipe.
   KilledLaunch killed;
-  ASSERT_NO_FATAL_FAILURE(kill_mid_boot({"--phase-delay", "3:600000", "--phase-delay", "15:1000"}, "container_pid",
-                                        Victim::Supervisor, killed));
+  ASSERT_NO_FATAL_FAILURE(kill_mid_boot({"--no-done-pipe", "--phase-delay", "3:600000", "--phase-delay", "15:1000"},
+                                        "container_pid", Victim::Supervisor, killed));
 
   TracedBoots traced;
   traced.summary = killed.summary;

@@ -142,7 +142,9 @@ TEST_F(FaultPidReuseTest, AnOrphanedContainerIsNotCountedIntoTheBootThatReusedIt
   ASSERT_FALSE(HasFailure());
 
   const auto a_truth = new_file("truth-a.tsv");
-  Process a(launcher_argv(a_truth, {"--phase-delay", "3:600000", "--phase-delay", "15:5000"}), dir());
+  // A's supervisor must be killed before A's container is past its setup,
+  // which with the "done" pipe it cannot be: --no-done-pipe.
+  Process a(launcher_argv(a_truth, {"--no-done-pipe", "--phase-delay", "3:600000", "--phase-delay", "15:5000"}), dir());
   std::optional<std::uint32_t> hpid;
   ASSERT_TRUE(wait_until(
       [&] {

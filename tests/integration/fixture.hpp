@@ -21,7 +21,8 @@ namespace hacoboot::it {
 
 // The BPF programs hacoboot-sampler loads: these, and one of the two sets of
 // syscall hooks.
-inline const std::vector<std::string> kCommonPrograms = {"on_phase", "on_fork", "on_exec", "on_exit"};
+inline const std::vector<std::string> kCommonPrograms = {"on_phase", "on_fork",         "on_exec",
+                                                         "on_exit",  "on_sched_switch", "on_sched_waking"};
 inline const std::vector<std::string> kPerSyscallPrograms = {"on_execve", "on_listen_exit"};
 inline const std::vector<std::string> kRawSyscallPrograms = {"on_sys_enter", "on_sys_exit"};
 inline const std::size_t kFewestPrograms = kCommonPrograms.size() + kRawSyscallPrograms.size();

@@ -290,4 +290,13 @@ std::vector<pid_t> processes_mentioning(const std::string& text) {
   return pids;
 }
 
+bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds guard, std::chrono::milliseconds step) {
+  const auto deadline = std::chrono::steady_clock::now() + guard;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(step);
+  }
+  return true;
+}
+
 }  // namespace hacoboot::it

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -82,6 +83,10 @@ class Process {
   long max_rss_kb_ = 0;
   std::optional<ExitStatus> status_;
 };
+
+// Polls until done() holds, every `step`; false when the guard ran out first.
+bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds guard,
+                std::chrono::milliseconds step = std::chrono::milliseconds(20));
 
 // Runs argv to completion (killed after timeout) and returns its output
 // (its output files are removed).

@@ -1,6 +1,6 @@
 // decode_event: one ring-buffer record -> Event, as the BPF side lays it out
-// (include/hacoboot/hacoboot.h). Non-exec kinds are reserved with the base
-// size only; exec events carry the full struct with the filename.
+// (bpf/hacoboot.h). Most kinds are reserved with the base size only; exec
+// events carry the full struct with the filename, wakeups the wakee.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -139,7 +139,7 @@ TEST(DecodeEvent, NonExecRecordOfFullSizeStillDecodes) {
 }
 
 TEST(DecodeEvent, UnknownKindIsRejected) {
-  for (unsigned int kind : {0u, 6u, 0xffffffffu}) {
+  for (unsigned int kind : {0u, 7u, 0xffffffffu}) {
     EXPECT_FALSE(decode(raw_event(kind), sizeof(hacoboot_event)).has_value()) << "kind " << kind;
   }
 }
@@ -148,6 +148,77 @@ TEST(DecodeEvent, UnknownRoleIsRejected) {
   for (unsigned int role : {4u, 0xffffffffu}) {
     EXPECT_FALSE(decode(raw_event(HACOBOOT_EV_LISTEN, role), HACOBOOT_EVENT_BASE_SIZE).has_value()) << "role " << role;
   }
+}
+
+void set_totals(hacoboot_sched_totals& totals, unsigned long long first) {
+  for (unsigned long long& ns : totals.ns) ns = first++;
+}
+
+TEST(DecodeEvent, EventCarriesItsThreadAndItsSchedulerTotalsByState) {
+  auto raw = raw_event(HACOBOOT_EV_LISTEN, HACOBOOT_ROLE_MEMBER);
+  raw.tid = 9047;
+  raw.flags = HACOBOOT_EVENT_SCHED;
+  raw.sched.ns[HACOBOOT_SCHED_CPU] = 1;
+  raw.sched.ns[HACOBOOT_SCHED_RUN_QUEUE] = 2;
+  raw.sched.ns[HACOBOOT_SCHED_SLEEP] = 3;
+  raw.sched.ns[HACOBOOT_SCHED_IO] = 4;
+  const auto e = decode(raw, HACOBOOT_EVENT_BASE_SIZE);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->tid, 9047u);
+  EXPECT_EQ(e->sched, (SchedTotals{.cpu = 1, .run_queue = 2, .sleep = 3, .io = 4}));
+  EXPECT_FALSE(e->wakee.has_value());
+}
+
+TEST(DecodeEvent, ThreadNotAccountedHasNoTotals) {
+  auto raw = raw_event(HACOBOOT_EV_PHASE);
+  set_totals(raw.sched, 1);  // whatever the record holds: the flag says they are not the thread's
+  const auto e = decode(raw, HACOBOOT_EVENT_BASE_SIZE);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_FALSE(e->sched.has_value());
+}
+
+TEST(DecodeEvent, WakeupCarriesWakerAndWakeeWithTheirTotals) {
+  auto raw = raw_event(HACOBOOT_EV_WAKEUP, HACOBOOT_ROLE_CONTAINER);
+  raw.boot = 5;
+  raw.tid = 9046;
+  raw.flags = HACOBOOT_EVENT_SCHED;
+  set_totals(raw.sched, 10);
+  raw.arg = 9045;
+  raw.wakee = hacoboot_wakee{.pid = 9045, .tid = 9045, .hpid = 9045, .boot = 5, .role = HACOBOOT_ROLE_LAUNCHER};
+  set_totals(raw.wakee.sched, 20);
+  const auto e = decode(raw, HACOBOOT_WAKEUP_EVENT_SIZE);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, EventKind::Wakeup);
+  EXPECT_EQ(e->pid, 9046u);
+  EXPECT_EQ(e->role, Role::Container);
+  EXPECT_EQ(e->sched, (SchedTotals{.cpu = 10, .run_queue = 11, .sleep = 12, .io = 13}));
+  ASSERT_TRUE(e->wakee.has_value());
+  EXPECT_EQ(*e->wakee, (Wakee{.pid = 9045,
+                              .tid = 9045,
+                              .hpid = 9045,
+                              .launch = 5,
+                              .role = Role::Launcher,
+                              .sched = {.cpu = 20, .run_queue = 21, .sleep = 22, .io = 23}}));
+}
+
+TEST(DecodeEvent, WakeupRecordWithoutItsWakeeIsRejected) {
+  const auto raw = raw_event(HACOBOOT_EV_WAKEUP, HACOBOOT_ROLE_CONTAINER);
+  EXPECT_FALSE(decode(raw, HACOBOOT_EVENT_BASE_SIZE).has_value());
+  EXPECT_FALSE(decode(raw, HACOBOOT_WAKEUP_EVENT_SIZE - 1).has_value());
+}
+
+TEST(DecodeEvent, WakeupOfUnknownWakeeRoleIsRejected) {
+  auto raw = raw_event(HACOBOOT_EV_WAKEUP, HACOBOOT_ROLE_CONTAINER);
+  raw.wakee.role = 4;
+  EXPECT_FALSE(decode(raw, HACOBOOT_WAKEUP_EVENT_SIZE).has_value());
+}
+
+TEST(SchedTotals, StepIsTheDifferenceStateByState) {
+  const SchedTotals earlier{.cpu = 1, .run_queue = 2, .sleep = 3, .io = 4};
+  const SchedTotals later{.cpu = 11, .run_queue = 2, .sleep = 33, .io = 5};
+  const SchedTotals step = later - earlier;
+  EXPECT_EQ(step, (SchedTotals{.cpu = 10, .run_queue = 0, .sleep = 30, .io = 1}));
+  EXPECT_EQ(step.total(), later.total() - earlier.total());
 }
 
 }  // namespace

@@ -84,6 +84,7 @@ void Summary::add(const BootRecord& boot) {
     stats.since_start.add(*timing.since_start);
     if (timing.delta) stats.delta.add(*timing.delta);
   }
+  if (boot.started()) paths_.add(analyse_boot(boot));
 }
 
 const SampleStats& Summary::since_start_of(const Step& step) const {

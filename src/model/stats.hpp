@@ -10,46 +10,10 @@
 #include <vector>
 
 #include "model/boot.hpp"
-#include "model/log_linear_histogram.hpp"
+#include "model/path_breakdown.hpp"
+#include "model/sample_stats.hpp"
 
 namespace hacoboot {
-
-// Distribution of durations in ns. count, avg, min and max are exact
-// integers (avg truncated like bpftrace's); percentiles are exact up to
-// kExactSamples samples, then read from a LogLinearHistogram (within its
-// kMaxRelativeError), so memory stays bounded however many boots are seen.
-class SampleStats {
- public:
-  static constexpr std::size_t kExactSamples = 10'000;
-
-  void add(std::uint64_t value_ns);
-
-  [[nodiscard]] std::uint64_t count() const { return count_; }
-  [[nodiscard]] bool empty() const { return count_ == 0; }
-  // 0 when empty, as are min, max, stddev and percentiles.
-  [[nodiscard]] std::uint64_t avg() const;
-  [[nodiscard]] std::uint64_t min() const { return empty() ? 0 : min_; }
-  [[nodiscard]] std::uint64_t max() const { return max_; }
-  // Population standard deviation, rounded to the ns.
-  [[nodiscard]] std::uint64_t stddev() const;
-  // Nearest-rank percentile, q in (0, 100].
-  [[nodiscard]] std::uint64_t percentile(double q) const;
-  // Samples per power-of-two slot: [0]: 0 ns, [k]: [2^(k-1), 2^k) ns.
-  [[nodiscard]] std::array<std::uint64_t, 65> log2_counts() const;
-  [[nodiscard]] bool exact() const { return histogram_ == nullptr; }
-
- private:
-  std::uint64_t count_ = 0;
-  __extension__ using Sum = unsigned __int128;  // cannot overflow: 2^64 samples of 2^64 ns
-  Sum sum_ = 0;
-  std::uint64_t min_ = std::numeric_limits<std::uint64_t>::max();
-  std::uint64_t max_ = 0;
-  long double mean_ = 0;  // Welford's running mean and sum of squared deviations
-  long double squares_ = 0;
-  mutable std::vector<std::uint64_t> samples_;  // sorted lazily, while exact()
-  mutable bool sorted_ = true;
-  std::unique_ptr<LogLinearHistogram> histogram_;
-};
 
 struct BootCounts {
   std::uint64_t started = 0;     // passed the start phase while traced
@@ -81,12 +45,16 @@ class Summary {
   [[nodiscard]] const std::map<Step, StepStats>& steps() const { return steps_; }
   // The steps in the order a boot passes them: by mean time since the start.
   [[nodiscard]] std::vector<std::pair<Step, const StepStats*>> steps_in_boot_order() const;
+  // The same steps by lane, with their scheduler states and their share of
+  // each boot's critical path.
+  [[nodiscard]] const PathBreakdown& paths() const { return paths_; }
 
  private:
   [[nodiscard]] const SampleStats& since_start_of(const Step& step) const;
 
   BootCounts boots_;
   std::map<Step, StepStats> steps_;
+  PathBreakdown paths_;
 };
 
 }  // namespace hacoboot

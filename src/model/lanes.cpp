@@ -4,14 +4,10 @@ namespace hacoboot {
 
 std::string_view lane_name(Lane lane) {
   switch (lane) {
-    case Lane::Supervisor:
-      return "supervisor";
-    case Lane::Container:
-      return "container";
-    case Lane::Listener:
-      return "listener";
-    case Lane::Other:
-      break;
+    case Lane::Supervisor: return "supervisor";
+    case Lane::Container: return "container";
+    case Lane::Listener: return "listener";
+    case Lane::Other: break;
   }
   return "other";
 }

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "model/lanes.hpp"
-#include "model/sched_totals.hpp"
 #include "model/sample_stats.hpp"
+#include "model/sched_totals.hpp"
 
 namespace hacoboot {
 

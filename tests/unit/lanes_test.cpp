@@ -177,6 +177,39 @@ TEST(Lanes, PathTimeAfterAThreadsLastStepHasARowOfItsOwn) {
   EXPECT_EQ(on_listen_path(analysis), 4'000U);
 }
 
+// The service forks a child that listens: the child is the listener lane,
+// its listen counts from its creation, and the container's time from its
+// execve to that fork is its time after its last step.
+TEST(Lanes, AListenByADescendantIsTheListenersLane) {
+  SimulatedThread supervisor{100, 0, State::Cpu};
+  SimulatedThread container{200, 2'000, State::Cpu};
+  SimulatedThread listener{300, 4'500, State::Cpu};
+  container.forked_by(100);
+  listener.forked_by(200);
+  supervisor.emit(1'000, phase(1));
+  supervisor.emit(2'000, phase(2));
+  supervisor.emit(2'000);  // forks the container
+  supervisor.enter(2'100, State::Sleep);
+  container.emit(3'000, phase(11));
+  container.emit(4'000, kExecve);
+  container.emit(4'500);  // forks the listener
+  container.enter(4'600, State::Sleep);
+  listener.emit(6'000, kListen);
+  const auto analysis =
+      analyse_boot(test::record_of(100, 200, {supervisor.timeline(), container.timeline(), listener.timeline()}, {}));
+
+  const auto& listen = row(analysis, Lane::Listener, kListen);
+  EXPECT_EQ(listen.tid, 300U);
+  EXPECT_EQ(listen.begin_ns, 4'500U);
+  EXPECT_EQ(listen.states, (SchedTotals{1'500, 0, 0, 0}));
+  EXPECT_EQ(listen.on_listen_path_ns, 1'500U);
+  const auto& after_execve = row(analysis, Lane::Container, std::nullopt);
+  EXPECT_EQ(after_execve.begin_ns, 4'000U);
+  EXPECT_EQ(after_execve.end_ns, 4'500U);
+  EXPECT_EQ(after_execve.on_listen_path_ns, 500U);
+  EXPECT_EQ(on_listen_path(analysis), 5'000U);
+}
+
 TEST(Lanes, WithoutThreadReadingsThePathFollowsTheFork) {
   auto boot = DonePipeBoot{}.record();
   boot.threads.clear();

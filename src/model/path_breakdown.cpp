@@ -1,6 +1,7 @@
 #include "model/path_breakdown.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace hacoboot {
 
@@ -12,8 +13,11 @@ std::optional<SchedTotals> LaneStepStats::mean_states() const {
 
 void PathBreakdown::add(const BootAnalysis& boot) {
   if (boot.forks_only) ++forks_only_boots_;
+  // Threads of one lane (Lane::Other) can give a boot two rows of one key.
+  std::set<LaneStepKey> on_listen_path;
   for (const auto& step : boot.steps) {
-    auto& row = steps_[LaneStepKey{step.lane, step.step}];
+    const LaneStepKey key{step.lane, step.step};
+    auto& row = steps_[key];
     if (step.since_start) row.since_start.add(*step.since_start);
     row.own.add(step.duration());
     if (step.states) {
@@ -22,7 +26,7 @@ void PathBreakdown::add(const BootAnalysis& boot) {
     }
     row.on_listen_path_ns += step.on_listen_path_ns;
     row.on_execve_path_ns += step.on_execve_path_ns;
-    if (step.on_listen_path()) ++row.boots_on_listen_path;
+    if (step.on_listen_path() && on_listen_path.insert(key).second) ++row.boots_on_listen_path;
   }
   if (boot.to_listen) {
     listen_path_.add(boot.to_listen->duration());

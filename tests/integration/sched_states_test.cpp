@@ -14,7 +14,10 @@
 
 #include "capture/tracer.hpp"
 #include "fixture.hpp"
+#include "model/boot_tracker.hpp"
 #include "model/event.hpp"
+#include "model/lanes.hpp"
+#include "model/path_breakdown.hpp"
 #include "support/process.hpp"
 
 namespace hacoboot::it {
@@ -119,6 +122,43 @@ struct WorkloadRun {
   std::uint32_t hpid = 0;
   std::uint64_t burn_cpu_ns = 0;
 };
+
+// The launch the events describe, reassembled as the tool does.
+BootRecord reassemble(const std::vector<Event>& events, const std::string& command) {
+  std::vector<BootRecord> boots;
+  BootTracker tracker({.command = command}, [&boots](const BootRecord& boot) { boots.push_back(boot); });
+  for (const auto& event : events) tracker.on_event(event);
+  tracker.finish_all();
+  EXPECT_EQ(boots.size(), 1U) << "one launch traced";
+  return boots.empty() ? BootRecord{} : boots.front();
+}
+
+const LaneStep* find_step(const BootAnalysis& analysis, Lane lane, std::int64_t phase) {
+  const auto found = std::find_if(analysis.steps.begin(), analysis.steps.end(), [&](const LaneStep& step) {
+    return step.lane == lane && step.step == Step{Step::Kind::Phase, phase};
+  });
+  return found == analysis.steps.end() ? nullptr : &*found;
+}
+
+// The rows' shares of the path to listen cover it exactly.
+void expect_listen_path_covered(const BootRecord& boot, const BootAnalysis& analysis) {
+  ASSERT_TRUE(boot.complete() && analysis.to_listen);
+  EXPECT_FALSE(analysis.forks_only);
+  std::uint64_t on_path = 0;
+  for (const auto& step : analysis.steps) {
+    on_path += step.on_listen_path_ns;
+    if (step.states) {
+      EXPECT_EQ(step.states->total(), step.duration()) << step_name(*step.step);
+    }
+  }
+  EXPECT_EQ(on_path, *boot.listen_ns - *boot.start_ns);
+  EXPECT_EQ(analysis.to_listen->duration(), *boot.listen_ns - *boot.start_ns);
+  PathBreakdown breakdown;
+  breakdown.add(analysis);
+  double shares = 0;
+  for (const auto& [key, row] : breakdown.steps()) shares += breakdown.listen_path_share(row);
+  EXPECT_NEAR(shares, 1.0, 1e-9);
+}
 
 class SchedStatesTest : public IntegrationTest {
  protected:
@@ -244,6 +284,44 @@ TEST_F(SchedStatesTest, ContainerClosingTheDonePipeWakesTheSupervisor) {
   const SchedTotals waited = wakeup.wakee->sched - *fork->sched;
   EXPECT_GE(waited.sleep, burn_cpu_ns / 2);
   expect_totals_add_up(events);
+}
+
+// The supervisor waits on the done pipe from its fork until the container
+// has burnt 20 ms of CPU in its setup: its END_SETUP lasts that long, and
+// none of it is on the path to listen.
+TEST_F(SchedStatesTest, WithTheDonePipeTheSupervisorsEndSetupIsOffThePathToListen) {
+  const auto events =
+      trace(launcher(), {launcher().string(), "--no-namespaces", "--burn", "13:20", "--", app().string()});
+  const BootRecord boot = reassemble(events, app().string());
+  const BootAnalysis analysis = analyse_boot(boot);
+  expect_listen_path_covered(boot, analysis);
+
+  const LaneStep* end_setup = find_step(analysis, Lane::Supervisor, 3);
+  const LaneStep* burnt = find_step(analysis, Lane::Container, 14);
+  ASSERT_TRUE(end_setup != nullptr && burnt != nullptr);
+  EXPECT_GE(end_setup->duration(), 20 * kNsPerMs) << "it waited through the container's burn";
+  EXPECT_EQ(end_setup->on_listen_path_ns, 0U);
+  ASSERT_TRUE(burnt->states);
+  EXPECT_GE(burnt->states->cpu, 20 * kNsPerMs);
+  EXPECT_EQ(burnt->on_listen_path_ns, burnt->duration()) << "the container's burn is on the path";
+  EXPECT_TRUE(analysis.noise_free_listen());
+}
+
+// With the uid-map handshake the container waits for the supervisor's
+// mapping work (a 10 ms burn): the path to listen runs through the
+// supervisor after the container started, inside its END_SETUP.
+TEST_F(SchedStatesTest, WithTheUidMapHandshakeThePathToListenCrossesIntoTheSupervisor) {
+  const auto events = trace(launcher(), {launcher().string(), "--no-namespaces", "--uid-map-handshake", "--burn",
+                                         "uid-map:10", "--", app().string()});
+  const BootRecord boot = reassemble(events, app().string());
+  const BootAnalysis analysis = analyse_boot(boot);
+  expect_listen_path_covered(boot, analysis);
+
+  const LaneStep* end_setup = find_step(analysis, Lane::Supervisor, 3);
+  const LaneStep* container_start = find_step(analysis, Lane::Container, 11);
+  ASSERT_TRUE(end_setup != nullptr && container_start != nullptr);
+  EXPECT_GE(end_setup->on_listen_path_ns, 10 * kNsPerMs) << "the mapping work is on the path";
+  EXPECT_GT(end_setup->end_ns, container_start->end_ns);
 }
 
 }  // namespace

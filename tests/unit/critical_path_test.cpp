@@ -2,6 +2,7 @@
 
 #include "event_builders.hpp"
 #include "model/boot_tracker.hpp"
+#include "simulated_thread.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,65 +13,14 @@
 namespace hacoboot {
 namespace {
 
-enum class State : std::uint8_t { Cpu, RunQueue, Sleep, Io };
-
-// One thread as the kernel side accounts it: the state it is in since when,
-// and its totals so far.
-class SimulatedThread {
- public:
-  SimulatedThread(std::uint32_t tid, std::uint64_t born_ns, State state) : since_(born_ns), state_(state) {
-    timeline_.tid = tid;
-    timeline_.created_ns = born_ns;
-  }
-  SimulatedThread& forked_by(std::uint32_t parent) {
-    timeline_.parent_tid = parent;
-    return *this;
-  }
-  // From `ts` on, the thread is in `state`.
-  void enter(std::uint64_t ts, State state) {
-    settle(ts);
-    state_ = state;
-  }
-  SchedTotals read(std::uint64_t ts) {
-    settle(ts);
-    return totals_;
-  }
-  // An event it emits at `ts` (it is on CPU then).
-  void emit(std::uint64_t ts, std::optional<Step> step = std::nullopt) {
-    timeline_.samples.push_back({ts, read(ts), step});
-  }
-  [[nodiscard]] std::uint32_t tid() const { return timeline_.tid; }
-  [[nodiscard]] const ThreadTimeline& timeline() const { return timeline_; }
-
- private:
-  void settle(std::uint64_t ts) {
-    const std::uint64_t elapsed = ts - since_;
-    switch (state_) {
-      case State::Cpu: totals_.cpu += elapsed; break;
-      case State::RunQueue: totals_.run_queue += elapsed; break;
-      case State::Sleep: totals_.sleep += elapsed; break;
-      case State::Io: totals_.io += elapsed; break;
-    }
-    since_ = ts;
-  }
-
-  ThreadTimeline timeline_;
-  SchedTotals totals_;
-  std::uint64_t since_;
-  State state_;
-};
-
-// `waker` wakes the blocked `wakee` at `ts`: the wakee is runnable from then.
-WakeupEdge wake(SimulatedThread& waker, SimulatedThread& wakee, std::uint64_t ts) {
-  const SchedTotals wakee_totals = wakee.read(ts);
-  wakee.enter(ts, State::RunQueue);
-  return {ts, waker.tid(), wakee.tid(), waker.read(ts), wakee_totals};
-}
-
-Step phase(std::int64_t number) {
-  return Step{Step::Kind::Phase, number};
-}
-const Step kListen{Step::Kind::Listen, 0};
+using test::DonePipeBoot;
+using test::kExecve;
+using test::kListen;
+using test::phase;
+using test::SimulatedThread;
+using test::State;
+using test::UidMapBoot;
+using test::wake;
 
 void expect_exact(const CriticalPath& path, std::uint64_t start, std::uint64_t target) {
   ASSERT_FALSE(path.pieces.empty());
@@ -91,40 +41,6 @@ std::uint64_t time_in(const CriticalPath& path, std::uint32_t tid) {
       path.pieces.begin(), path.pieces.end(), std::uint64_t{0},
       [tid](std::uint64_t sum, const PathPiece& p) { return p.tid == tid ? sum + p.duration() : sum; });
 }
-
-// Haconiwa's runner: the supervisor forks the container and blocks reading
-// the "done" pipe, which the container closes after its last setup step.
-struct DonePipeBoot {
-  SimulatedThread supervisor{100, 0, State::Sleep};
-  SimulatedThread container{200, 4'100, State::RunQueue};
-  std::vector<WakeupEdge> wakeups;
-
-  DonePipeBoot() {
-    container.forked_by(100);
-    supervisor.enter(900, State::Cpu);
-    supervisor.emit(1'000, phase(1));
-    supervisor.enter(2'000, State::RunQueue);  // preempted
-    supervisor.enter(2'300, State::Cpu);
-    supervisor.emit(4'000, phase(2));
-    supervisor.emit(4'100);                 // the fork
-    supervisor.enter(4'200, State::Sleep);  // done.read
-    container.enter(4'150, State::Cpu);
-    container.emit(4'500, phase(11));
-    container.enter(5'000, State::Io);
-    container.enter(5'600, State::Cpu);
-    container.emit(7'900, phase(20));
-    wakeups.push_back(wake(container, supervisor, 8'000));  // closes its end
-    supervisor.enter(8'020, State::Cpu);
-    supervisor.emit(8'100, phase(3));
-    supervisor.emit(8'200, phase(4));
-    container.emit(8'050, phase(21));
-    container.emit(8'080, Step{Step::Kind::Execve, 0});
-    container.enter(8'500, State::Sleep);
-    container.enter(8'600, State::Cpu);
-    container.emit(9'000, kListen);
-  }
-  [[nodiscard]] std::vector<ThreadTimeline> threads() const { return {supervisor.timeline(), container.timeline()}; }
-};
 
 TEST(CriticalPath, TheSupervisorsWaitOnTheDonePipeIsOffThePathToListen) {
   DonePipeBoot boot;
@@ -161,30 +77,14 @@ TEST(CriticalPath, EachPieceIsNamedAfterTheStepItBelongsTo) {
   const auto path = critical_path(boot.threads(), boot.wakeups, {100, 1'000}, {200, 9'000});
   std::vector<std::optional<Step>> steps;
   for (const auto& piece : path.pieces) steps.push_back(piece.step);
-  const std::vector<std::optional<Step>> expected{
-      phase(2), phase(3), phase(11), phase(20), phase(21), phase(21), Step{Step::Kind::Execve, 0}, kListen};
+  const std::vector<std::optional<Step>> expected{phase(2),  phase(3),  phase(11), phase(20),
+                                                  phase(21), phase(21), kExecve,   kListen};
   EXPECT_EQ(steps, expected);
 }
 
 TEST(CriticalPath, TheUidMappingHandshakeTakesThePathThroughTheSupervisor) {
-  SimulatedThread supervisor{100, 0, State::Cpu};
-  SimulatedThread container{200, 2'000, State::Cpu};
-  container.forked_by(100);
-  std::vector<WakeupEdge> wakeups;
-  supervisor.emit(1'000, phase(1));
-  supervisor.emit(2'000, phase(2));
-  supervisor.enter(2'100, State::Sleep);  // reads "unshared"
-  container.emit(3'000, phase(11));
-  wakeups.push_back(wake(container, supervisor, 3'500));  // writes "unshared"
-  container.enter(3'600, State::Sleep);                   // reads "mapped"
-  supervisor.enter(3'700, State::Cpu);                    // writes the maps: 2 us of work
-  wakeups.push_back(wake(supervisor, container, 5'700));  // answers "mapped"
-  supervisor.enter(5'800, State::Sleep);                  // done.read
-  container.enter(5'900, State::Cpu);
-  container.emit(6'000, phase(17));
-  container.emit(7'000, kListen);
-
-  const auto path = critical_path({supervisor.timeline(), container.timeline()}, wakeups, {100, 1'000}, {200, 7'000});
+  UidMapBoot boot;
+  const auto path = critical_path(boot.threads(), boot.wakeups, {100, 1'000}, {200, 7'000});
   expect_exact(path, 1'000, 7'000);
   EXPECT_EQ(time_in(path, 100), 1'000U + 2'200U);  // start to the fork, then "unshared" to "mapped"
   EXPECT_EQ(time_in(path, 200), 1'500U + 1'300U);  // fork to "unshared", then "mapped" to listen

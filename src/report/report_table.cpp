@@ -14,6 +14,9 @@ namespace hacoboot {
 namespace {
 
 constexpr int kLabelWidth = 34;
+// A step of the breakdown, indented under its lane, with Haconiwa's longest
+// phase name ("18 CONTAINER_NAMESPACE_GENERATED").
+constexpr int kLaneLabelWidth = 35;
 // Keeps the breakdown's rows within 120 columns.
 constexpr int kBarWidth = 12;
 constexpr int kHistogramBarWidth = 52;  // as bpftrace's hist()
@@ -98,8 +101,9 @@ class TableWriter final : public ReportWriter {
     out << '\n';
     path_line(path, paths.forks_only_boots(), out);
     if (rows.empty()) return;
-    out << fmt::format("\n{:<{}} {:>5} {:>11} {:>8} {:>8} {:>8} {:>8} {:>8}  {}\n", "BREAKDOWN BY LANE", kLabelWidth,
-                       "COUNT", "SINCE START", "OWN TIME", "CPU", "RUNQ", "SLEEP", "I/O", "SHARE OF PATH");
+    out << fmt::format("\n{:<{}} {:>5} {:>11} {:>8} {:>8} {:>8} {:>8} {:>8}  {}\n", "BREAKDOWN BY LANE",
+                       kLaneLabelWidth, "COUNT", "SINCE START", "OWN TIME", "CPU", "RUNQ", "SLEEP", "I/O",
+                       "SHARE OF PATH");
     std::optional<Lane> lane;
     for (const auto& [key, row] : rows) {
       if (key.lane != lane) out << lane_name(key.lane) << '\n';
@@ -146,8 +150,7 @@ class TableWriter final : public ReportWriter {
     out << '\n';
     if (forks_only_boots > 0) {
       out << fmt::format(
-          "{} boots carry no scheduler readings (an older capture, or accounting off): their path follows the fork "
-          "only and their states are unknown\n",
+          "{} boots carry no scheduler readings: their path follows the fork only, their states are unknown\n",
           forks_only_boots);
     }
   }
@@ -156,7 +159,7 @@ class TableWriter final : public ReportWriter {
                        const FollowedPath& path, const PhaseNames& names, std::ostream& out) {
     const auto label = key.step ? step_label(*key.step, names) : std::string("    after its last step");
     const auto since = row.since_start.empty() ? std::string("-") : format_duration(row.since_start.avg());
-    out << fmt::format("  {:<{}} {:>5} {:>11} {:>8}", label, kLabelWidth - 2, row.own.count(), since,
+    out << fmt::format("  {:<{}} {:>5} {:>11} {:>8}", label, kLaneLabelWidth - 2, row.own.count(), since,
                        format_duration(row.own.avg()));
     const auto states = row.mean_states();
     for (const auto value : {&SchedTotals::cpu, &SchedTotals::run_queue, &SchedTotals::sleep, &SchedTotals::io}) {

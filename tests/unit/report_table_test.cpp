@@ -218,6 +218,65 @@ TEST(TableBreakdown, SharesOfThePathToExecveWhenNothingListened) {
   EXPECT_NEAR(share_of(row_of(table, "21 CONTAINER_EXECING")).value_or(0), 79.7, 0.05) << table;
 }
 
+// The same done-pipe boot as the kernel side records it (thread readings
+// and the wakeup), for analyse_boot to take apart. Totals in us.
+ThreadSample reading(std::uint64_t start_ns, std::uint64_t at_us, SchedTotals totals_us,
+                     std::optional<Step> step = std::nullopt) {
+  return {start_ns + at_us * 1'000, scaled(totals_us, 1'000), step};
+}
+
+BootRecord recorded_done_pipe_boot(std::uint64_t start_ns) {
+  auto boot = test::started_boot(start_ns,
+                                 {{1, start_ns},
+                                  {2, start_ns + 280'000},
+                                  {11, start_ns + 1'000'000},
+                                  {21, start_ns + 5'000'000},
+                                  {3, start_ns + 5'100'000},
+                                  {4, start_ns + 5'500'000}},
+                                 start_ns + 5'020'000, start_ns + 8'000'000);
+  boot.hpid = kSupervisor;
+  boot.container_pid = kContainer;
+  boot.start_tid = kSupervisor;
+  boot.execve_tid = kContainer;
+  boot.listen_tid = kContainer;
+  // The supervisor runs until it has forked, sleeps on the done pipe until
+  // the container closes it at 5 ms, waits 20 us for a CPU, then runs on.
+  ThreadTimeline supervisor{kSupervisor, std::nullopt, 0, {}};
+  supervisor.samples = {reading(start_ns, 0, {1'000, 0, 0, 0}, phase(1)),
+                        reading(start_ns, 280, {1'280, 0, 0, 0}, phase(2)),
+                        reading(start_ns, 290, {1'290, 0, 0, 0}),  // the fork
+                        reading(start_ns, 5'100, {1'380, 20, 4'700, 0}, phase(3)),
+                        reading(start_ns, 5'500, {1'780, 20, 4'700, 0}, phase(4))};
+  // The container runs from its fork to listen, with 1 ms of I/O before
+  // CONTAINER_EXECING and 80 us on the run queue before listen.
+  ThreadTimeline container{kContainer, kSupervisor, start_ns + 290'000, {}};
+  container.samples = {reading(start_ns, 1'000, {710, 0, 0, 0}, phase(11)),
+                       reading(start_ns, 5'000, {3'710, 0, 0, 1'000}, phase(21)),
+                       reading(start_ns, 5'020, {3'730, 0, 0, 1'000}, kExecve),
+                       reading(start_ns, 8'000, {6'630, 80, 0, 1'000}, kListen)};
+  boot.threads = {supervisor, container};
+  boot.wakeups = {{start_ns + 5'000'000, kContainer, kSupervisor, scaled({3'710, 0, 0, 1'000}, 1'000),
+                   scaled({1'300, 0, 4'700, 0}, 1'000)}};
+  return boot;
+}
+
+// Passes once analyse_boot gives a boot's steps (model/lanes.cpp).
+TEST(TableFromRecords, TheSupervisorsWaitOnTheDonePipeIsOffThePath) {
+  Summary summary;
+  summary.add(recorded_done_pipe_boot(1'000'000));
+  const auto table = render(summary);
+  const auto end_setup = row_of(table, "3 END_SETUP");
+  ASSERT_FALSE(end_setup.empty()) << table;
+  EXPECT_NE(end_setup.find("off path"), std::string::npos) << table;
+  EXPECT_NE(end_setup.find("4.70 ms"), std::string::npos) << "its sleep on the pipe:\n" << table;
+  double sum = 0;
+  for (const auto& line : lines_of(table)) sum += share_of(line).value_or(0);
+  EXPECT_NEAR(sum, 100.0, 0.3) << table;
+  // Path 8 ms, 80 us of it on the run queue.
+  EXPECT_NE(table.find("CRITICAL PATH TO listen (boots: 1): mean 8.00 ms"), std::string::npos) << table;
+  EXPECT_NE(table.find("listen (noise-free)                     1   7.92 ms"), std::string::npos) << table;
+}
+
 TEST(TableWarnings, UnaccountedThreadsAreReported) {
   RunFacts facts;
   facts.unaccounted_threads = 3;

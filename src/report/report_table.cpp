@@ -108,12 +108,13 @@ class TableWriter final : public ReportWriter {
     for (const auto& [key, row] : rows) {
       if (key.lane != lane) out << lane_name(key.lane) << '\n';
       lane = key.lane;
-      step_row(key, *row, paths, path, facts.names, out);
+      step_row(key, *row, path, facts.names, out);
     }
   }
 
   // The path the breakdown's shares are of: to listen, to execve when nothing listened.
   struct FollowedPath {
+    const PathBreakdown* breakdown;
     bool to_listen;
     const SampleStats* lengths;
     const SampleStats* noise_free;  // the boots whose path has states
@@ -123,13 +124,16 @@ class TableWriter final : public ReportWriter {
     [[nodiscard]] std::uint64_t row_path_ns(const LaneStepStats& row) const {
       return to_listen ? row.on_listen_path_ns : row.on_execve_path_ns;
     }
+    [[nodiscard]] double share(const LaneStepStats& row) const {
+      return to_listen ? breakdown->listen_path_share(row) : breakdown->execve_path_share(row);
+    }
   };
 
   static FollowedPath followed_path(const PathBreakdown& paths) {
     if (paths.listen_path().empty() && !paths.execve_path().empty()) {
-      return {false, &paths.execve_path(), &paths.noise_free_execve(), &paths.execve_path_states()};
+      return {&paths, false, &paths.execve_path(), &paths.noise_free_execve(), &paths.execve_path_states()};
     }
-    return {true, &paths.listen_path(), &paths.noise_free_listen(), &paths.listen_path_states()};
+    return {&paths, true, &paths.listen_path(), &paths.noise_free_listen(), &paths.listen_path_states()};
   }
 
   // The path's mean length, its mean states and its noise-free length; the
@@ -155,8 +159,8 @@ class TableWriter final : public ReportWriter {
     }
   }
 
-  static void step_row(const LaneStepKey& key, const LaneStepStats& row, const PathBreakdown& paths,
-                       const FollowedPath& path, const PhaseNames& names, std::ostream& out) {
+  static void step_row(const LaneStepKey& key, const LaneStepStats& row, const FollowedPath& path,
+                       const PhaseNames& names, std::ostream& out) {
     const auto label = key.step ? step_label(*key.step, names) : std::string("    after its last step");
     const auto since = row.since_start.empty() ? std::string("-") : format_duration(row.since_start.avg());
     out << fmt::format("  {:<{}} {:>5} {:>11} {:>8}", label, kLaneLabelWidth - 2, row.own.count(), since,
@@ -169,7 +173,7 @@ class TableWriter final : public ReportWriter {
       out << "  off path\n";
       return;
     }
-    const double fraction = path.to_listen ? paths.listen_path_share(row) : paths.execve_path_share(row);
+    const double fraction = path.share(row);
     const auto drawn = bar(fraction, kBarWidth);
     out << fmt::format("  {:5.1f}%{}{}\n", fraction * 100.0, drawn.empty() ? "" : " ", drawn);
   }

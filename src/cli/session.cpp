@@ -378,6 +378,12 @@ void warn_of_missed_events(const TracerCounters& counters, std::uint64_t undecod
         "figures may be incomplete\n",
         counters.lost_events, counters.tracked_full, undecodable);
   }
+  if (counters.unaccounted_threads > 0) {
+    diagnostics << fmt::format(
+        "hacoboot-sampler: warning: {} threads unaccounted (scheduler map full): their CPU / run queue / sleep / I/O "
+        "states are unknown, the critical paths through them incomplete\n",
+        counters.unaccounted_threads);
+  }
   if (counters.untracked_phases > 0) {
     diagnostics << fmt::format(
         "hacoboot-sampler: warning: {} phase events ignored: their hpid is no launch seen starting (launches begun "
@@ -461,6 +467,7 @@ int run_session(const Options& options, std::ostream& diagnostics) {
                 {.start_phase = options.start_phase,
                  .command = options.command,
                  .lost_events = pipeline.events_lost(counters),
+                 .unaccounted_threads = counters.unaccounted_threads,
                  .untracked_phases = counters.untracked_phases,
                  .tracked_at_exit = tracer->tracked_processes(),
                  .names = options.phase_names});

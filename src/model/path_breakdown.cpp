@@ -36,6 +36,7 @@ void PathBreakdown::add(const BootAnalysis& boot) {
   if (boot.to_execve) {
     execve_path_.add(boot.to_execve->duration());
     execve_path_total_ns_ += boot.to_execve->duration();
+    execve_path_states_ += boot.to_execve->states();
   }
   if (const auto value = boot.noise_free_listen()) noise_free_listen_.add(*value);
   if (const auto value = boot.noise_free_execve()) noise_free_execve_.add(*value);

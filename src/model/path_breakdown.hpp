@@ -57,6 +57,7 @@ class PathBreakdown {
   [[nodiscard]] const SampleStats& noise_free_listen() const { return noise_free_listen_; }
   [[nodiscard]] const SampleStats& noise_free_execve() const { return noise_free_execve_; }
   [[nodiscard]] const SchedTotals& listen_path_states() const { return listen_path_states_; }
+  [[nodiscard]] const SchedTotals& execve_path_states() const { return execve_path_states_; }
   // Boots whose paths followed the fork alone (no scheduler readings).
   [[nodiscard]] std::uint64_t forks_only_boots() const { return forks_only_boots_; }
 
@@ -67,6 +68,7 @@ class PathBreakdown {
   SampleStats noise_free_listen_;
   SampleStats noise_free_execve_;
   SchedTotals listen_path_states_;
+  SchedTotals execve_path_states_;
   // Summed over boots, for the shares (the SampleStats' avg truncates).
   std::uint64_t listen_path_total_ns_ = 0;
   std::uint64_t execve_path_total_ns_ = 0;

@@ -36,6 +36,8 @@ struct StepStats {
 class Summary {
  public:
   void add(const BootRecord& boot);
+  // The same, with the boot's analysis already made (analyse_boot(boot)).
+  void add(const BootRecord& boot, const BootAnalysis& analysis);
 
   [[nodiscard]] const BootCounts& boots() const { return boots_; }
   // The reference script's two metrics: time from start to execve / listen.

@@ -19,6 +19,8 @@ struct RunFacts {
   std::int64_t start_phase = 1;
   std::string command;  // empty: any first execve
   std::uint64_t lost_events = 0;
+  // Threads whose scheduler states the kernel side could not account (map full).
+  std::uint64_t unaccounted_threads = 0;
   std::uint64_t untracked_phases = 0;  // phase events of launches not seen starting, ignored
   std::uint64_t tracked_at_exit = 0;   // processes still tracked in the kernel maps
   PhaseNames names;

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <ostream>
 #include <string>
 
+#include "model/path_breakdown.hpp"
 #include "model/phases.hpp"
 #include "report/report_writers.hpp"
 
@@ -12,7 +14,11 @@ namespace hacoboot {
 namespace {
 
 constexpr int kLabelWidth = 34;
-constexpr int kBarWidth = 20;
+// A step of the breakdown, indented under its lane, with Haconiwa's longest
+// phase name ("18 CONTAINER_NAMESPACE_GENERATED").
+constexpr int kLaneLabelWidth = 35;
+// Keeps the breakdown's rows within 120 columns.
+constexpr int kBarWidth = 12;
 constexpr int kHistogramBarWidth = 52;  // as bpftrace's hist()
 
 std::string step_label(const Step& step, const PhaseNames& names) {
@@ -50,48 +56,126 @@ class TableWriter final : public ReportWriter {
     if (facts.lost_events > 0) {
       out << fmt::format("WARNING: {} events lost (ring buffer full): figures may be incomplete\n", facts.lost_events);
     }
+    if (facts.unaccounted_threads > 0) {
+      out << fmt::format(
+          "WARNING: {} threads unaccounted (scheduler map full): CPU / RUNQ / SLEEP / I/O figures may be incomplete\n",
+          facts.unaccounted_threads);
+    }
     if (facts.untracked_phases > 0) {
       out << fmt::format("Ignored: {} phase events of launches not seen starting\n", facts.untracked_phases);
     }
   }
 
-  // The reference script's two metrics, with the distribution.
+  // The reference script's two metrics, with the distribution, each followed
+  // by its noise-free figure when the boots' paths have states.
   static void milestones(const Summary& summary, const RunFacts& facts, std::ostream& out) {
     out << fmt::format("\n{:<{}} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
                        "TIME SINCE " + facts.names.name(facts.start_phase), kLabelWidth, "COUNT", "AVG", "P50", "P90",
                        "P99", "MIN", "MAX");
-    for (const auto& [name, stats] : {std::pair{"execve", &summary.execve()}, std::pair{"listen", &summary.listen()}}) {
-      out << fmt::format("{:<{}} {:>6}", name, kLabelWidth, stats->count());
-      for (const auto value : {stats->avg(), stats->percentile(50), stats->percentile(90), stats->percentile(99),
-                               stats->min(), stats->max()}) {
-        out << fmt::format(" {:>9}", stats->empty() ? "-" : format_duration(value));
-      }
-      out << '\n';
+    const auto& paths = summary.paths();
+    distribution_row(out, "execve", summary.execve());
+    if (!paths.noise_free_execve().empty()) distribution_row(out, "execve (noise-free)", paths.noise_free_execve());
+    distribution_row(out, "listen", summary.listen());
+    if (!paths.noise_free_listen().empty()) distribution_row(out, "listen (noise-free)", paths.noise_free_listen());
+  }
+
+  static void distribution_row(std::ostream& out, const char* label, const SampleStats& stats) {
+    out << fmt::format("{:<{}} {:>6}", label, kLabelWidth, stats.count());
+    for (const auto value :
+         {stats.avg(), stats.percentile(50), stats.percentile(90), stats.percentile(99), stats.min(), stats.max()}) {
+      out << fmt::format(" {:>9}", stats.empty() ? "-" : format_duration(value));
+    }
+    out << '\n';
+  }
+
+  // Every step by lane (supervisor, container, listener, other), with its
+  // own time, what the scheduler says of it, and its share of the critical
+  // path to listen (to execve when nothing listened): the steps listen waited
+  // for, whose shares add up to 100 %. Steps off the path (work in parallel,
+  // waiting that did not delay listen) are marked and get no share.
+  static void breakdown(const Summary& summary, const RunFacts& facts, std::ostream& out) {
+    const auto& paths = summary.paths();
+    const auto rows = paths.steps_by_lane();
+    const auto path = followed_path(paths);
+    if (rows.empty() && path.lengths->empty()) return;
+    out << '\n';
+    path_line(path, paths.forks_only_boots(), out);
+    if (rows.empty()) return;
+    out << fmt::format("\n{:<{}} {:>5} {:>11} {:>8} {:>8} {:>8} {:>8} {:>8}  {}\n", "BREAKDOWN BY LANE",
+                       kLaneLabelWidth, "COUNT", "SINCE START", "OWN TIME", "CPU", "RUNQ", "SLEEP", "I/O",
+                       "SHARE OF PATH");
+    std::optional<Lane> lane;
+    for (const auto& [key, row] : rows) {
+      if (key.lane != lane) out << lane_name(key.lane) << '\n';
+      lane = key.lane;
+      step_row(key, *row, path, facts.names, out);
     }
   }
 
-  // Every step in boot order, with its own cost and its share of the time to
-  // listen (to execve when nothing listened): where boot time goes, like
-  // systemd-analyze blame. Steps after that (the container's lifetime) get no share.
-  static void breakdown(const Summary& summary, const RunFacts& facts, std::ostream& out) {
-    const auto steps = summary.steps_in_boot_order();
-    if (steps.empty()) return;
-    const auto& useful = summary.listen().empty() ? summary.execve() : summary.listen();
-    const auto total = static_cast<double>(useful.avg());
-    out << fmt::format("\n{:<{}} {:>6} {:>11} {:>9} {:>9} {:>9} {:>6}\n", "BREAKDOWN (boot order)", kLabelWidth,
-                       "COUNT", "SINCE START", "MIN", "MAX", "OWN TIME", "SHARE");
-    for (const auto& [step, stats] : steps) {
-      const auto& since = stats->since_start;
-      const auto own = stats->delta.avg();
-      std::string share = "-";
-      if (total > 0 && static_cast<double>(since.avg()) <= total && !stats->delta.empty()) {
-        const double fraction = static_cast<double>(own) / total;
-        share = fmt::format("{:5.1f}% {}", fraction * 100.0, bar(fraction, kBarWidth));
-      }
-      out << fmt::format("{:<{}} {:>6} {:>11} {:>9} {:>9} {:>9} {}\n", step_label(step, facts.names), kLabelWidth,
-                         since.count(), format_duration(since.avg()), format_duration(since.min()),
-                         format_duration(since.max()), stats->delta.empty() ? "-" : format_duration(own), share);
+  // The path the breakdown's shares are of: to listen, to execve when nothing listened.
+  struct FollowedPath {
+    const PathBreakdown* breakdown;
+    bool to_listen;
+    const SampleStats* lengths;
+    const SampleStats* noise_free;  // the boots whose path has states
+    const SchedTotals* states;      // summed over those boots
+
+    [[nodiscard]] const char* target() const { return to_listen ? "listen" : "execve"; }
+    [[nodiscard]] std::uint64_t row_path_ns(const LaneStepStats& row) const {
+      return to_listen ? row.on_listen_path_ns : row.on_execve_path_ns;
     }
+    [[nodiscard]] double share(const LaneStepStats& row) const {
+      return to_listen ? breakdown->listen_path_share(row) : breakdown->execve_path_share(row);
+    }
+  };
+
+  static FollowedPath followed_path(const PathBreakdown& paths) {
+    if (paths.listen_path().empty() && !paths.execve_path().empty()) {
+      return {&paths, false, &paths.execve_path(), &paths.noise_free_execve(), &paths.execve_path_states()};
+    }
+    return {&paths, true, &paths.listen_path(), &paths.noise_free_listen(), &paths.listen_path_states()};
+  }
+
+  // The path's mean length, its mean states and its noise-free length; the
+  // states and the noise-free figure are of the boots whose path has states.
+  static void path_line(const FollowedPath& path, std::uint64_t forks_only_boots, std::ostream& out) {
+    if (path.lengths->empty()) {
+      out << "CRITICAL PATH: none (no boot reached execve after its start)\n";
+      return;
+    }
+    out << fmt::format("CRITICAL PATH TO {} (boots: {}): mean {}", path.target(), path.lengths->count(),
+                       format_duration(path.lengths->avg()));
+    if (const auto with_states = path.noise_free->count(); with_states > 0) {
+      const auto& sum = *path.states;
+      out << fmt::format(", CPU {}, RUNQ {}, SLEEP {}, I/O {}; noise-free {}", format_duration(sum.cpu / with_states),
+                         format_duration(sum.run_queue / with_states), format_duration(sum.sleep / with_states),
+                         format_duration(sum.io / with_states), format_duration(path.noise_free->avg()));
+    }
+    out << '\n';
+    if (forks_only_boots > 0) {
+      out << fmt::format(
+          "{} boots carry no scheduler readings: their path follows the fork only, their states are unknown\n",
+          forks_only_boots);
+    }
+  }
+
+  static void step_row(const LaneStepKey& key, const LaneStepStats& row, const FollowedPath& path,
+                       const PhaseNames& names, std::ostream& out) {
+    const auto label = key.step ? step_label(*key.step, names) : std::string("    after its last step");
+    const auto since = row.since_start.empty() ? std::string("-") : format_duration(row.since_start.avg());
+    out << fmt::format("  {:<{}} {:>5} {:>11} {:>8}", label, kLaneLabelWidth - 2, row.own.count(), since,
+                       format_duration(row.own.avg()));
+    const auto states = row.mean_states();
+    for (const auto value : {&SchedTotals::cpu, &SchedTotals::run_queue, &SchedTotals::sleep, &SchedTotals::io}) {
+      out << fmt::format(" {:>8}", states ? format_duration((*states).*value) : "-");
+    }
+    if (path.row_path_ns(row) == 0) {
+      out << "  off path\n";
+      return;
+    }
+    const double fraction = path.share(row);
+    const auto drawn = bar(fraction, kBarWidth);
+    out << fmt::format("  {:5.1f}%{}{}\n", fraction * 100.0, drawn.empty() ? "" : " ", drawn);
   }
 
   // bpftrace hist() style: one row per power-of-two slot, empty edges trimmed.

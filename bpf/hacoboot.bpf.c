@@ -463,6 +463,18 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 			  &member);
 	if (!e)
 		return 0;
+	/*
+	 * The child's totals are zero at the fork event (BootRecord's
+	 * created_ns): its accounting starts at the event's time, not at the
+	 * clock read of track(), which came a few hundred ns earlier. It has
+	 * not run yet: it is still in the run queue state, with nothing summed.
+	 */
+	if (member.role) {
+		struct thread_states *child_states = bpf_map_lookup_elem(&threads, &child_pid);
+
+		if (child_states)
+			child_states->since = e->ts_ns;
+	}
 	submit(e, false);
 	return 0;
 }

@@ -10,8 +10,9 @@
 // setup step, writes "done" and closes its end; with --uid-map-handshake the
 // container, in step 17, writes "unshared" and blocks until the supervisor
 // has done its mapping work and answered "mapped". Tests inject known work
-// (--burn, --fsync, --sleep) after any phase and read what it cost in the
-// ground truth (truth.hpp).
+// (--burn, --fsync, --sleep) before any phase, so that it falls in the step
+// the tracer names after that phase, and read what it cost in the ground
+// truth (truth.hpp).
 #include "truth.hpp"
 #include "util/unique_fd.hpp"
 
@@ -35,6 +36,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -79,11 +81,12 @@ constexpr int kExitSetupFailed = 3;
 constexpr int kExitContainerFailed = 127;
 
 // Known work a test injects into a boot, done in this order by the process
-// that passes the phase, right after passing it.
+// that passes the phase, right before passing it: the tracer names a step by
+// the phase that ends it, so work before phase 13 is step 13's.
 struct Work {
   long burn_ms = 0;       // --burn: busy, for this much of the thread's CPU time
   long fsync_rounds = 0;  // --fsync: 4 KiB write + fsync, this many times
-  long sleep_ms = 0;      // --sleep, --phase-delay
+  long sleep_ms = 0;      // --sleep
 
   bool any() const { return burn_ms > 0 || fsync_rounds > 0 || sleep_ms > 0; }
 };
@@ -98,8 +101,11 @@ struct Options {
   bool done_pipe = true;  // the supervisor waits for its container's "done"
   bool uid_map_handshake = false;
   long flood = 0;  // probe hits with made-up hpids instead of boots
-  std::array<Work, kMaxPhase + 1> after_phase{};
+  std::array<Work, kMaxPhase + 1> before_phase{};
   Work uid_mapping;  // the supervisor's, between "unshared" and "mapped"
+  // --phase-delay: a sleep right after passing the phase, which holds the
+  // process at a known point of its boot (tests stop or kill it there).
+  std::array<long, kMaxPhase + 1> delay_after_ms{};
   std::string io_dir = ".";
   std::vector<char*> command;  // nullptr-terminated, for execve
 };
@@ -188,7 +194,12 @@ void record_span(const TruthFile& truth, long hpid, const std::string& what, con
   for (const auto& [field, value] : fields) truth.record(hpid, (what + "_" + field).c_str(), value);
 }
 
-// `slot` names the phase the work follows (or "uidmap") in the truth keys.
+// Sleeps ms, recorded as <what>_start/_end/_cpu.
+void timed_sleep(const Context& ctx, long hpid, const std::string& what, long ms) {
+  record_span(ctx.truth, hpid, what, measure([&] { sleep_ms(ms); }));
+}
+
+// `slot` names the phase the work precedes (or "uidmap") in the truth keys.
 void do_work(const Context& ctx, const Work& work, long hpid, const std::string& slot) {
   if (work.burn_ms > 0) record_span(ctx.truth, hpid, "burn_" + slot, measure([&] { burn_cpu(work.burn_ms); }));
   if (work.fsync_rounds > 0) {
@@ -196,17 +207,23 @@ void do_work(const Context& ctx, const Work& work, long hpid, const std::string&
     const Span span = measure([&] { written = write_and_fsync(ctx.opt.io_dir, work.fsync_rounds); });
     if (written) record_span(ctx.truth, hpid, "fsync_" + slot, span);
   }
-  if (work.sleep_ms > 0) record_span(ctx.truth, hpid, "sleep_" + slot, measure([&] { sleep_ms(work.sleep_ms); }));
+  if (work.sleep_ms > 0) timed_sleep(ctx, hpid, "sleep_" + slot, work.sleep_ms);
 }
 
-void work_after(const Context& ctx, long phase, long hpid) {
-  if (const Work& work = ctx.opt.after_phase[static_cast<std::size_t>(phase)]; work.any())
+void work_before(const Context& ctx, long phase, long hpid) {
+  if (const Work& work = ctx.opt.before_phase[static_cast<std::size_t>(phase)]; work.any())
     do_work(ctx, work, hpid, std::to_string(phase));
 }
 
+void delay_after(const Context& ctx, long phase, long hpid) {
+  if (const long ms = ctx.opt.delay_after_ms[static_cast<std::size_t>(phase)]; ms > 0)
+    timed_sleep(ctx, hpid, "delay_" + std::to_string(phase), ms);
+}
+
 void pass(const Context& ctx, long phase, long hpid) {
+  work_before(ctx, phase, hpid);
   fire_probe(phase, hpid);
-  work_after(ctx, phase, hpid);
+  delay_after(ctx, phase, hpid);
 }
 
 // ---- Haconiwa's pipes -----------------------------------------------------
@@ -398,13 +415,14 @@ void wait_for_container_setup(const Context& ctx, long hpid, BootPipes& pipes) {
 
 int run_supervisor(const Context& ctx) {
   const long hpid = getpid();
+  work_before(ctx, kSupervisorStart, hpid);
   const auto start_lo = monotonic_ns();
   fire_probe(kSupervisorStart, hpid);
   const auto start_hi = monotonic_ns();
   ctx.truth.record(hpid, "start_lo", start_lo);
   ctx.truth.record(hpid, "start_hi", start_hi);
   ctx.truth.record(hpid, "cli_pid", getppid());
-  work_after(ctx, kSupervisorStart, hpid);
+  delay_after(ctx, kSupervisorStart, hpid);
   pass(ctx, kStartFork, hpid);
 
   BootPipes pipes;
@@ -507,16 +525,21 @@ constexpr const char* kUsage =
     "                           done its mapping work (uid-map below; no user\n"
     "                           namespace is made) and answered \"mapped\"\n"
     "\n"
-    "Known work after passing PHASE, done by the process that passes it (0 the\n"
+    "Known work before passing PHASE, done by the process that passes it (0 the\n"
     "CLI, 1-6 the supervisor, 11-21 the container; uid-map: the supervisor's\n"
     "mapping work, with --uid-map-handshake), in this order; repeatable, the last\n"
-    "value given for a PHASE counts:\n"
+    "value given for a PHASE counts. The tracer names a step by the phase that\n"
+    "ends it: work before phase 13 is in step 13 (before 0 and 1, it precedes\n"
+    "the boot's start; before 21, it follows the close of the done pipe):\n"
     "      --burn PHASE:MS      busy loop until the thread has used MS ms of CPU\n"
     "      --fsync PHASE:N      N times a 4 KiB write + fsync of a file in --io-dir;\n"
     "                           waits for the disk only on a filesystem that\n"
     "                           writes through (ext4, xfs...), not on tmpfs\n"
-    "      --sleep PHASE:MS     sleep MS ms (--phase-delay PHASE:MS is the same)\n"
+    "      --sleep PHASE:MS     sleep MS ms\n"
     "      --io-dir DIR         where --fsync writes (default: the current directory)\n"
+    "      --phase-delay PHASE:MS\n"
+    "                           sleep MS ms right AFTER passing PHASE, a point where\n"
+    "                           the process is known to be past it (in step PHASE+1)\n"
     "\n"
     "COMMAND is executed as given (no PATH lookup) with HACOBOOT_HPID and, with\n"
     "--truth, HACOBOOT_TRUTH added to the environment.\n";
@@ -536,27 +559,51 @@ bool parse_long(const char* text, long min, long max, long& out) {
   return true;
 }
 
+// The index of PHASE among the phases the launcher passes; nullopt when it
+// is not one.
+std::optional<std::size_t> passed_phase(const std::string& phase_text) {
+  long phase = 0;
+  if (!parse_long(phase_text.c_str(), 0, kMaxPhase, phase) || (phase > kCleanup && phase < kContainerStart))
+    return std::nullopt;
+  return static_cast<std::size_t>(phase);
+}
+
+// PHASE:AMOUNT of --burn, --fsync, --sleep and --phase-delay: PHASE as
+// given, AMOUNT within [0, max]; nullopt when malformed.
+std::optional<std::pair<std::string, long>> split_phase_amount(const std::string& spec, long max) {
+  const auto colon = spec.find(':');
+  long amount = 0;
+  if (colon == std::string::npos || !parse_long(spec.substr(colon + 1).c_str(), 0, max, amount)) return std::nullopt;
+  return std::make_pair(spec.substr(0, colon), amount);
+}
+
+[[noreturn]] void bad_phase_amount(const char* option, const std::string& spec, const char* unit, const char* phases,
+                                   long max) {
+  usage_error(std::string("bad ") + option + " '" + spec + "', expected PHASE:" + unit + " with PHASE " + phases +
+              " and at most " + std::to_string(max));
+}
+
 // The work slot PHASE names: a phase the launcher passes, or uid-map.
 Work* work_slot(const std::string& phase_text, Options& opt) {
   if (phase_text == "uid-map") return &opt.uid_mapping;
-  long phase = 0;
-  if (!parse_long(phase_text.c_str(), 0, kMaxPhase, phase) || (phase > kCleanup && phase < kContainerStart))
-    return nullptr;
-  return &opt.after_phase[static_cast<std::size_t>(phase)];
+  const auto phase = passed_phase(phase_text);
+  return phase ? &opt.before_phase[*phase] : nullptr;
 }
 
-// PHASE:AMOUNT of --burn, --fsync, --sleep and --phase-delay.
+// --burn, --fsync and --sleep.
 void parse_work(const char* option, const char* text, long Work::*amount, long max, Options& opt) {
-  const std::string spec = text;
-  const auto colon = spec.find(':');
-  Work* slot = colon == std::string::npos ? nullptr : work_slot(spec.substr(0, colon), opt);
-  long value = 0;
-  if (slot == nullptr || !parse_long(spec.substr(colon + 1).c_str(), 0, max, value)) {
-    usage_error(std::string("bad ") + option + " '" + spec +
-                "', expected PHASE:" + (amount == &Work::fsync_rounds ? "N" : "MS") +
-                " with PHASE 0-6, 11-21 or uid-map and at most " + std::to_string(max));
-  }
-  slot->*amount = value;
+  const auto spec = split_phase_amount(text, max);
+  Work* slot = spec ? work_slot(spec->first, opt) : nullptr;
+  if (slot == nullptr)
+    bad_phase_amount(option, text, amount == &Work::fsync_rounds ? "N" : "MS", "0-6, 11-21 or uid-map", max);
+  slot->*amount = spec->second;
+}
+
+void parse_phase_delay(const char* text, long max, Options& opt) {
+  const auto spec = split_phase_amount(text, max);
+  const auto phase = spec ? passed_phase(spec->first) : std::nullopt;
+  if (!phase) bad_phase_amount("--phase-delay", text, "MS", "0-6 or 11-21", max);
+  opt.delay_after_ms[*phase] = spec->second;
 }
 
 enum : int {
@@ -591,7 +638,7 @@ void apply_option(int c, char** argv, Options& opt) {
       opt.truth_path = optarg;
       break;
     case kDie: opt.die_before_exec = true; break;
-    case kPhaseDelay: parse_work("--phase-delay", optarg, &Work::sleep_ms, kMaxMs, opt); break;
+    case kPhaseDelay: parse_phase_delay(optarg, kMaxMs, opt); break;
     case kSleep: parse_work("--sleep", optarg, &Work::sleep_ms, kMaxMs, opt); break;
     case kBurn: parse_work("--burn", optarg, &Work::burn_ms, kMaxMs, opt); break;
     case kFsync: parse_work("--fsync", optarg, &Work::fsync_rounds, kMaxFsyncRounds, opt); break;
@@ -647,8 +694,8 @@ Options parse_options(int argc, char** argv) {
 }
 
 bool fsyncs(const Options& opt) {
-  return opt.uid_mapping.fsync_rounds > 0 ||
-         std::any_of(opt.after_phase.begin(), opt.after_phase.end(), [](const Work& w) { return w.fsync_rounds > 0; });
+  return opt.uid_mapping.fsync_rounds > 0 || std::any_of(opt.before_phase.begin(), opt.before_phase.end(),
+                                                         [](const Work& w) { return w.fsync_rounds > 0; });
 }
 
 }  // namespace

@@ -16,13 +16,16 @@
 //   exec_hi                demo app: first thing in main
 //   listen_lo, listen_hi   demo app: just before and after its listen()
 //   listen_pid             demo app: the process that listened (its own namespace's pid)
-// Work injected with --burn, --fsync and --sleep (or --phase-delay), one set
-// per piece, recorded by the process that did it once it is done:
+// Work injected with --burn, --fsync and --sleep, one set per piece,
+// recorded by the process that did it once it is done:
 //   <kind>_<slot>_start, <kind>_<slot>_end  when the piece began and ended
 //   <kind>_<slot>_cpu      the thread's CPU time over the piece
-// with <kind> burn, fsync or sleep and <slot> the phase it followed (work
-// after phase 0 is the CLI's, under the CLI's pid, the hpid its probe passes)
-// or "uidmap" (the supervisor's mapping work in the uid-mapping handshake).
+// with <kind> burn, fsync or sleep and <slot> the phase it preceded, so it
+// lies in the step the tracer names after that phase (work before phase 0
+// is the CLI's, under the CLI's pid, the hpid its probe passes), or "uidmap"
+// (the supervisor's mapping work in the uid-mapping handshake, in its step
+// END_SETUP). --phase-delay's sleep after passing a phase is
+// delay_<phase>_start, _end and _cpu likewise.
 // Haconiwa's pipes, by message ("done", and "unshared" and "mapped" with
 // --uid-map-handshake):
 //   <message>_send_lo, <message>_send_hi

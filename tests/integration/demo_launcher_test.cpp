@@ -1,7 +1,7 @@
 // The demo launcher's own contract, from its ground truth alone (no tracer):
 // Haconiwa's "done" pipe and uid-mapping handshake in the right order, and
-// the work injected after a phase (--burn, --sleep, --fsync) done by the
-// right process and costing what was asked. The tracer's tests of why a boot
+// the work injected before a phase (--burn, --sleep, --fsync) done by the
+// right process, at the right point, and costing what was asked. The tracer's tests of why a boot
 // is slow rely on both.
 #include <algorithm>
 #include <filesystem>
@@ -75,7 +75,7 @@ class DemoLauncherTest : public IntegrationTest {
 
 // runner.rb: after its fork the supervisor reads the "done" pipe until EOF,
 // which comes when the container closes its end after its last setup step
-// (20); only then does it pass END_SETUP (3). The sleeps mark the phases.
+// (20); only then does it pass END_SETUP (3). The sleeps mark the steps.
 // Across the two processes only causal orders hold: the writer's send_lo
 // comes before the reader's wait_end, its send_hi may not (truth.hpp).
 TEST_F(DemoLauncherTest, SupervisorBlocksOnTheDonePipeFromItsForkUntilTheContainerClosesIt) {
@@ -83,7 +83,7 @@ TEST_F(DemoLauncherTest, SupervisorBlocksOnTheDonePipeFromItsForkUntilTheContain
   ASSERT_FALSE(HasFailure());
   const auto& t = truth;
   EXPECT_LE(fact(t, "sleep_2_end"), fact(t, "done_wait_start")) << "blocked only after START_FORK";
-  EXPECT_LE(fact(t, "sleep_20_end"), fact(t, "done_send_lo")) << "the container closed after its phase 20";
+  EXPECT_LE(fact(t, "sleep_20_end"), fact(t, "done_send_lo")) << "the container closed after its step 20";
   EXPECT_LE(fact(t, "done_send_hi"), fact(t, "exec_lo")) << "closed before the exec, not by it";
   EXPECT_LE(fact(t, "done_send_lo"), fact(t, "done_wait_end")) << "the supervisor went on before the close";
   EXPECT_LE(fact(t, "done_wait_end"), fact(t, "sleep_3_start")) << "END_SETUP before the end of the wait";
@@ -115,9 +115,9 @@ TEST_F(DemoLauncherTest, UidMapHandshakePutsTheSupervisorsMappingWorkBetweenTheC
   expect_burned(t, "burn_uidmap", 20);
 }
 
-// Each process burns in its own phases: the CLI after 0 (recorded under its
-// pid), the supervisor after 4 (after the done pipe), the container after 13
-// (before it closed that pipe).
+// Each process burns in its own steps: the CLI before 0 (recorded under its
+// pid), the supervisor before 4 (after the done pipe), the container before
+// 13 (before it closed that pipe).
 TEST_F(DemoLauncherTest, BurnUsesTheAskedCpuTimeInTheProcessOfItsPhase) {
   const auto truth = boot({"--burn", "0:20", "--burn", "4:20", "--burn", "13:20"});
   ASSERT_FALSE(HasFailure());
@@ -131,16 +131,29 @@ TEST_F(DemoLauncherTest, BurnUsesTheAskedCpuTimeInTheProcessOfItsPhase) {
   EXPECT_LE(fact(t, "done_wait_end"), fact(t, "burn_4_start")) << "the supervisor burns after its wait";
 }
 
-// --sleep, and --phase-delay which it replaced, sleep at least the time
-// asked.
+// --sleep, and --phase-delay, sleep at least the time asked.
 TEST_F(DemoLauncherTest, SleepAndPhaseDelaySleepTheAskedTime) {
   const auto truth = boot({"--sleep", "14:30", "--phase-delay", "5:30"}).supervisor;
   ASSERT_FALSE(HasFailure());
-  for (const std::string what : {"sleep_14", "sleep_5"}) {
+  for (const std::string what : {"sleep_14", "delay_5"}) {
     const auto slept = fact(truth, what + "_end") - fact(truth, what + "_start");
     EXPECT_GE(slept, 30 * kMs) << what;
     EXPECT_LE(fact(truth, what + "_cpu"), slept) << what;
   }
+}
+
+// The tracer names a step by the phase that ends it: work asked for PHASE
+// is done before passing it, in step PHASE, and --phase-delay holds the
+// process after passing it. The start phase's probe is bracketed by
+// start_lo/start_hi, the container's last one (21) precedes exec_lo.
+TEST_F(DemoLauncherTest, WorkPrecedesItsPhaseAndPhaseDelayFollowsIt) {
+  const auto truth = boot({"--sleep", "1:1", "--phase-delay", "1:1", "--burn", "21:1"}).supervisor;
+  ASSERT_FALSE(HasFailure());
+  const auto& t = truth;
+  EXPECT_LE(fact(t, "sleep_1_end"), fact(t, "start_lo")) << "slept after passing START_SV";
+  EXPECT_LE(fact(t, "start_hi"), fact(t, "delay_1_start")) << "held before passing START_SV";
+  EXPECT_LE(fact(t, "done_send_hi"), fact(t, "burn_21_start")) << "step 21 begins with the close of the done pipe";
+  EXPECT_LE(fact(t, "burn_21_end"), fact(t, "exec_lo")) << "burned after passing CONTAINER_EXECING";
 }
 
 // Whether the fsyncs wait for a device depends on the filesystem: only the
@@ -194,6 +207,7 @@ TEST_F(DemoLauncherTest, BadWorkValuesAreUsageErrors) {
   for (const auto& args : std::vector<std::vector<std::string>>{{"--fsync", "13:1000001"},
                                                                 {"--io-dir", ""},
                                                                 {"--burn", "uid-map:5"},
+                                                                {"--phase-delay", "uid-map:5", "--uid-map-handshake"},
                                                                 {"--sleep", "uid-map:5", "--no-done-pipe"}}) {
     auto argv = args;
     argv.insert(argv.end(), {"--", "/bin/true"});

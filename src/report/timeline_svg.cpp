@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "model/phases.hpp"
 #include "util/text.hpp"
 
 namespace hacoboot {
@@ -23,20 +22,24 @@ constexpr std::string_view kFont = "DejaVu Sans, Helvetica, Arial, sans-serif";
 // estimates for the font above, erring wide, since they only decide whether
 // a label fits.
 constexpr double kMargin = 16;
-constexpr double kLabelGap = 12;  // between the row labels and time zero
+constexpr double kLabelGap = 12;  // between the label columns, and before time zero
 constexpr double kPlotWidth = 1000;
+constexpr double kClipLabelWidth = 110;  // right of the plot: how long a clipped lane goes on
 constexpr double kTitleY = 26;
-constexpr double kLegendY = 54;   // centre line of the legend
-constexpr double kTopAxisY = 88;  // baseline of the upper tick labels
-constexpr double kRowsTop = 96;
+constexpr double kLegendY = 52;  // centre line of the legend's first line
+constexpr double kLegendLineHeight = 22;
+constexpr double kTopAxisY = 104;  // baseline of the upper tick labels
+constexpr double kRowsTop = 112;
 constexpr double kRowHeight = 22;
 constexpr double kBarHeight = 14;
+constexpr double kBarTop = 3;  // from the row's top
+constexpr double kPathBandHeight = 2.5;
 constexpr double kMinBarWidth = 1;
-constexpr double kLastPhaseWidth = 2;  // the last phase has no end: a tick
+constexpr double kTornDepth = 3;  // how far the zigzag of a clipped bar cuts into it
 constexpr double kBottomAxisHeight = 22;
 constexpr double kNoteHeight = 18;
 constexpr double kLabelCharWidth = 7.2;  // 12px text
-constexpr double kBarCharWidth = 6.8;    // 10px upper-case phase names
+constexpr double kBarCharWidth = 6.8;    // 10px upper-case step names
 constexpr double kBarTextPad = 3;
 constexpr double kMarkerSize = 6;
 constexpr std::int64_t kTargetTicks = 10;
@@ -44,30 +47,23 @@ constexpr std::int64_t kMinRangeNs = 1'000;  // an axis needs some width, even f
 
 constexpr std::string_view kExecveFill = "#d62728";
 constexpr std::string_view kListenFill = "#1f2a6b";
-constexpr std::string_view kLastPhaseFill = "#555555";
+constexpr std::string_view kPathColour = "#111111";
 
-struct PhaseGroup {
-  std::int64_t first_phase;
-  std::int64_t last_phase;
+// How each scheduler state is drawn, in the order a step's bar shows them.
+struct StateStyle {
   std::string_view name;
+  std::string_view css;
   std::string_view fill;
+  std::uint64_t SchedTotals::*ns;
 };
 
-constexpr std::array<PhaseGroup, 4> kGroups{{
-    {0, kFirstContainerPhase - 1, "supervisor", "#6c9bd2"},
-    {kFirstContainerPhase, kFirstNetworkPhase - 1, "container", "#f0a35e"},
-    {kFirstNetworkPhase, kFirstUserPhase - 1, "network", "#7cc47a"},
-    {kFirstUserPhase, kMaxPhase, "user", "#b48ad6"},
+constexpr std::array<StateStyle, 4> kStates{{
+    {"CPU", "cpu", "#3f9b3f", &SchedTotals::cpu},
+    {"run queue", "run-queue", "#e4572e", &SchedTotals::run_queue},
+    {"sleep", "sleep", "#9cc3e8", &SchedTotals::sleep},
+    {"I/O", "io", "#8c6bc0", &SchedTotals::io},
 }};
-
-// The last group whose first phase the phase reaches.
-const PhaseGroup& group_of(std::int64_t phase) {
-  const auto* group = kGroups.data();
-  for (const auto& candidate : kGroups) {
-    if (phase >= candidate.first_phase) group = &candidate;
-  }
-  return *group;
-}
+constexpr std::string_view kUnknownFill = "#c4c4c4";
 
 struct TimeUnit {
   std::string_view name;
@@ -98,65 +94,121 @@ std::string format_time(std::int64_t ns) {
   return fmt::format("{} ns", ns);
 }
 
-// Signed: the CLI's phase 0 comes before the boot's start at phase 1.
-std::int64_t offset_ns(const BootRecord& boot, std::uint64_t ts_ns) {
-  return static_cast<std::int64_t>(ts_ns - *boot.start_ns);
+std::string format_time(std::uint64_t ns) {
+  return format_time(static_cast<std::int64_t>(ns));
 }
 
 std::string boot_label(const BootRecord& boot) {
   return fmt::format("boot {} (hpid {})", boot.sequence, boot.hpid);
 }
 
+// One process of a boot: its steps, by index in the analysis.
+struct LaneRow {
+  Lane lane = Lane::Other;
+  std::uint32_t tid = 0;
+  std::vector<std::size_t> steps;
+};
+
+std::string lane_label(const LaneRow& row) {
+  return fmt::format("{} {}", lane_name(row.lane), row.tid);
+}
+
+// A boot as drawn: its lanes by role (then by first step), from `top`.
+struct DrawnBoot {
+  const BootRecord* record = nullptr;
+  BootAnalysis analysis;
+  std::vector<LaneRow> lanes;
+  double top = 0;
+
+  // A boot without steps still has a row, for its label and markers.
+  [[nodiscard]] std::size_t rows() const { return std::max<std::size_t>(1, lanes.size()); }
+  [[nodiscard]] double row_y(std::size_t row) const { return top + static_cast<double>(row) * kRowHeight; }
+  [[nodiscard]] std::optional<std::size_t> row_of(std::uint32_t tid) const {
+    for (std::size_t i = 0; i < lanes.size(); ++i) {
+      if (lanes[i].tid == tid) return i;
+    }
+    return std::nullopt;
+  }
+  // Signed: a step the path crossed before the start begins before zero.
+  [[nodiscard]] std::int64_t offset_ns(std::uint64_t ts_ns) const {
+    return static_cast<std::int64_t>(ts_ns - *record->start_ns);
+  }
+};
+
+std::vector<LaneRow> lanes_of(const BootAnalysis& analysis) {
+  std::vector<LaneRow> lanes;
+  for (std::size_t i = 0; i < analysis.steps.size(); ++i) {
+    const auto& step = analysis.steps[i];
+    auto row = std::find_if(lanes.begin(), lanes.end(), [&step](const LaneRow& r) { return r.tid == step.tid; });
+    if (row == lanes.end()) row = lanes.insert(lanes.end(), LaneRow{.lane = step.lane, .tid = step.tid, .steps = {}});
+    row->steps.push_back(i);
+  }
+  std::stable_sort(lanes.begin(), lanes.end(), [](const LaneRow& a, const LaneRow& b) { return a.lane < b.lane; });
+  return lanes;
+}
+
 struct Selection {
-  std::vector<const BootRecord*> rows;  // started, by sequence, capped
+  std::vector<DrawnBoot> boots;  // started, by sequence, capped
   std::size_t not_started = 0;
   std::size_t over_cap = 0;
 };
 
-Selection select_rows(std::span<const BootRecord> boots) {
+Selection select_boots(std::span<const BootRecord> records, const BootAnalyser& analyse) {
+  std::vector<const BootRecord*> started;
   Selection selection;
-  for (const auto& boot : boots) {
-    if (boot.started()) {
-      selection.rows.push_back(&boot);
+  for (const auto& record : records) {
+    if (record.started()) {
+      started.push_back(&record);
     } else {
       ++selection.not_started;
     }
   }
-  std::stable_sort(selection.rows.begin(), selection.rows.end(),
+  std::stable_sort(started.begin(), started.end(),
                    [](const auto* a, const auto* b) { return a->sequence < b->sequence; });
-  if (selection.rows.size() > kTimelineMaxRows) {
-    selection.over_cap = selection.rows.size() - kTimelineMaxRows;
-    selection.rows.resize(kTimelineMaxRows);
+  if (started.size() > kTimelineMaxBoots) {
+    selection.over_cap = started.size() - kTimelineMaxBoots;
+    started.resize(kTimelineMaxBoots);
+  }
+  double top = kRowsTop;
+  for (const auto* record : started) {
+    DrawnBoot boot{.record = record, .analysis = analyse(*record), .lanes = {}, .top = top};
+    boot.lanes = lanes_of(boot.analysis);
+    top += static_cast<double>(boot.rows()) * kRowHeight;
+    selection.boots.push_back(std::move(boot));
   }
   return selection;
 }
 
-// Maps times from a boot's start to x, the same for every row.
+// Maps times from a boot's start to x, the same for every boot.
 struct Axis {
   std::int64_t lo_ns = 0;
   std::int64_t hi_ns = 0;
   double left_px = 0;
 
   [[nodiscard]] std::int64_t range_ns() const { return hi_ns - lo_ns; }
+  [[nodiscard]] double right_px() const { return left_px + kPlotWidth; }
   [[nodiscard]] double x(std::int64_t ns) const {
     return left_px + kPlotWidth * static_cast<double>(ns - lo_ns) / static_cast<double>(range_ns());
   }
+  [[nodiscard]] double clamped_x(std::int64_t ns) const { return x(std::clamp(ns, lo_ns, hi_ns)); }
 };
 
-Axis axis_for(const std::vector<const BootRecord*>& rows, double left_px) {
-  Axis axis{.lo_ns = 0, .hi_ns = 0, .left_px = left_px};
-  const auto widen = [&axis](std::int64_t ns) {
-    axis.lo_ns = std::min(axis.lo_ns, ns);
-    axis.hi_ns = std::max(axis.hi_ns, ns);
-  };
-  for (const auto* boot : rows) {
-    if (const auto extent = boot->extent()) {
-      widen(offset_ns(*boot, extent->first_ns));
-      widen(offset_ns(*boot, extent->last_ns));
+// The boots' span: from their start to the last listen; to the last step
+// when none listened. Earlier times (the CLI's, before it forked the
+// supervisor) and later ones (the container's life after its boot) are
+// clipped.
+Axis axis_for(const std::vector<DrawnBoot>& boots, double left_px) {
+  std::optional<std::int64_t> last_listen;
+  std::int64_t last_step = 0;
+  for (const auto& boot : boots) {
+    if (const auto listen_ns = boot.record->listen_ns) {
+      last_listen = std::max(last_listen.value_or(0), boot.offset_ns(*listen_ns));
     }
+    if (const auto extent = boot.record->extent()) last_step = std::max(last_step, boot.offset_ns(extent->last_ns));
+    for (const auto& step : boot.analysis.steps) last_step = std::max(last_step, boot.offset_ns(step.end_ns));
   }
-  axis.hi_ns = std::max(axis.hi_ns, axis.lo_ns + kMinRangeNs);
-  return axis;
+  const auto hi_ns = std::max(last_listen.value_or(last_step), kMinRangeNs);
+  return Axis{.lo_ns = 0, .hi_ns = hi_ns, .left_px = left_px};
 }
 
 // 1, 2 or 5 times a power of ten, giving about kTargetTicks ticks.
@@ -173,8 +225,7 @@ std::int64_t tick_step(std::int64_t range_ns) {
 std::vector<std::int64_t> ticks_of(const Axis& axis) {
   const auto step = tick_step(axis.range_ns());
   std::vector<std::int64_t> ticks;
-  // lo_ns <= 0 and division truncates towards zero: the first multiple at or after lo_ns.
-  for (auto tick = axis.lo_ns / step * step; tick <= axis.hi_ns; tick += step) ticks.push_back(tick);
+  for (auto tick = axis.lo_ns; tick <= axis.hi_ns; tick += step) ticks.push_back(tick);
   return ticks;
 }
 
@@ -186,21 +237,35 @@ void write_open(std::ostream& out, double width, double height) {
       "\n",
       width, height, kFont);
   out << R"(<rect width="100%" height="100%" fill="#ffffff"/>)" << '\n';
+  // The head of the arrows where the critical path passes to another process.
+  out << fmt::format(R"(<defs><marker id="arrowhead" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" )"
+                     R"(markerHeight="7" orient="auto"><path d="M0 0L8 4L0 8Z" fill="{}"/></marker></defs>)"
+                     "\n",
+                     kPathColour);
 }
 
-void write_title(std::ostream& out, std::size_t rows) {
+void write_title(std::ostream& out, std::size_t boots, const Axis& axis) {
   out << fmt::format(R"(<text x="{}" y="{}" font-size="16" font-weight="bold">{}</text>)"
                      "\n",
                      kMargin, kTitleY,
-                     xml_escape(fmt::format("Container boots: {} drawn, times from each boot's start", rows)));
+                     xml_escape(fmt::format("Container boots: {} drawn, a lane per process, times from each boot's "
+                                            "start to the last listen ({})",
+                                            boots, format_time(axis.hi_ns))));
 }
 
 // Places legend items left to right; returns the x after this one.
-double write_legend_label(std::ostream& out, double x, std::string_view text) {
+double write_legend_label(std::ostream& out, double x, double y, std::string_view text) {
   out << fmt::format(R"(<text x="{:.1f}" y="{:.1f}">{}</text>)"
                      "\n",
-                     x, kLegendY + 4, xml_escape(text));
+                     x, y + 4, xml_escape(text));
   return x + static_cast<double>(text.size()) * kLabelCharWidth + 24;
+}
+
+double write_legend_swatch(std::ostream& out, double x, double y, std::string_view fill, std::string_view text) {
+  out << fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="14" height="{}" fill="{}"/>)"
+                     "\n",
+                     x, y - kBarHeight / 2, kBarHeight, fill);
+  return write_legend_label(out, x + 20, y, text);
 }
 
 void write_diamond(std::ostream& out, double x, double y) {
@@ -216,24 +281,56 @@ void write_circle(std::ostream& out, double x, double y) {
                      x, y, kMarkerSize - 1, kListenFill);
 }
 
+// The zigzag that cuts a clipped bar at x: its teeth point into the bar,
+// towards `inwards` (+1: the bar lies right of x, -1: left).
+void write_torn_edge(std::ostream& out, double x, double bar_y, double inwards) {
+  std::string d = fmt::format("M{:.1f} {:.1f}", x, bar_y);
+  constexpr int kTeeth = 4;
+  for (int i = 1; i <= kTeeth; ++i) {
+    const double tip = x + (i % 2 == 1 ? inwards * kTornDepth : 0);
+    d += fmt::format("L{:.1f} {:.1f}", tip, bar_y + kBarHeight * i / kTeeth);
+  }
+  out << fmt::format(R"(<path class="torn" d="{}" fill="none" stroke="#ffffff" stroke-width="2"/>)"
+                     "\n",
+                     d);
+}
+
+void write_arrow(std::ostream& out, double x1, double y1, double x2, double y2, bool dashed) {
+  out << fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1.5"{} )"
+                     R"svg(marker-end="url(#arrowhead)"/>)svg"
+                     "\n",
+                     x1, y1, x2, y2, kPathColour, dashed ? R"( stroke-dasharray="3 2")" : "");
+}
+
 void write_legend(std::ostream& out) {
   out << "<g class=\"legend\">\n";
   double x = kMargin;
-  for (const auto& group : kGroups) {
-    out << fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="14" height="{}" fill="{}"/>)"
-                       "\n",
-                       x, kLegendY - kBarHeight / 2, kBarHeight, group.fill);
-    x = write_legend_label(out, x + 20,
-                           fmt::format("{} phases ({}-{})", group.name, group.first_phase, group.last_phase));
-  }
-  write_diamond(out, x + kMarkerSize, kLegendY);
-  x = write_legend_label(out, x + 2 * kMarkerSize + 6, "execve");
-  write_circle(out, x + kMarkerSize, kLegendY);
-  x = write_legend_label(out, x + 2 * kMarkerSize + 6, "listen");
-  out << fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{}" height="{}" fill="{}"/>)"
+  for (const auto& state : kStates) x = write_legend_swatch(out, x, kLegendY, state.fill, state.name);
+  x = write_legend_swatch(out, x, kLegendY, kUnknownFill, "not accounted");
+  write_legend_label(out, x, kLegendY, "(a step's bar is split in proportion to its time in each state)");
+
+  const double y = kLegendY + kLegendLineHeight;
+  out << fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="14" height="{}" fill="none" stroke="{}" )"
+                     R"(stroke-width="1.5"/>)"
                      "\n",
-                     x, kLegendY - kBarHeight / 2, kLastPhaseWidth, kBarHeight, kLastPhaseFill);
-  write_legend_label(out, x + 8, "last phase seen");
+                     kMargin, y - kBarHeight / 2, kBarHeight, kPathColour);
+  out << fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="14" height="{}" fill="{}"/>)"
+                     "\n",
+                     kMargin, y + kBarHeight / 2 + 1, kPathBandHeight, kPathColour);
+  x = write_legend_label(out, kMargin + 20, y, "step on the critical path to listen, the path beneath");
+  write_arrow(out, x, y + kBarHeight / 2, x + 12, y - kBarHeight / 2, false);
+  x = write_legend_label(out, x + 18, y, "wakeup");
+  write_arrow(out, x, y + kBarHeight / 2, x + 12, y - kBarHeight / 2, true);
+  x = write_legend_label(out, x + 18, y, "fork");
+  write_diamond(out, x + kMarkerSize, y);
+  x = write_legend_label(out, x + 2 * kMarkerSize + 6, y, "execve");
+  write_circle(out, x + kMarkerSize, y);
+  x = write_legend_label(out, x + 2 * kMarkerSize + 6, y, "listen");
+  out << fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="14" height="{}" fill="{}"/>)"
+                     "\n",
+                     x, y - kBarHeight / 2, kBarHeight, kUnknownFill);
+  write_torn_edge(out, x + 14, y - kBarHeight / 2, -1);
+  write_legend_label(out, x + 20, y, "clipped");
   out << "</g>\n";
 }
 
@@ -246,14 +343,22 @@ void write_tick_labels(std::ostream& out, const Axis& axis, const std::vector<st
   }
 }
 
-// Every other row shaded, so that a long row can be followed by eye; drawn
-// first, under the grid.
-void write_row_shading(std::ostream& out, std::size_t rows, const Axis& axis) {
-  for (std::size_t i = 1; i < rows; i += 2) {
-    out << fmt::format(R"(<rect x="{}" y="{:.1f}" width="{:.1f}" height="{}" fill="#f3f5f8"/>)"
-                       "\n",
-                       kMargin, kRowsTop + static_cast<double>(i) * kRowHeight, axis.left_px + kPlotWidth - kMargin,
-                       kRowHeight);
+// Every other boot shaded and a rule above each, so that its lanes read as
+// one; drawn first, under the grid.
+void write_boot_shading(std::ostream& out, const std::vector<DrawnBoot>& boots, const Axis& axis) {
+  const double width = axis.right_px() + kClipLabelWidth - kMargin;
+  for (std::size_t i = 0; i < boots.size(); ++i) {
+    const auto& boot = boots[i];
+    if (i % 2 == 1) {
+      out << fmt::format(R"(<rect x="{}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#f3f5f8"/>)"
+                         "\n",
+                         kMargin, boot.top, width, static_cast<double>(boot.rows()) * kRowHeight);
+    }
+    if (i > 0) {
+      out << fmt::format(R"(<line x1="{}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#c9ced6" stroke-width="1"/>)"
+                         "\n",
+                         kMargin, boot.top, kMargin + width, boot.top);
+    }
   }
 }
 
@@ -266,36 +371,122 @@ void write_grid(std::ostream& out, const Axis& axis, const std::vector<std::int6
   }
 }
 
-void write_span(std::ostream& out, const BootRecord& boot, const PhaseSpan& span, const Axis& axis, double row_y,
-                const PhaseNames& names) {
-  const auto name = names.name(span.phase);
-  const auto begin_ns = offset_ns(boot, span.begin_ns);
-  const auto end_ns = span.end_ns ? std::optional(offset_ns(boot, *span.end_ns)) : std::nullopt;
-  const double x = axis.x(begin_ns);
-  const double width = end_ns ? std::max(kMinBarWidth, axis.x(*end_ns) - x) : kLastPhaseWidth;
-  const auto title =
-      end_ns ? fmt::format("{} (phase {}): {} to {}, {}", name, span.phase, format_time(begin_ns), format_time(*end_ns),
-                           format_time(*end_ns - begin_ns))
-             : fmt::format("{} (phase {}) at {}, the last phase seen", name, span.phase, format_time(begin_ns));
-  const double bar_y = row_y + (kRowHeight - kBarHeight) / 2;
-  // The white outline keeps neighbouring phases of one group apart.
-  out << fmt::format(R"(<rect class="phase" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{}" fill="{}" )"
-                     R"(stroke="#ffffff" stroke-width="0.5"><title>{}</title></rect>)"
+std::string states_text(const std::optional<SchedTotals>& states) {
+  if (!states) return "states not accounted";
+  std::string text;
+  for (const auto& state : kStates) {
+    if (!text.empty()) text += ", ";
+    text += fmt::format("{} {}", state.name, format_time((*states).*state.ns));
+  }
+  return text;
+}
+
+std::string step_title(const DrawnBoot& boot, const LaneRow& row, const LaneStep& step, const PhaseNames& names) {
+  const auto name = step.step ? step_name(*step.step, names) : std::string("after its last step");
+  const auto path = step.on_listen_path() ? fmt::format("on the path to listen {}", format_time(step.on_listen_path_ns))
+                                          : std::string("off the path to listen");
+  return fmt::format("{} ({}): {} to {}, own time {}; {}; {}", name, lane_label(row),
+                     format_time(boot.offset_ns(step.begin_ns)), format_time(boot.offset_ns(step.end_ns)),
+                     format_time(step.duration()), states_text(step.states), path);
+}
+
+// The bar split by state, each part as wide as the state's share of the
+// step; one grey part when the kernel side did not account it.
+void write_state_parts(std::ostream& out, const std::optional<SchedTotals>& states, double x, double width,
+                       double bar_y) {
+  if (!states || states->total() == 0) {
+    out << fmt::format(R"(<rect class="state unknown" x="{:.2f}" y="{:.1f}" width="{:.2f}" height="{}" fill="{}"/>)"
+                       "\n",
+                       x, bar_y, width, kBarHeight, kUnknownFill);
+    return;
+  }
+  const auto total = static_cast<double>(states->total());
+  std::uint64_t before = 0;
+  for (const auto& state : kStates) {
+    const auto ns = (*states).*state.ns;
+    if (ns == 0) continue;
+    const double from = x + width * static_cast<double>(before) / total;
+    before += ns;
+    const double to = x + width * static_cast<double>(before) / total;
+    out << fmt::format(R"(<rect class="state {}" x="{:.2f}" y="{:.1f}" width="{:.2f}" height="{}" fill="{}"/>)"
+                       "\n",
+                       state.css, from, bar_y, to - from, kBarHeight, state.fill);
+  }
+}
+
+void write_step(std::ostream& out, const DrawnBoot& boot, const LaneRow& row, const LaneStep& step, const Axis& axis,
+                double row_y, const PhaseNames& names) {
+  const auto begin_ns = boot.offset_ns(step.begin_ns);
+  const auto end_ns = boot.offset_ns(step.end_ns);
+  // Wholly outside the span: the lane's clip label accounts for it.
+  if (end_ns < axis.lo_ns || begin_ns > axis.hi_ns || (begin_ns == axis.hi_ns && end_ns > axis.hi_ns)) return;
+  const double x = axis.clamped_x(begin_ns);
+  const double width = std::max(kMinBarWidth, axis.clamped_x(end_ns) - x);
+  const double bar_y = row_y + kBarTop;
+  out << fmt::format(R"(<g class="step"{}><title>{}</title>)"
                      "\n",
-                     x, bar_y, width, kBarHeight, end_ns ? group_of(span.phase).fill : kLastPhaseFill,
-                     xml_escape(title));
-  if (!end_ns || width < static_cast<double>(name.size()) * kBarCharWidth + 2 * kBarTextPad) return;
-  // Centred, clear of a marker at the phase's start (often execve or listen).
-  // The bar's title already explains it: the label must not hide it from the pointer.
-  out << fmt::format(
-      R"(<text x="{:.1f}" y="{:.1f}" font-size="10" text-anchor="middle" pointer-events="none">{}</text>)"
-      "\n",
-      x + width / 2, bar_y + kBarHeight - 4, xml_escape(name));
+                     step.on_listen_path() ? R"( data-on-path="listen")" : "",
+                     xml_escape(step_title(boot, row, step, names)));
+  write_state_parts(out, step.states, x, width, bar_y);
+  if (step.on_listen_path()) {
+    out << fmt::format(R"(<rect class="on-path" x="{:.2f}" y="{:.1f}" width="{:.2f}" height="{}" fill="none" )"
+                       R"(stroke="{}" stroke-width="1.5"/>)"
+                       "\n",
+                       x, bar_y, width, kBarHeight, kPathColour);
+  }
+  if (begin_ns < axis.lo_ns) write_torn_edge(out, x, bar_y, 1);
+  if (end_ns > axis.hi_ns) write_torn_edge(out, x + width, bar_y, -1);
+  const auto name = step.step ? step_name(*step.step, names) : std::string();
+  if (!name.empty() && width >= static_cast<double>(name.size()) * kBarCharWidth + 2 * kBarTextPad) {
+    // A white halo keeps the name legible over every state's colour.
+    out << fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="10" text-anchor="middle" stroke="#ffffff" )"
+                       R"(stroke-width="2.5" paint-order="stroke">{}</text>)"
+                       "\n",
+                       x + width / 2, bar_y + kBarHeight - 4, xml_escape(name));
+  }
+  out << "</g>\n";
+}
+
+// How long the lane goes on after the span drawn, and until what.
+struct LaneTail {
+  std::uint64_t end_ns = 0;
+  std::string until;
+};
+
+LaneTail tail_of(const DrawnBoot& boot, const LaneRow& row, const PhaseNames& names) {
+  LaneTail tail;
+  for (const auto index : row.steps) {
+    const auto& step = boot.analysis.steps[index];
+    if (step.end_ns >= tail.end_ns) {
+      tail.end_ns = step.end_ns;
+      tail.until = step.step ? step_name(*step.step, names) : std::string("its last reading");
+    }
+  }
+  const auto& record = *boot.record;
+  if (row.tid == record.container_pid && record.container_exit_ns && *record.container_exit_ns >= tail.end_ns) {
+    tail = {.end_ns = *record.container_exit_ns, .until = "its exit"};
+  }
+  return tail;
+}
+
+// Right of the plot: "+150 ms" for a lane clipped at the end of the span.
+void write_clip_label(std::ostream& out, const DrawnBoot& boot, const LaneRow& row, const Axis& axis, double row_y,
+                      const PhaseNames& names) {
+  const auto tail = tail_of(boot, row, names);
+  const auto beyond_ns = boot.offset_ns(tail.end_ns) - axis.hi_ns;
+  if (beyond_ns <= 0) return;
+  out << fmt::format(R"(<g class="clipped"><title>{}</title><text x="{:.1f}" y="{:.1f}" fill="#555555">{}</text></g>)"
+                     "\n",
+                     xml_escape(fmt::format("{} goes on {} past the span drawn, until {}", lane_label(row),
+                                            format_time(beyond_ns), tail.until)),
+                     axis.right_px() + kTornDepth + 4, row_y + kRowHeight / 2 + 4,
+                     xml_escape(fmt::format("… +{}", format_time(beyond_ns))));
 }
 
 enum class Marker { Execve, Listen };
 
 void write_marker(std::ostream& out, Marker marker, std::int64_t at_ns, const Axis& axis, double row_y) {
+  if (at_ns < axis.lo_ns || at_ns > axis.hi_ns) return;
   const bool execve = marker == Marker::Execve;
   const std::string_view kind = execve ? "execve" : "listen";
   const double x = axis.x(at_ns);
@@ -313,27 +504,122 @@ void write_marker(std::ostream& out, Marker marker, std::int64_t at_ns, const Ax
   out << "</g>\n";
 }
 
-void write_row(std::ostream& out, const BootRecord& boot, std::size_t index, const Axis& axis,
-               const PhaseNames& names) {
-  const double row_y = kRowsTop + static_cast<double>(index) * kRowHeight;
+std::string lane_of_tid(const DrawnBoot& boot, std::uint32_t tid) {
+  const auto row = boot.row_of(tid);
+  return row ? lane_label(boot.lanes[*row]) : fmt::format("thread {}", tid);
+}
+
+// Whether the path passes from `from` to `to` at ts_ns through a wakeup the
+// boot recorded; else it is the fork of `to` (the path's only other hop).
+bool is_wakeup(const BootRecord& record, std::uint32_t from, std::uint32_t to, std::uint64_t ts_ns) {
+  return std::any_of(record.wakeups.begin(), record.wakeups.end(), [&](const WakeupEdge& edge) {
+    return edge.waker_tid == from && edge.wakee_tid == to && edge.ts_ns == ts_ns;
+  });
+}
+
+void write_handoff(std::ostream& out, const DrawnBoot& boot, const PathPiece& from, const PathPiece& to,
+                   const Axis& axis) {
+  const auto from_row = boot.row_of(from.tid);
+  const auto to_row = boot.row_of(to.tid);
+  if (!from_row || !to_row || *from_row == *to_row) return;
+  const bool wakeup = is_wakeup(*boot.record, from.tid, to.tid, to.begin_ns);
+  const auto title =
+      fmt::format("{}: {} {} {} at {}", wakeup ? "wakeup" : "fork", lane_of_tid(boot, from.tid),
+                  wakeup ? "woke" : "forked", lane_of_tid(boot, to.tid), format_time(boot.offset_ns(to.begin_ns)));
+  // From the middle of the lane left to the edge of the bar taken up.
+  const bool down = *from_row < *to_row;
+  const double x = axis.clamped_x(boot.offset_ns(to.begin_ns));
+  const double from_y = boot.row_y(*from_row) + kBarTop + kBarHeight / 2;
+  const double to_y = boot.row_y(*to_row) + kBarTop + (down ? 0 : kBarHeight);
+  out << fmt::format(R"(<g class="arrow {}"><title>{}</title>)"
+                     "\n",
+                     wakeup ? "wakeup" : "fork", xml_escape(title));
+  write_arrow(out, x, from_y, x, to_y, !wakeup);
+  out << "</g>\n";
+}
+
+// The critical path to listen: a band beneath each of its pieces, and an
+// arrow where it passes from one process to another.
+void write_listen_path(std::ostream& out, const DrawnBoot& boot, const Axis& axis) {
+  if (!boot.analysis.to_listen) return;
+  const auto& pieces = boot.analysis.to_listen->pieces;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    const auto& piece = pieces[i];
+    const auto row = boot.row_of(piece.tid);
+    if (!row) continue;
+    const double row_y = boot.row_y(*row);
+    const double x = axis.clamped_x(boot.offset_ns(piece.begin_ns));
+    out << fmt::format(R"(<rect class="path" x="{:.2f}" y="{:.1f}" width="{:.2f}" height="{}" fill="{}"/>)"
+                       "\n",
+                       x, row_y + kBarTop + kBarHeight + 1, axis.clamped_x(boot.offset_ns(piece.end_ns)) - x,
+                       kPathBandHeight, kPathColour);
+    if (i > 0 && pieces[i - 1].tid != piece.tid) write_handoff(out, boot, pieces[i - 1], piece, axis);
+  }
+}
+
+struct Columns {
+  double boot_label_right = 0;  // text-anchor end
+  double lane_label_right = 0;
+};
+
+// Under the boot's label: what its path to listen would take with a CPU
+// always free, the figure to compare boots by on a noisy host; the path's
+// states in its title.
+void write_path_summary(std::ostream& out, const DrawnBoot& boot, const Columns& columns) {
+  const auto noise_free = boot.analysis.noise_free_listen();
+  if (!noise_free || boot.rows() < 2) return;
+  const auto& path = *boot.analysis.to_listen;
+  out << fmt::format(
+      R"(<g class="noise-free"><title>{}</title><text x="{:.1f}" y="{:.1f}" text-anchor="end" )"
+      R"(font-size="10" fill="#555555">{}</text></g>)"
+      "\n",
+      xml_escape(fmt::format("critical path to listen {}: {}; without its run-queue time {}",
+                             format_time(path.duration()), states_text(path.states()), format_time(*noise_free))),
+      columns.boot_label_right, boot.row_y(1) + kRowHeight / 2 + 4,
+      xml_escape(fmt::format("noise-free {}", format_time(*noise_free))));
+}
+
+void write_boot(std::ostream& out, const DrawnBoot& boot, const Axis& axis, const Columns& columns,
+                const PhaseNames& names) {
+  const auto& record = *boot.record;
   out << fmt::format(R"(<g class="boot" data-sequence="{}">)"
                      "\n",
-                     boot.sequence);
+                     record.sequence);
   out << fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="end">{}</text>)"
                      "\n",
-                     axis.left_px - kLabelGap, row_y + kRowHeight / 2 + 4, xml_escape(boot_label(boot)));
-  for (const auto& span : boot.phase_spans()) write_span(out, boot, span, axis, row_y, names);
-  if (boot.execve_ns) write_marker(out, Marker::Execve, offset_ns(boot, *boot.execve_ns), axis, row_y);
-  if (boot.listen_ns) write_marker(out, Marker::Listen, offset_ns(boot, *boot.listen_ns), axis, row_y);
+                     columns.boot_label_right, boot.top + kRowHeight / 2 + 4, xml_escape(boot_label(record)));
+  write_path_summary(out, boot, columns);
+  for (std::size_t i = 0; i < boot.lanes.size(); ++i) {
+    const auto& row = boot.lanes[i];
+    const double row_y = boot.row_y(i);
+    out << fmt::format(R"(<g class="lane" data-lane="{}" data-tid="{}">)"
+                       "\n",
+                       lane_name(row.lane), row.tid);
+    out << fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="end" fill="#444444">{}</text>)"
+                       "\n",
+                       columns.lane_label_right, row_y + kRowHeight / 2 + 4, xml_escape(lane_label(row)));
+    for (const auto index : row.steps) write_step(out, boot, row, boot.analysis.steps[index], axis, row_y, names);
+    write_clip_label(out, boot, row, axis, row_y, names);
+    out << "</g>\n";
+  }
+  write_listen_path(out, boot, axis);
+  if (record.execve_ns) {
+    write_marker(out, Marker::Execve, boot.offset_ns(*record.execve_ns), axis,
+                 boot.row_y(boot.row_of(record.execve_tid).value_or(0)));
+  }
+  if (record.listen_ns) {
+    write_marker(out, Marker::Listen, boot.offset_ns(*record.listen_ns), axis,
+                 boot.row_y(boot.row_of(record.listen_tid).value_or(0)));
+  }
   out << "</g>\n";
 }
 
 std::vector<std::string> notes_of(const Selection& selection) {
   std::vector<std::string> notes;
-  if (selection.rows.empty()) notes.emplace_back("No boot with a start to draw.");
+  if (selection.boots.empty()) notes.emplace_back("No boot with a start to draw.");
   if (selection.over_cap > 0) {
     notes.push_back(
-        fmt::format("{} more boots not drawn (at most {} are, by sequence).", selection.over_cap, kTimelineMaxRows));
+        fmt::format("{} more boots not drawn (at most {} are, by sequence).", selection.over_cap, kTimelineMaxBoots));
   }
   if (selection.not_started > 0) {
     notes.push_back(fmt::format("{} boots not drawn: tracing began after their start.", selection.not_started));
@@ -349,10 +635,18 @@ void write_notes(std::ostream& out, const std::vector<std::string>& notes, doubl
   }
 }
 
-double label_column_width(const std::vector<const BootRecord*>& rows) {
-  std::size_t longest = 0;
-  for (const auto* boot : rows) longest = std::max(longest, boot_label(*boot).size());
-  return static_cast<double>(longest) * kLabelCharWidth;
+Columns columns_for(const std::vector<DrawnBoot>& boots) {
+  std::size_t boot_label_chars = 0;
+  std::size_t lane_label_chars = 0;
+  for (const auto& boot : boots) {
+    boot_label_chars = std::max(boot_label_chars, boot_label(*boot.record).size());
+    for (const auto& row : boot.lanes) lane_label_chars = std::max(lane_label_chars, lane_label(row).size());
+  }
+  Columns columns;
+  columns.boot_label_right = kMargin + static_cast<double>(boot_label_chars) * kLabelCharWidth;
+  columns.lane_label_right =
+      columns.boot_label_right + kLabelGap + static_cast<double>(lane_label_chars) * kLabelCharWidth;
+  return columns;
 }
 
 }  // namespace
@@ -363,24 +657,28 @@ std::string xml_escape(std::string_view text) {
   return escape_chars(text, kXml);
 }
 
-void write_timeline_svg(std::span<const BootRecord> boots, std::ostream& out, const PhaseNames& names) {
-  const auto selection = select_rows(boots);
-  const auto axis = axis_for(selection.rows, kMargin + label_column_width(selection.rows) + kLabelGap);
+void write_timeline_svg(std::span<const BootRecord> boots, std::ostream& out, const PhaseNames& names,
+                        const BootAnalyser& analyse) {
+  const auto selection = select_boots(boots, analyse);
+  const auto columns = columns_for(selection.boots);
+  const auto axis = axis_for(selection.boots, columns.lane_label_right + kLabelGap);
   const auto ticks = ticks_of(axis);
   const auto notes = notes_of(selection);
-  const double rows_bottom = kRowsTop + static_cast<double>(selection.rows.size()) * kRowHeight;
+  const double rows_bottom =
+      selection.boots.empty()
+          ? kRowsTop
+          : selection.boots.back().top + static_cast<double>(selection.boots.back().rows()) * kRowHeight;
   const double notes_top = rows_bottom + kBottomAxisHeight;
-  // Room on the right for a marker drawn at the very end of the axis.
-  const double width = std::ceil(axis.left_px + kPlotWidth + kMarkerSize + kMargin);
+  const double width = std::ceil(axis.right_px() + kClipLabelWidth + kMargin);
   const double height = std::ceil(notes_top + static_cast<double>(notes.size()) * kNoteHeight + kMargin);
 
   write_open(out, width, height);
-  write_title(out, selection.rows.size());
+  write_title(out, selection.boots.size(), axis);
   write_legend(out);
-  write_row_shading(out, selection.rows.size(), axis);
+  write_boot_shading(out, selection.boots, axis);
   write_grid(out, axis, ticks, rows_bottom);
   write_tick_labels(out, axis, ticks, kTopAxisY);
-  for (std::size_t i = 0; i < selection.rows.size(); ++i) write_row(out, *selection.rows[i], i, axis, names);
+  for (const auto& boot : selection.boots) write_boot(out, boot, axis, columns, names);
   write_tick_labels(out, axis, ticks, rows_bottom + 16);
   write_notes(out, notes, notes_top);
   out << "</svg>\n";

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <regex>
 #include <string_view>
@@ -398,7 +399,7 @@ TEST_F(AnalysisTest, TimelineRendersInABrowser) {
 
 // ---- 3. --trace-out ----------------------------------------------------------
 
-TEST_F(AnalysisTest, ChromeTraceHasOneTrackPerBootWithPhasesAndMilestones) {
+TEST_F(AnalysisTest, ChromeTraceHasAProcessPerBootWithItsPhasesAndItsLanes) {
   const auto trace_path = new_file("trace.json");
   const auto traced = trace_with(kBoots, {"--trace-out", trace_path.string()});
   ASSERT_FALSE(HasFailure());
@@ -411,37 +412,69 @@ TEST_F(AnalysisTest, ChromeTraceHasOneTrackPerBootWithPhasesAndMilestones) {
   ASSERT_TRUE(trace.contains("traceEvents") && trace["traceEvents"].is_array()) << "no traceEvents array";
 
   struct Track {
-    std::vector<std::string> names;     // of thread_name metadata
-    std::vector<std::string> phases;    // X events
+    std::string name;                   // of its thread_name metadata
+    std::vector<std::string> phases;    // X events of category "phase"
+    std::vector<std::string> steps;     // X events of a process's steps
     std::vector<std::string> instants;  // i events
   };
-  std::map<std::uint64_t, Track> tracks;
+  struct Process {
+    std::string name;  // of its process_name metadata
+    std::map<std::uint64_t, Track> tracks;
+    std::size_t flows = 0;  // arrows along the critical paths
+  };
+  std::map<std::uint64_t, Process> processes;  // by pid: a boot's sequence
   for (const auto& event : trace["traceEvents"]) {
     const auto ph = event.value("ph", "");
-    const auto tid = event.value("tid", ~0ULL);
-    if (ph == "M" && event.value("name", "") == "thread_name") {
-      tracks[tid].names.push_back(event.at("args").value("name", ""));
-    } else if (ph == "X") {
-      tracks[tid].phases.push_back(milestone("phase", event.at("args").at("phase").get<std::int64_t>()));
-      EXPECT_GE(event.value("ts", -1.0), 0.0) << event.dump();
-      EXPECT_GE(event.value("dur", -1.0), 0.0) << event.dump();
+    auto& process = processes[event.value("pid", ~0ULL)];
+    auto& track = process.tracks[event.value("tid", ~0ULL)];
+    if (ph == "M" && event.value("name", "") == "process_name") {
+      process.name = event.at("args").value("name", "");
+    } else if (ph == "M" && event.value("name", "") == "thread_name") {
+      track.name = event.at("args").value("name", "");
+    } else if (ph == "X" && event.value("cat", "") == "phase") {
+      track.phases.push_back(milestone("phase", event.at("args").at("phase").get<std::int64_t>()));
+    } else if (ph == "X" && event.value("cat", "").starts_with("step")) {
+      track.steps.push_back(event.value("name", ""));
     } else if (ph == "i") {
-      tracks[tid].instants.push_back(event.value("name", ""));
+      track.instants.push_back(event.value("name", ""));
+    } else if (ph == "s") {
+      ++process.flows;
+    }
+    if (ph == "X" || ph == "i") {
       EXPECT_GE(event.value("ts", -1.0), 0.0) << event.dump();
+    }
+    if (ph == "X") {
+      EXPECT_GE(event.value("dur", -1.0), 0.0) << event.dump();
     }
   }
 
   const auto boots = rows_by_boot(traced.rows);
-  EXPECT_EQ(tracks.size(), boots.size()) << "tracks in the trace";
+  EXPECT_EQ(processes.size(), boots.size()) << "processes in the trace";
   std::vector<std::string> expected_phases;
   for (const auto phase : kBootPhases) expected_phases.push_back(milestone("phase", phase));
   for (const auto& [boot, rows] : boots) {
     SCOPED_TRACE("boot " + std::to_string(boot));
-    const auto& track = tracks[boot];
-    EXPECT_EQ(track.names,
-              std::vector<std::string>{"boot " + std::to_string(boot) + " hpid " + std::to_string(rows.front().hpid)});
-    EXPECT_EQ(sorted(track.phases), sorted(expected_phases));
-    EXPECT_EQ(sorted(track.instants), (std::vector<std::string>{"execve", "listen"}));
+    const auto& process = processes[boot];
+    const auto prefix = "boot " + std::to_string(boot) + " ";
+    EXPECT_EQ(process.name, prefix + "hpid " + std::to_string(rows.front().hpid));
+    const auto phases = std::find_if(process.tracks.begin(), process.tracks.end(),
+                                     [&](const auto& track) { return track.second.name == prefix + "phases"; });
+    ASSERT_NE(phases, process.tracks.end()) << "no phases track";
+    EXPECT_EQ(sorted(phases->second.phases), sorted(expected_phases));
+    EXPECT_EQ(sorted(phases->second.instants), (std::vector<std::string>{"execve", "listen"}));
+    // The lanes: the container's steps on its own track, with a track of its
+    // scheduler states beside it, and the fork that the path to execve went
+    // through as an arrow.
+    const auto container = std::find_if(process.tracks.begin(), process.tracks.end(), [&](const auto& track) {
+      return track.second.name.starts_with(prefix + "container (tid ") && !track.second.name.ends_with(" states");
+    });
+    ASSERT_NE(container, process.tracks.end()) << "no container track";
+    EXPECT_NE(std::find(container->second.steps.begin(), container->second.steps.end(), "execve"),
+              container->second.steps.end());
+    EXPECT_TRUE(std::any_of(process.tracks.begin(), process.tracks.end(), [&](const auto& track) {
+      return track.second.name == container->second.name + " states";
+    }));
+    EXPECT_GE(process.flows, 1U);
   }
 }
 

@@ -399,30 +399,42 @@ TEST_F(AnalysisTest, TimelineRendersInABrowser) {
 
 // ---- 3. --trace-out ----------------------------------------------------------
 
-TEST_F(AnalysisTest, ChromeTraceHasAProcessPerBootWithItsPhasesAndItsLanes) {
-  const auto trace_path = new_file("trace.json");
-  const auto traced = trace_with(kBoots, {"--trace-out", trace_path.string()});
-  ASSERT_FALSE(HasFailure());
+// What a --trace-out file shows of each boot.
+struct TraceTrack {
+  std::string name;                   // of its thread_name metadata
+  std::vector<std::string> phases;    // X events of category "phase"
+  std::vector<std::string> steps;     // X events of a process's steps
+  std::vector<std::string> instants;  // i events
+};
+struct TraceProcess {
+  std::string name;  // of its process_name metadata
+  std::map<std::uint64_t, TraceTrack> tracks;
+  std::size_t flows = 0;  // arrows along the critical paths
+
+  // The first track whose name satisfies `pred`; nullptr when none does.
+  template <typename Pred>
+  [[nodiscard]] const TraceTrack* track(Pred pred) const {
+    for (const auto& [tid, track] : tracks) {
+      if (pred(track.name)) return &track;
+    }
+    return nullptr;
+  }
+};
+
+// By pid: a boot's sequence. Adds a failure when the file is not a trace.
+std::map<std::uint64_t, TraceProcess> read_trace(const std::filesystem::path& path) {
+  std::map<std::uint64_t, TraceProcess> processes;
   nlohmann::json trace;
   try {
-    trace = nlohmann::json::parse(read_file(trace_path));
+    trace = nlohmann::json::parse(read_file(path));
   } catch (const nlohmann::json::exception& e) {
-    FAIL() << trace_path << " is not JSON: " << e.what();
+    ADD_FAILURE() << path << " is not JSON: " << e.what();
+    return processes;
   }
-  ASSERT_TRUE(trace.contains("traceEvents") && trace["traceEvents"].is_array()) << "no traceEvents array";
-
-  struct Track {
-    std::string name;                   // of its thread_name metadata
-    std::vector<std::string> phases;    // X events of category "phase"
-    std::vector<std::string> steps;     // X events of a process's steps
-    std::vector<std::string> instants;  // i events
-  };
-  struct Process {
-    std::string name;  // of its process_name metadata
-    std::map<std::uint64_t, Track> tracks;
-    std::size_t flows = 0;  // arrows along the critical paths
-  };
-  std::map<std::uint64_t, Process> processes;  // by pid: a boot's sequence
+  if (!trace.contains("traceEvents") || !trace["traceEvents"].is_array()) {
+    ADD_FAILURE() << "no traceEvents array";
+    return processes;
+  }
   for (const auto& event : trace["traceEvents"]) {
     const auto ph = event.value("ph", "");
     auto& process = processes[event.value("pid", ~0ULL)];
@@ -447,33 +459,48 @@ TEST_F(AnalysisTest, ChromeTraceHasAProcessPerBootWithItsPhasesAndItsLanes) {
       EXPECT_GE(event.value("dur", -1.0), 0.0) << event.dump();
     }
   }
+  return processes;
+}
 
+TEST_F(AnalysisTest, ChromeTraceHasAProcessPerBootWithItsPhasesAndMilestones) {
+  const auto trace_path = new_file("trace.json");
+  const auto traced = trace_with(kBoots, {"--trace-out", trace_path.string()});
+  ASSERT_FALSE(HasFailure());
+  const auto processes = read_trace(trace_path);
   const auto boots = rows_by_boot(traced.rows);
   EXPECT_EQ(processes.size(), boots.size()) << "processes in the trace";
   std::vector<std::string> expected_phases;
   for (const auto phase : kBootPhases) expected_phases.push_back(milestone("phase", phase));
   for (const auto& [boot, rows] : boots) {
     SCOPED_TRACE("boot " + std::to_string(boot));
-    const auto& process = processes[boot];
+    ASSERT_TRUE(processes.contains(boot));
+    const auto& process = processes.at(boot);
     const auto prefix = "boot " + std::to_string(boot) + " ";
     EXPECT_EQ(process.name, prefix + "hpid " + std::to_string(rows.front().hpid));
-    const auto phases = std::find_if(process.tracks.begin(), process.tracks.end(),
-                                     [&](const auto& track) { return track.second.name == prefix + "phases"; });
-    ASSERT_NE(phases, process.tracks.end()) << "no phases track";
-    EXPECT_EQ(sorted(phases->second.phases), sorted(expected_phases));
-    EXPECT_EQ(sorted(phases->second.instants), (std::vector<std::string>{"execve", "listen"}));
-    // The lanes: the container's steps on its own track, with a track of its
-    // scheduler states beside it, and the fork that the path to execve went
-    // through as an arrow.
-    const auto container = std::find_if(process.tracks.begin(), process.tracks.end(), [&](const auto& track) {
-      return track.second.name.starts_with(prefix + "container (tid ") && !track.second.name.ends_with(" states");
-    });
-    ASSERT_NE(container, process.tracks.end()) << "no container track";
-    EXPECT_NE(std::find(container->second.steps.begin(), container->second.steps.end(), "execve"),
-              container->second.steps.end());
-    EXPECT_TRUE(std::any_of(process.tracks.begin(), process.tracks.end(), [&](const auto& track) {
-      return track.second.name == container->second.name + " states";
-    }));
+    const auto* phases = process.track([&](const std::string& name) { return name == prefix + "phases"; });
+    ASSERT_NE(phases, nullptr) << "no phases track";
+    EXPECT_EQ(sorted(phases->phases), sorted(expected_phases));
+    EXPECT_EQ(sorted(phases->instants), (std::vector<std::string>{"execve", "listen"}));
+  }
+}
+
+// The container's steps on its own track, a track of its scheduler states
+// beside it, and the fork the path to execve went through as an arrow.
+TEST_F(AnalysisTest, ChromeTraceDrawsTheContainerStepsStatesAndThePathsArrows) {
+  const auto trace_path = new_file("trace.json");
+  const auto traced = trace_with(kBoots, {"--trace-out", trace_path.string()});
+  ASSERT_FALSE(HasFailure());
+  const auto processes = read_trace(trace_path);
+  for (const auto& [boot, rows] : rows_by_boot(traced.rows)) {
+    SCOPED_TRACE("boot " + std::to_string(boot));
+    ASSERT_TRUE(processes.contains(boot));
+    const auto& process = processes.at(boot);
+    const auto container_name = "boot " + std::to_string(boot) + " container (tid ";
+    const auto* container = process.track(
+        [&](const std::string& name) { return name.starts_with(container_name) && !name.ends_with(" states"); });
+    ASSERT_NE(container, nullptr) << "no container track";
+    EXPECT_NE(std::find(container->steps.begin(), container->steps.end(), "execve"), container->steps.end());
+    EXPECT_NE(process.track([&](const std::string& name) { return name == container->name + " states"; }), nullptr);
     EXPECT_GE(process.flows, 1U);
   }
 }

@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -408,6 +409,22 @@ TEST(ChromeTraceLanes, TimesGrowAlongEachTrack) {
       EXPECT_LE(events[i - 1].at("ts").get<double>(), events[i].at("ts").get<double>()) << events[i];
     }
   }
+}
+
+// Perfetto reads "ts" and "dur" from the text as decimal µs: with at most
+// three decimals, every ns arrives as written (a double times 1000 could be
+// 1 ns short and break the tiling of a step's states).
+TEST(ChromeTraceLanes, TimesAreWrittenAsExactMicroseconds) {
+  std::ostringstream out;
+  write_chrome_trace(std::vector{lanes_boot()}, std::vector{lanes_analysis()}, out);
+  const std::regex time(R"re("(ts|dur)":(-?[0-9.eE+-]+))re");
+  std::size_t times = 0;
+  const auto text = out.str();
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), time); it != std::sregex_iterator(); ++it) {
+    ++times;
+    EXPECT_TRUE(std::regex_match((*it)[2].str(), std::regex(R"([0-9]+(\.[0-9]{1,3})?)"))) << (*it)[0];
+  }
+  EXPECT_GT(times, 30U);
 }
 
 // What Perfetto's and chrome://tracing's importers need of every event.

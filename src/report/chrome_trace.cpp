@@ -55,9 +55,11 @@ class TraceBuilder {
  public:
   TraceBuilder(std::uint64_t origin_ns, std::uint64_t first_tid) : origin_ns_(origin_ns), next_tid_(first_tid) {}
 
+  // Its metadata names the main thread (tid = pid), which draws nothing:
+  // Perfetto files every event under a thread, and tid 0 is the idle task.
   void name_process(std::uint64_t pid, const std::string& name) {
-    events_.push_back(metadata("process_name", {pid, 0}, {{"name", name}}));
-    events_.push_back(metadata("process_sort_index", {pid, 0}, {{"sort_index", pid}}));
+    events_.push_back(metadata("process_name", {pid, pid}, {{"name", name}}));
+    events_.push_back(metadata("process_sort_index", {pid, pid}, {{"sort_index", pid}}));
   }
 
   // A new track, shown in the order the tracks were made.

@@ -119,7 +119,9 @@ TEST(ChromeTrace, NamesAProcessPerBootWithItsPhasesTrack) {
   const auto trace = trace_of({sample_boot(), overlapping_boot()});
   std::map<std::uint64_t, std::string> processes;
   for (const auto& event : events_with(trace, "M")) {
-    if (event.at("name") == "process_name") processes[event.at("pid")] = event.at("args").at("name");
+    if (event.at("name") != "process_name") continue;
+    processes[event.at("pid")] = event.at("args").at("name");
+    EXPECT_EQ(event.at("tid"), event.at("pid")) << "not its main thread: " << event;
   }
   EXPECT_EQ(processes, (std::map<std::uint64_t, std::string>{{1, "boot 1 hpid 100"}, {2, "boot 2 hpid 200"}}));
   std::vector<std::string> tracks;

@@ -72,6 +72,8 @@ foreach(i RANGE ${last})
 endforeach()
 
 foreach(family IN ITEMS hacoboot_boot_execve_seconds_bucket hacoboot_boot_listen_seconds_bucket
+                        hacoboot_boot_execve_noise_free_seconds_bucket hacoboot_boot_listen_noise_free_seconds_bucket
+                        hacoboot_step_cpu_seconds_sum hacoboot_step_run_queue_seconds_sum
                         hacoboot_phase_since_start_seconds_bucket hacoboot_phase_delta_seconds_bucket
                         hacoboot_boots_started_total hacoboot_boots_completed_total hacoboot_boots_incomplete_total
                         hacoboot_events_lost_total hacoboot_boots_in_flight hacoboot_build_info)

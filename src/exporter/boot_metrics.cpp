@@ -37,6 +37,17 @@ bool has_series(const Step& step) {
   return step.kind != Step::Kind::Phase || (step.phase >= 0 && step.phase <= kMaxPhase);
 }
 
+bool has_series(const LaneStepKey& key) {
+  return !key.step || has_series(*key.step);
+}
+
+// `phase="after"` is a process's time after its last step, which a critical
+// path went through.
+std::string lane_step_labels(const LaneStepKey& key, const PhaseNames& names) {
+  const auto step = key.step ? step_labels(*key.step, names) : R"(phase="after",phase_name="after last step")";
+  return "lane=\"" + std::string(lane_name(key.lane)) + "\"," + step;
+}
+
 }  // namespace
 
 std::string escape_label_value(std::string_view value) {
@@ -79,8 +90,14 @@ class BootMetrics::Exposition {
       sample(name + "_bucket", le_prefix + seconds(kBucketBoundsNs.at(i)) + "\"", std::to_string(cumulative));
     }
     sample(name + "_bucket", le_prefix + "+Inf\"", std::to_string(histogram.count));
-    sample(name + "_sum", labels, seconds(histogram.sum_ns));
-    sample(name + "_count", labels, std::to_string(histogram.count));
+    sum_and_count(name, labels, histogram.sum_ns, histogram.count);
+  }
+
+  // A histogram's tail, or a whole summary without quantiles (its mean is
+  // rate(_sum) / rate(_count)).
+  void sum_and_count(const std::string& name, const std::string& labels, std::uint64_t sum_ns, std::uint64_t count) {
+    sample(name + "_sum", labels, seconds(sum_ns));
+    sample(name + "_count", labels, std::to_string(count));
   }
 
   [[nodiscard]] const std::string& text() const { return text_; }
@@ -90,12 +107,31 @@ class BootMetrics::Exposition {
 };
 
 void BootMetrics::add(const BootRecord& boot) {
+  add(boot, boot.started() ? analyse_boot(boot) : BootAnalysis{});
+}
+
+void BootMetrics::add(const BootRecord& boot, const BootAnalysis& analysis) {
   boots_.add(boot);
   for (const auto& timing : boot.steps_after_start()) {
     if (!has_series(timing.step)) continue;
     auto& histograms = steps_[timing.step];
     histograms.since_start.add(*timing.since_start);
     if (timing.delta) histograms.delta.add(*timing.delta);
+  }
+  if (!boot.started()) return;
+  add_states(analysis);
+  if (const auto noise_free = analysis.noise_free_execve()) noise_free_execve_.add(*noise_free);
+  if (const auto noise_free = analysis.noise_free_listen()) noise_free_listen_.add(*noise_free);
+}
+
+void BootMetrics::add_states(const BootAnalysis& analysis) {
+  for (const auto& step : analysis.steps) {
+    const LaneStepKey key{step.lane, step.step};
+    if (!step.states || !has_series(key)) continue;
+    auto& states = lane_steps_[key];
+    ++states.count;
+    states.cpu_ns += step.states->cpu;
+    states.run_queue_ns += step.states->run_queue;
   }
 }
 
@@ -110,9 +146,19 @@ void BootMetrics::write(std::ostream& out, const PhaseNames& names) const {
   const std::string execve = "hacoboot_boot_execve_seconds";
   e.family(execve, "histogram", "Time from a boot's start phase to the container's execve of its command.");
   e.histogram(execve, "", since_start_of(Step::Kind::Execve));
+  const std::string execve_noise_free = "hacoboot_boot_execve_noise_free_seconds";
+  e.family(execve_noise_free, "histogram",
+           "Critical path from a boot's start phase to the container's execve without its run-queue time: the time "
+           "to execve with a CPU always free (boots with scheduler readings).");
+  e.histogram(execve_noise_free, "", noise_free_execve_);
   const std::string listen = "hacoboot_boot_listen_seconds";
   e.family(listen, "histogram", "Time from a boot's start phase to the container's first listen.");
   e.histogram(listen, "", since_start_of(Step::Kind::Listen));
+  const std::string listen_noise_free = "hacoboot_boot_listen_noise_free_seconds";
+  e.family(listen_noise_free, "histogram",
+           "Critical path from a boot's start phase to the container's first listen without its run-queue time: the "
+           "time to listen with a CPU always free (boots with scheduler readings).");
+  e.histogram(listen_noise_free, "", noise_free_listen_);
 
   const std::string since_start = "hacoboot_phase_since_start_seconds";
   e.family(since_start, "histogram", "Time from a boot's start phase to each phase passed after it.");
@@ -124,6 +170,20 @@ void BootMetrics::write(std::ostream& out, const PhaseNames& names) const {
            "Own time of each phase and milestone: since the previous step of the same process "
            "(supervisor or container).");
   for (const auto& [step, histograms] : steps_) e.histogram(delta, step_labels(step, names), histograms.delta);
+  const std::string cpu = "hacoboot_step_cpu_seconds";
+  e.family(cpu, "summary",
+           "CPU time of each step of each process of a boot, over the boots whose step has scheduler readings. "
+           "One series per lane (supervisor, container, listener, other) and step (phase, execve, listen, after: "
+           "the time after a process's last step): at most 4 x (Haconiwa's ~40 phases + 3).");
+  for (const auto& [key, states] : lane_steps_)
+    e.sum_and_count(cpu, lane_step_labels(key, names), states.cpu_ns, states.count);
+  const std::string run_queue = "hacoboot_step_run_queue_seconds";
+  e.family(run_queue, "summary",
+           "Run-queue time (runnable, waiting for a CPU) of each step of each process of a boot; series as "
+           "hacoboot_step_cpu_seconds.");
+  for (const auto& [key, states] : lane_steps_) {
+    e.sum_and_count(run_queue, lane_step_labels(key, names), states.run_queue_ns, states.count);
+  }
 
   e.scalar("hacoboot_boots_started_total", "counter", "Boots whose start phase was seen.", boots_.started);
   e.scalar("hacoboot_boots_completed_total", "counter", "Started boots that reached execve and listen.",

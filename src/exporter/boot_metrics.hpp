@@ -8,6 +8,8 @@
 #include <string_view>
 
 #include "model/boot.hpp"
+#include "model/lanes.hpp"
+#include "model/path_breakdown.hpp"
 #include "model/phases.hpp"
 #include "model/stats.hpp"
 
@@ -18,7 +20,8 @@ namespace hacoboot {
 //
 // Memory is fixed: a histogram is a fixed array of bucket counts, and there is
 // at most one pair per phase Haconiwa can fire (0..kMaxPhase) and milestone,
-// so it stays flat however many boots and days the exporter runs.
+// and one pair of state sums per lane and such step, so it stays flat however
+// many boots and days the exporter runs.
 //
 // Not thread-safe: the caller serializes every call, e.g. behind one mutex
 // shared by the thread that adds boots and the one that serves write().
@@ -31,8 +34,11 @@ class BootMetrics {
       10'000'000,    25'000'000,    50'000'000,    100'000'000,    250'000'000,    500'000'000,
       1'000'000'000, 2'500'000'000, 5'000'000'000, 10'000'000'000, 30'000'000'000, 60'000'000'000};
 
-  // A finished boot, after warm-up filtering. Unstarted boots count nowhere.
+  // A finished boot, after warm-up filtering, with analyse_boot() of it.
+  // Unstarted boots count nowhere.
   void add(const BootRecord& boot);
+  // The same with the boot's analysis given.
+  void add(const BootRecord& boot, const BootAnalysis& analysis);
   // Events lost (kernel side) or undecodable, cumulative.
   void set_lost_events(std::uint64_t total) { lost_events_ = total; }
   // The kernel side's count of phase events it dropped, cumulative.
@@ -55,10 +61,22 @@ class BootMetrics {
     Histogram since_start;
     Histogram delta;
   };
+  // What the scheduler says of one step of one lane, summed over the boots
+  // whose step had states.
+  struct LaneStepStates {
+    std::uint64_t count = 0;
+    std::uint64_t cpu_ns = 0;
+    std::uint64_t run_queue_ns = 0;
+  };
   class Exposition;
+
+  void add_states(const BootAnalysis& analysis);
 
   BootCounts boots_;
   std::map<Step, StepHistograms> steps_;
+  std::map<LaneStepKey, LaneStepStates> lane_steps_;
+  Histogram noise_free_execve_;
+  Histogram noise_free_listen_;
   std::uint64_t lost_events_ = 0;
   std::uint64_t untracked_phases_ = 0;
   std::uint64_t boots_in_flight_ = 0;

@@ -4,15 +4,33 @@
 #include <span>
 
 #include "model/boot.hpp"
+#include "model/lanes.hpp"
 
 namespace hacoboot {
 
 // Writes the boots as Chrome Trace Event JSON, which Perfetto UI and
-// chrome://tracing open: one track per boot (pid 1, tid = its sequence), each
-// phase a complete event lasting until the next phase (the last one lasts 0),
-// execve and listen instant events. Times are in microseconds from the
-// earliest timestamp of all boots ("otherData.clock_origin_ns", monotonic),
-// so concurrent boots overlap as they did and every timestamp keeps its ns.
+// chrome://tracing open. Each boot is a process ("boot 3 hpid 200") whose
+// tracks are:
+// - "boot 3 phases": each phase a complete event lasting until the next phase
+//   (the last one lasts 0); execve and listen instant events carrying the
+//   critical path's length and its noise-free figure;
+// - per process of the boot (lane and tid), "boot 3 supervisor (tid 200)":
+//   its steps as complete events (args: states, time on the critical paths;
+//   category "step,listen_path" when on the path to listen), and flow
+//   arrows for the wakeups and forks the critical paths go through;
+// - under it, "... states": each step's CPU / run queue / sleep / I/O totals
+//   as consecutive slices in that fixed order (the kernel's readings give a
+//   step's totals, not when inside it each state occurred).
+// Track ids are synthetic (real tids recur across boots); the real ones are
+// in the names and args. Times are in microseconds from the earliest
+// timestamp of all boots ("otherData.clock_origin_ns", monotonic), so
+// concurrent boots overlap as they did and every timestamp keeps its ns.
 void write_chrome_trace(std::span<const BootRecord> boots, std::ostream& out, const PhaseNames& names = {});
+
+// The same with each boot's analysis given: analyses[i] is boots[i]'s (the
+// overload above takes analyse_boot() of the started ones). Throws
+// std::invalid_argument when the sizes differ.
+void write_chrome_trace(std::span<const BootRecord> boots, std::span<const BootAnalysis> analyses, std::ostream& out,
+                        const PhaseNames& names = {});
 
 }  // namespace hacoboot

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <regex>
 #include <string_view>
@@ -398,50 +399,109 @@ TEST_F(AnalysisTest, TimelineRendersInABrowser) {
 
 // ---- 3. --trace-out ----------------------------------------------------------
 
-TEST_F(AnalysisTest, ChromeTraceHasOneTrackPerBootWithPhasesAndMilestones) {
+// What a --trace-out file shows of each boot.
+struct TraceTrack {
+  std::string name;                   // of its thread_name metadata
+  std::vector<std::string> phases;    // X events of category "phase"
+  std::vector<std::string> steps;     // X events of a process's steps
+  std::vector<std::string> instants;  // i events
+};
+struct TraceProcess {
+  std::string name;  // of its process_name metadata
+  std::map<std::uint64_t, TraceTrack> tracks;
+  std::size_t flows = 0;  // arrows along the critical paths
+
+  // The first track whose name satisfies `pred`; nullptr when none does.
+  template <typename Pred>
+  [[nodiscard]] const TraceTrack* track(Pred pred) const {
+    for (const auto& [tid, track] : tracks) {
+      if (pred(track.name)) return &track;
+    }
+    return nullptr;
+  }
+};
+
+// By pid: a boot's sequence. Adds a failure when the file is not a trace.
+std::map<std::uint64_t, TraceProcess> read_trace(const std::filesystem::path& path) {
+  std::map<std::uint64_t, TraceProcess> processes;
+  nlohmann::json trace;
+  try {
+    trace = nlohmann::json::parse(read_file(path));
+  } catch (const nlohmann::json::exception& e) {
+    ADD_FAILURE() << path << " is not JSON: " << e.what();
+    return processes;
+  }
+  if (!trace.contains("traceEvents") || !trace["traceEvents"].is_array()) {
+    ADD_FAILURE() << "no traceEvents array";
+    return processes;
+  }
+  for (const auto& event : trace["traceEvents"]) {
+    const auto ph = event.value("ph", "");
+    auto& process = processes[event.value("pid", ~0ULL)];
+    auto& track = process.tracks[event.value("tid", ~0ULL)];
+    if (ph == "M" && event.value("name", "") == "process_name") {
+      process.name = event.at("args").value("name", "");
+    } else if (ph == "M" && event.value("name", "") == "thread_name") {
+      track.name = event.at("args").value("name", "");
+    } else if (ph == "X" && event.value("cat", "") == "phase") {
+      track.phases.push_back(milestone("phase", event.at("args").at("phase").get<std::int64_t>()));
+    } else if (ph == "X" && event.value("cat", "").starts_with("step")) {
+      track.steps.push_back(event.value("name", ""));
+    } else if (ph == "i") {
+      track.instants.push_back(event.value("name", ""));
+    } else if (ph == "s") {
+      ++process.flows;
+    }
+    if (ph == "X" || ph == "i") {
+      EXPECT_GE(event.value("ts", -1.0), 0.0) << event.dump();
+    }
+    if (ph == "X") {
+      EXPECT_GE(event.value("dur", -1.0), 0.0) << event.dump();
+    }
+  }
+  return processes;
+}
+
+TEST_F(AnalysisTest, ChromeTraceHasAProcessPerBootWithItsPhasesAndMilestones) {
   const auto trace_path = new_file("trace.json");
   const auto traced = trace_with(kBoots, {"--trace-out", trace_path.string()});
   ASSERT_FALSE(HasFailure());
-  nlohmann::json trace;
-  try {
-    trace = nlohmann::json::parse(read_file(trace_path));
-  } catch (const nlohmann::json::exception& e) {
-    FAIL() << trace_path << " is not JSON: " << e.what();
-  }
-  ASSERT_TRUE(trace.contains("traceEvents") && trace["traceEvents"].is_array()) << "no traceEvents array";
-
-  struct Track {
-    std::vector<std::string> names;     // of thread_name metadata
-    std::vector<std::string> phases;    // X events
-    std::vector<std::string> instants;  // i events
-  };
-  std::map<std::uint64_t, Track> tracks;
-  for (const auto& event : trace["traceEvents"]) {
-    const auto ph = event.value("ph", "");
-    const auto tid = event.value("tid", ~0ULL);
-    if (ph == "M" && event.value("name", "") == "thread_name") {
-      tracks[tid].names.push_back(event.at("args").value("name", ""));
-    } else if (ph == "X") {
-      tracks[tid].phases.push_back(milestone("phase", event.at("args").at("phase").get<std::int64_t>()));
-      EXPECT_GE(event.value("ts", -1.0), 0.0) << event.dump();
-      EXPECT_GE(event.value("dur", -1.0), 0.0) << event.dump();
-    } else if (ph == "i") {
-      tracks[tid].instants.push_back(event.value("name", ""));
-      EXPECT_GE(event.value("ts", -1.0), 0.0) << event.dump();
-    }
-  }
-
+  const auto processes = read_trace(trace_path);
   const auto boots = rows_by_boot(traced.rows);
-  EXPECT_EQ(tracks.size(), boots.size()) << "tracks in the trace";
+  EXPECT_EQ(processes.size(), boots.size()) << "processes in the trace";
   std::vector<std::string> expected_phases;
   for (const auto phase : kBootPhases) expected_phases.push_back(milestone("phase", phase));
   for (const auto& [boot, rows] : boots) {
     SCOPED_TRACE("boot " + std::to_string(boot));
-    const auto& track = tracks[boot];
-    EXPECT_EQ(track.names,
-              std::vector<std::string>{"boot " + std::to_string(boot) + " hpid " + std::to_string(rows.front().hpid)});
-    EXPECT_EQ(sorted(track.phases), sorted(expected_phases));
-    EXPECT_EQ(sorted(track.instants), (std::vector<std::string>{"execve", "listen"}));
+    ASSERT_TRUE(processes.contains(boot));
+    const auto& process = processes.at(boot);
+    const auto prefix = "boot " + std::to_string(boot) + " ";
+    EXPECT_EQ(process.name, prefix + "hpid " + std::to_string(rows.front().hpid));
+    const auto* phases = process.track([&](const std::string& name) { return name == prefix + "phases"; });
+    ASSERT_NE(phases, nullptr) << "no phases track";
+    EXPECT_EQ(sorted(phases->phases), sorted(expected_phases));
+    EXPECT_EQ(sorted(phases->instants), (std::vector<std::string>{"execve", "listen"}));
+  }
+}
+
+// The container's steps on its own track, a track of its scheduler states
+// beside it, and the fork the path to execve went through as an arrow.
+TEST_F(AnalysisTest, ChromeTraceDrawsTheContainerStepsStatesAndThePathsArrows) {
+  const auto trace_path = new_file("trace.json");
+  const auto traced = trace_with(kBoots, {"--trace-out", trace_path.string()});
+  ASSERT_FALSE(HasFailure());
+  const auto processes = read_trace(trace_path);
+  for (const auto& [boot, rows] : rows_by_boot(traced.rows)) {
+    SCOPED_TRACE("boot " + std::to_string(boot));
+    ASSERT_TRUE(processes.contains(boot));
+    const auto& process = processes.at(boot);
+    const auto container_name = "boot " + std::to_string(boot) + " container (tid ";
+    const auto* container = process.track(
+        [&](const std::string& name) { return name.starts_with(container_name) && !name.ends_with(" states"); });
+    ASSERT_NE(container, nullptr) << "no container track";
+    EXPECT_NE(std::find(container->steps.begin(), container->steps.end(), "execve"), container->steps.end());
+    EXPECT_NE(process.track([&](const std::string& name) { return name == container->name + " states"; }), nullptr);
+    EXPECT_GE(process.flows, 1U);
   }
 }
 

@@ -9,6 +9,7 @@
 #include "event_builders.hpp"
 #include "golden.hpp"
 #include "model/boot.hpp"
+#include "model/lanes.hpp"
 #include "model/phases.hpp"
 
 namespace hacoboot {
@@ -40,8 +41,49 @@ std::optional<std::string> sample(const std::string& text, const std::string& se
   return std::nullopt;
 }
 
+Step phase(std::int64_t n) {
+  return Step{Step::Kind::Phase, n};
+}
+
+LaneStep lane_step(Lane lane, std::optional<Step> step, std::uint64_t begin, std::uint64_t end, SchedTotals states) {
+  const std::uint32_t tid = lane == Lane::Supervisor ? 200 : 201;
+  return {.lane = lane,
+          .step = step,
+          .tid = tid,
+          .begin_ns = begin,
+          .end_ns = end,
+          .since_start = std::nullopt,
+          .states = states};
+}
+
+// The path through `steps`, whole.
+CriticalPath path_through(const std::vector<LaneStep>& steps) {
+  CriticalPath path;
+  for (const auto& s : steps) path.pieces.push_back({s.tid, s.step, s.begin_ns, s.end_ns, s.states});
+  return path;
+}
+
+// Boot 1 of golden_metrics() as analyse_boot() would see it with the
+// kernel's readings: 150 us of its path to execve and 1.15 ms of its path to
+// listen waited for a CPU.
+BootAnalysis golden_analysis() {
+  const auto fork = lane_step(Lane::Supervisor, phase(2), 1'000'000, 1'250'000, {200'000, 50'000, 0, 0});
+  const auto start = lane_step(Lane::Container, phase(11), 1'250'000, 1'500'000, {150'000, 100'000, 0, 0});
+  const auto execing = lane_step(Lane::Container, phase(21), 1'500'000, 3'000'000, {1'000'000, 0, 400'000, 100'000});
+  const auto marker = lane_step(Lane::Supervisor, phase(123), 1'250'000, 3'500'000, {0, 0, 2'250'000, 0});
+  const auto execve = lane_step(Lane::Container, Step{Step::Kind::Execve}, 3'000'000, 4'000'000, {1'000'000, 0, 0, 0});
+  const auto listen =
+      lane_step(Lane::Container, Step{Step::Kind::Listen}, 4'000'000, 13'000'000, {8'000'000, 1'000'000, 0, 0});
+  BootAnalysis a;
+  a.steps = {fork, start, execing, marker, execve, listen};
+  a.to_execve = path_through({fork, start, execing, execve});
+  a.to_listen = path_through({fork, start, execing, execve, listen});
+  return a;
+}
+
 // Boots behind tests/support/golden/metrics.prom (ms since start):
-//   1: phases 2 at 0.25, 11 at 0.5, 21 at 2, 123 at 2.5; execve 3, listen 12
+//   1: phases 2 at 0.25, 11 at 0.5, 21 at 2, 123 at 2.5; execve 3, listen 12;
+//      with scheduler readings (golden_analysis())
 //   2: phases 2 at 0.1 (on a bucket bound), 11 at 0.4, 21 at 2.5; execve 2.6, listen 1500
 //   3: phases 2 at 0.3, 11 at 0.7, then died: incomplete
 //   4: seen only after its start: counted nowhere
@@ -49,7 +91,8 @@ BootMetrics golden_metrics() {
   BootMetrics m;
   m.add(started_boot(1'000'000,
                      {{0, 900'000}, {1, 1'000'000}, {2, 1'250'000}, {11, 1'500'000}, {21, 3'000'000}, {123, 3'500'000}},
-                     4'000'000, 13'000'000));
+                     4'000'000, 13'000'000),
+        golden_analysis());
   m.add(started_boot(2'000'000, {{1, 2'000'000}, {2, 2'100'000}, {11, 2'400'000}, {21, 4'500'000}}, 4'600'000,
                      1'502'000'000));
   m.add(started_boot(3'000'000, {{1, 3'000'000}, {2, 3'300'000}, {11, 3'700'000}}, std::nullopt, std::nullopt));
@@ -173,6 +216,88 @@ TEST(BootMetrics, EscapesLabelValues) {
   m.add(started_boot(0, {{1, 0}, {11, 10}}, std::nullopt, std::nullopt));
   const auto text = render(m, PhaseNames::parse(R"(11 a"b\c)", "names"));
   EXPECT_TRUE(sample(text, R"(hacoboot_phase_since_start_seconds_count{phase="11",phase_name="a\"b\\c"})")) << text;
+}
+
+TEST(BootMetrics, NoiseFreeTimesSitBesideTheWallClockOnes) {
+  const auto text = render(golden_metrics(), kGoldenNames);
+  // Only boot 1 has readings: 3 ms to execve less 150 us, 12 ms to listen less 1.15 ms.
+  EXPECT_EQ(sample(text, "hacoboot_boot_execve_noise_free_seconds_sum"), "0.00285");
+  EXPECT_EQ(sample(text, "hacoboot_boot_execve_noise_free_seconds_count"), "1");
+  EXPECT_EQ(sample(text, R"(hacoboot_boot_execve_noise_free_seconds_bucket{le="0.0025"})"), "0");
+  EXPECT_EQ(sample(text, R"(hacoboot_boot_execve_noise_free_seconds_bucket{le="0.005"})"), "1");
+  EXPECT_EQ(sample(text, "hacoboot_boot_listen_noise_free_seconds_sum"), "0.01085");
+  EXPECT_EQ(sample(text, "hacoboot_boot_listen_seconds_count"), "2");
+  EXPECT_EQ(sample(text, "hacoboot_boot_listen_noise_free_seconds_count"), "1");
+  // Beside: each right after its wall-clock family.
+  EXPECT_LT(text.find("# HELP hacoboot_boot_execve_seconds "), text.find("# HELP hacoboot_boot_execve_noise_free"));
+  EXPECT_LT(text.find("# HELP hacoboot_boot_execve_noise_free"), text.find("# HELP hacoboot_boot_listen_seconds "));
+}
+
+TEST(BootMetrics, APathWithoutReadingsHasNoNoiseFreeTime) {
+  auto analysis = golden_analysis();
+  analysis.forks_only = true;
+  BootMetrics m;
+  m.add(started_boot(1'000'000, {{1, 1'000'000}}, 4'000'000, 13'000'000), analysis);
+  const auto text = render(m);
+  EXPECT_EQ(sample(text, "hacoboot_boot_listen_noise_free_seconds_count"), "0");
+  EXPECT_EQ(sample(text, "hacoboot_boot_listen_seconds_count"), "1");
+}
+
+TEST(BootMetrics, StepStatesAreSummedPerLaneAndStep) {
+  BootMetrics m;
+  const auto boot = started_boot(1'000'000, {{1, 1'000'000}}, 4'000'000, 13'000'000);
+  m.add(boot, golden_analysis());
+  auto second = golden_analysis();
+  second.steps.at(1).states = SchedTotals{50'000, 200'000, 0, 0};  // CONTAINER_START
+  second.steps.at(3).states.reset();                               // phase 123: not accounted
+  m.add(boot, second);
+  const auto text = render(m);
+  const std::string start = R"({lane="container",phase="11",phase_name="CONTAINER_START"})";
+  EXPECT_EQ(sample(text, "hacoboot_step_cpu_seconds_sum" + start), "0.0002");
+  EXPECT_EQ(sample(text, "hacoboot_step_cpu_seconds_count" + start), "2");
+  EXPECT_EQ(sample(text, "hacoboot_step_run_queue_seconds_sum" + start), "0.0003");
+  EXPECT_EQ(sample(text, "hacoboot_step_run_queue_seconds_count" + start), "2");
+  // A step without states counts in neither sum nor count.
+  const std::string marker = R"({lane="supervisor",phase="123",phase_name="USR1"})";
+  EXPECT_EQ(sample(text, "hacoboot_step_cpu_seconds_count" + marker), "1");
+  EXPECT_EQ(sample(text, "hacoboot_step_run_queue_seconds_sum" + marker), "0");
+  EXPECT_EQ(sample(text, R"(hacoboot_step_cpu_seconds_sum{lane="container",phase="listen",phase_name="listen"})"),
+            "0.016");
+}
+
+TEST(BootMetrics, TimeAfterAProcesssLastStepHasItsOwnSeries) {
+  auto analysis = golden_analysis();
+  analysis.steps.push_back({.lane = Lane::Other,
+                            .step = std::nullopt,
+                            .tid = 300,
+                            .begin_ns = 1,
+                            .end_ns = 11,
+                            .since_start = std::nullopt,
+                            .states = SchedTotals{4, 6, 0, 0}});
+  BootMetrics m;
+  m.add(started_boot(1'000'000, {{1, 1'000'000}}, 4'000'000, 13'000'000), analysis);
+  const auto text = render(m);
+  EXPECT_EQ(
+      sample(text, R"(hacoboot_step_run_queue_seconds_sum{lane="other",phase="after",phase_name="after last step"})"),
+      "0.000000006");
+}
+
+TEST(BootMetrics, StepStatesOfAPhaseOutsideHaconiwasRangeGetNoSeries) {
+  auto analysis = golden_analysis();
+  analysis.steps.push_back(lane_step(Lane::Container, phase(kMaxPhase + 1), 1, 2, {1, 0, 0, 0}));
+  BootMetrics m;
+  m.add(started_boot(1'000'000, {{1, 1'000'000}}, 4'000'000, 13'000'000), analysis);
+  EXPECT_EQ(render(m).find(R"(phase="128")"), std::string::npos);
+}
+
+TEST(BootMetrics, AnUnstartedBootsAnalysisCountsNowhere) {
+  BootRecord unstarted;
+  unstarted.listen_ns = 10;
+  BootMetrics m;
+  m.add(unstarted, golden_analysis());
+  const auto text = render(m);
+  EXPECT_EQ(sample(text, "hacoboot_boot_listen_noise_free_seconds_count"), "0");
+  EXPECT_EQ(text.find("hacoboot_step_cpu_seconds_sum"), std::string::npos);
 }
 
 }  // namespace

@@ -78,13 +78,17 @@ void BootCounts::add(const BootRecord& boot) {
 }
 
 void Summary::add(const BootRecord& boot) {
+  add(boot, analyse_boot(boot));
+}
+
+void Summary::add(const BootRecord& boot, const BootAnalysis& analysis) {
   boots_.add(boot);
   for (const auto& timing : boot.steps_after_start()) {
     auto& stats = steps_[timing.step];
     stats.since_start.add(*timing.since_start);
     if (timing.delta) stats.delta.add(*timing.delta);
   }
-  if (boot.started()) paths_.add(analyse_boot(boot));
+  if (boot.started()) paths_.add(analysis);
 }
 
 const SampleStats& Summary::since_start_of(const Step& step) const {

@@ -36,6 +36,8 @@ struct StepStats {
 class Summary {
  public:
   void add(const BootRecord& boot);
+  // `analysis` is analyse_boot(boot), when the caller has it already.
+  void add(const BootRecord& boot, const BootAnalysis& analysis);
 
   [[nodiscard]] const BootCounts& boots() const { return boots_; }
   // The reference script's two metrics: time from start to execve / listen.

@@ -27,8 +27,29 @@ constexpr std::size_t kSummarySteps = 18;
 
 constexpr std::uint64_t kBoots = 4;
 
-const std::set<std::string> kEventKeys{"boot",  "hpid", "container_pid", "cgroup_id",      "cgroup_path", "kind",
-                                       "phase", "name", "t_ns",          "since_start_ns", "delta_ns",    "end"};
+const std::set<std::string> kEventKeys{"boot",
+                                       "hpid",
+                                       "container_pid",
+                                       "cgroup_id",
+                                       "cgroup_path",
+                                       "kind",
+                                       "phase",
+                                       "name",
+                                       "t_ns",
+                                       "since_start_ns",
+                                       "delta_ns",
+                                       "end",
+                                       "lane",
+                                       "tid",
+                                       "begin_ns",
+                                       "cpu_ns",
+                                       "run_queue_ns",
+                                       "sleep_ns",
+                                       "io_ns",
+                                       "on_listen_path_ns",
+                                       "on_execve_path_ns",
+                                       "noise_free_ns",
+                                       "critical_path"};
 
 // ---- small helpers ---------------------------------------------------------
 
@@ -351,6 +372,45 @@ TEST_F(AnalysisTest, EventsAsJsonLinesHaveTheSameRowsWithTheDocumentedKeys) {
   const auto rows = parse_jsonl_rows(text);
   expect_complete_boots(rows, kBoots);
   expect_consistent_times(rows);
+}
+
+// Each boot's listen row carries its critical path, start to listen without
+// gap or overlap, and its noise-free figure: the path without its run-queue
+// time; the summary has the same figures across boots.
+TEST_F(AnalysisTest, EventsAndSummaryCarryTheCriticalPathAndNoiseFreeFigures) {
+  const auto rows_path = new_file("rows.jsonl");
+  const auto r = run_boots(kBoots, {"--events", rows_path.string(), "--events-format", "jsonl", "-f", "json"});
+  expect_exit(r, 0);
+  ASSERT_FALSE(HasFailure());
+  std::uint64_t listens = 0;
+  for (const auto& line : split_lines(read_file(rows_path))) {
+    const auto row = nlohmann::json::parse(line);
+    if (row.at("kind") != "listen") continue;
+    ++listens;
+    const auto t_ns = row.at("t_ns").get<std::uint64_t>();
+    const auto since_start = row.at("since_start_ns").get<std::uint64_t>();
+    const auto& path = row.at("critical_path");
+    ASSERT_TRUE(path.is_array() && !path.empty()) << line;
+    std::uint64_t at = t_ns - since_start;
+    std::uint64_t queued = 0;
+    for (const auto& piece : path) {
+      EXPECT_EQ(piece.at("begin_ns"), at) << "a gap or an overlap before " << piece.dump() << " in " << line;
+      at = piece.at("end_ns").get<std::uint64_t>();
+      queued += piece.at("run_queue_ns").is_null() ? 0 : piece.at("run_queue_ns").get<std::uint64_t>();
+    }
+    EXPECT_EQ(at, t_ns) << "the path ends at listen: " << line;
+    ASSERT_FALSE(row.at("noise_free_ns").is_null()) << "the kernel side accounts every boot here: " << line;
+    EXPECT_EQ(row.at("noise_free_ns"), since_start - queued) << line;
+  }
+  EXPECT_EQ(listens, kBoots);
+
+  const auto summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary.at("schema"), 2);
+  const auto& listen = summary.at("metrics").at("listen");
+  EXPECT_EQ(listen.at("noise_free").at("count"), kBoots) << summary.dump(2);
+  EXPECT_LE(listen.at("noise_free").at("max_ns").get<std::uint64_t>(), listen.at("max_ns").get<std::uint64_t>());
+  EXPECT_EQ(summary.at("critical_path").at("listen").at("length").at("count"), kBoots);
+  EXPECT_EQ(summary.at("critical_path").at("forks_only"), false);
 }
 
 // ---- 2. --timeline -----------------------------------------------------------

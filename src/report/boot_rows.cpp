@@ -58,6 +58,17 @@ std::string cell_of(const Json& value) {
   return value.dump();
 }
 
+// One TSV line: `cell(column)` for each column, in order.
+template <typename Cell>
+void write_tsv_line(std::ostream& out, const Cell& cell) {
+  std::string_view separator;
+  for (const auto column : kColumns) {
+    out << separator << cell(column);
+    separator = "\t";
+  }
+  out << '\n';
+}
+
 // The step of the analysis that this milestone ends; nullptr for the start
 // and what came before it.
 const LaneStep* lane_step_of(const StepTiming& timing, const BootAnalysis& analysis) {
@@ -115,8 +126,7 @@ void put_lane_step(Json& row, const LaneStep* step) {
 BootRowWriter::BootRowWriter(std::ostream& out, Format format, PhaseNames names)
     : out_(out), format_(format), names_(std::move(names)) {
   if (format_ == Format::Tsv) {
-    for (std::size_t i = 0; i < kColumns.size(); ++i) out_ << (i == 0 ? "" : "\t") << kColumns[i];
-    out_ << '\n';
+    write_tsv_line(out_, [](std::string_view column) { return column; });
     out_.flush();
   }
 }
@@ -140,9 +150,7 @@ void BootRowWriter::write(const BootRecord& boot, const BootAnalysis& analysis) 
     put_lane_step(row, lane_step_of(timing, analysis));
     row["noise_free_ns"] = optional_json(noise_free_to(timing.step, analysis));
     if (format_ == Format::Tsv) {
-      for (std::size_t i = 0; i < kColumns.size(); ++i)
-        out_ << (i == 0 ? "" : "\t") << cell_of(row.at(std::string(kColumns[i])));
-      out_ << '\n';
+      write_tsv_line(out_, [&row](std::string_view column) { return cell_of(row.at(std::string(column))); });
       continue;
     }
     const auto& path = path_to(timing.step, analysis);

@@ -176,8 +176,10 @@ class BootSinks {
   }
 
   void add(const BootRecord& boot) {
-    summary_.add(boot);
-    if (rows_) rows_->write(boot);
+    // Once per boot: the summary and the rows read the same analysis.
+    const auto analysis = analyse_boot(boot);
+    summary_.add(boot, analysis);
+    if (rows_) rows_->write(boot, analysis);
     if (config_.keep_for_pictures && pictured_.size() < kMaxPictured) pictured_.push_back(boot);
   }
 

@@ -78,7 +78,7 @@ void BootCounts::add(const BootRecord& boot) {
 }
 
 void Summary::add(const BootRecord& boot) {
-  add(boot, boot.started() ? analyse_boot(boot) : BootAnalysis{});
+  add(boot, analyse_boot(boot));
 }
 
 void Summary::add(const BootRecord& boot, const BootAnalysis& analysis) {

@@ -36,7 +36,7 @@ struct StepStats {
 class Summary {
  public:
   void add(const BootRecord& boot);
-  // The same, with the boot's analysis already made (analyse_boot(boot)).
+  // `analysis` is analyse_boot(boot), when the caller has it already.
   void add(const BootRecord& boot, const BootAnalysis& analysis);
 
   [[nodiscard]] const BootCounts& boots() const { return boots_; }

@@ -18,7 +18,9 @@
 namespace hacoboot {
 namespace {
 
-constexpr int kSupportedSchema = 1;
+// Schema 2 added fields only: a baseline of either reads the same.
+constexpr int kOldestSchema = 1;
+constexpr int kNewestSchema = 2;
 
 constexpr std::array<std::pair<std::string_view, GateStatistic>, 5> kStatistics{{
     {"avg", GateStatistic::Avg},
@@ -158,9 +160,10 @@ MetricTable parse_baseline(std::string_view json_text, const std::string& source
   if (!doc.is_object() || !doc.contains("schema")) {
     throw UsageError(file + ": no \"schema\": not a hacoboot-sampler --format json summary");
   }
-  if (doc.at("schema") != kSupportedSchema) {
-    throw UsageError(fmt::format("{}: schema {} is not supported (this version reads schema {})", file,
-                                 printable(doc.at("schema").dump()), kSupportedSchema));
+  const auto& schema = doc.at("schema");
+  if (!schema.is_number_integer() || schema < kOldestSchema || schema > kNewestSchema) {
+    throw UsageError(fmt::format("{}: schema {} is not supported (this version reads schemas {} to {})", file,
+                                 printable(schema.dump()), kOldestSchema, kNewestSchema));
   }
   try {
     const Field summary{&doc, ""};

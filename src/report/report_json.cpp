@@ -5,6 +5,7 @@
 
 #include "model/phases.hpp"
 #include "report/report_writers.hpp"
+#include "report/sched_json.hpp"
 
 namespace hacoboot {
 namespace {
@@ -25,9 +26,41 @@ Json step_of(const StepStats& s) {
   return out;
 }
 
+// One row of the breakdown by lane: a step's times, its mean states and its
+// part in the critical paths.
+Json lane_step_of(const LaneStepKey& key, const LaneStepStats& row, const PathBreakdown& paths,
+                  const PhaseNames& names) {
+  Json out{{"lane", lane_name(key.lane)}};
+  put_step(out, key.step, names);
+  out["since_start"] = stats_of(row.since_start);
+  out["own"] = stats_of(row.own);
+  put_states(out, row.mean_states());
+  out["on_listen_path"] = row.ever_on_listen_path();
+  out["listen_path_share"] = paths.listen_path_share(row);
+  out["on_execve_path"] = row.on_execve_path_ns > 0;
+  out["execve_path_share"] = paths.execve_path_share(row);
+  return out;
+}
+
+// The paths' lengths, and the mean states of the path to listen over the
+// boots that have them (those with a noise-free figure).
+Json critical_path_of(const PathBreakdown& paths, std::uint64_t started) {
+  Json listen{{"length", stats_of(paths.listen_path())}};
+  const auto with_states = paths.noise_free_listen().count();
+  const auto& sum = paths.listen_path_states();
+  put_states(listen, with_states == 0 ? std::nullopt
+                                      : std::optional<SchedTotals>({sum.cpu / with_states, sum.run_queue / with_states,
+                                                                    sum.sleep / with_states, sum.io / with_states}));
+  return {{"forks_only", started > 0 && paths.forks_only_boots() == started},
+          {"forks_only_boots", paths.forks_only_boots()},
+          {"execve", {{"length", stats_of(paths.execve_path())}}},
+          {"listen", std::move(listen)}};
+}
+
 class JsonWriter final : public ReportWriter {
  public:
-  static constexpr int kSchema = 1;
+  // 2: noise_free under metrics, critical_path and steps (by lane).
+  static constexpr int kSchema = 2;
 
   void write(const Summary& summary, const RunFacts& facts, std::ostream& out) const override {
     const auto& boots = summary.boots();
@@ -57,7 +90,14 @@ class JsonWriter final : public ReportWriter {
     for (const char* metric : {"execve", "listen"}) {
       if (!doc["metrics"].contains(metric)) doc["metrics"][metric] = step_of(StepStats{});
     }
+    const auto& paths = summary.paths();
+    doc["metrics"]["execve"]["noise_free"] = stats_of(paths.noise_free_execve());
+    doc["metrics"]["listen"]["noise_free"] = stats_of(paths.noise_free_listen());
     doc["phases"] = std::move(phases);
+    doc["critical_path"] = critical_path_of(paths, boots.started);
+    auto steps = Json::array();
+    for (const auto& [key, row] : paths.steps_by_lane()) steps.push_back(lane_step_of(key, *row, paths, facts.names));
+    doc["steps"] = std::move(steps);
     out << doc.dump(2) << '\n';
   }
 };

@@ -17,10 +17,21 @@ class TsvWriter final : public ReportWriter {
     for (const auto& [step, stats] : summary.steps_in_boot_order()) {
       row(out, step_name(step, facts.names), step, "since_start", stats->since_start);
       row(out, step_name(step, facts.names), step, "delta", stats->delta);
+      if (const auto* noise_free = noise_free_of(step, summary.paths()); noise_free && !noise_free->empty()) {
+        row(out, step_name(step, facts.names), step, "noise_free", *noise_free);
+      }
     }
   }
 
  private:
+  // Beside execve's and listen's time since start: their critical path
+  // without its run-queue time.
+  static const SampleStats* noise_free_of(const Step& step, const PathBreakdown& paths) {
+    if (step.kind == Step::Kind::Execve) return &paths.noise_free_execve();
+    if (step.kind == Step::Kind::Listen) return &paths.noise_free_listen();
+    return nullptr;
+  }
+
   static void row(std::ostream& out, const std::string& name, const Step& step, const char* timing,
                   const SampleStats& s) {
     const bool is_phase = step.kind == Step::Kind::Phase;

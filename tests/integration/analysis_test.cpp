@@ -28,8 +28,29 @@ constexpr std::size_t kSummarySteps = 18;
 
 constexpr std::uint64_t kBoots = 4;
 
-const std::set<std::string> kEventKeys{"boot",  "hpid", "container_pid", "cgroup_id",      "cgroup_path", "kind",
-                                       "phase", "name", "t_ns",          "since_start_ns", "delta_ns",    "end"};
+const std::set<std::string> kEventKeys{"boot",
+                                       "hpid",
+                                       "container_pid",
+                                       "cgroup_id",
+                                       "cgroup_path",
+                                       "kind",
+                                       "phase",
+                                       "name",
+                                       "t_ns",
+                                       "since_start_ns",
+                                       "delta_ns",
+                                       "end",
+                                       "lane",
+                                       "tid",
+                                       "begin_ns",
+                                       "cpu_ns",
+                                       "run_queue_ns",
+                                       "sleep_ns",
+                                       "io_ns",
+                                       "on_listen_path_ns",
+                                       "on_execve_path_ns",
+                                       "noise_free_ns",
+                                       "critical_path"};
 
 // ---- small helpers ---------------------------------------------------------
 
@@ -354,6 +375,45 @@ TEST_F(AnalysisTest, EventsAsJsonLinesHaveTheSameRowsWithTheDocumentedKeys) {
   expect_consistent_times(rows);
 }
 
+// Each boot's listen row carries its critical path, start to listen without
+// gap or overlap, and its noise-free figure: the path without its run-queue
+// time; the summary has the same figures across boots.
+TEST_F(AnalysisTest, EventsAndSummaryCarryTheCriticalPathAndNoiseFreeFigures) {
+  const auto rows_path = new_file("rows.jsonl");
+  const auto r = run_boots(kBoots, {"--events", rows_path.string(), "--events-format", "jsonl", "-f", "json"});
+  expect_exit(r, 0);
+  ASSERT_FALSE(HasFailure());
+  std::uint64_t listens = 0;
+  for (const auto& line : split_lines(read_file(rows_path))) {
+    const auto row = nlohmann::json::parse(line);
+    if (row.at("kind") != "listen") continue;
+    ++listens;
+    const auto t_ns = row.at("t_ns").get<std::uint64_t>();
+    const auto since_start = row.at("since_start_ns").get<std::uint64_t>();
+    const auto& path = row.at("critical_path");
+    ASSERT_TRUE(path.is_array() && !path.empty()) << line;
+    std::uint64_t at = t_ns - since_start;
+    std::uint64_t queued = 0;
+    for (const auto& piece : path) {
+      EXPECT_EQ(piece.at("begin_ns"), at) << "a gap or an overlap before " << piece.dump() << " in " << line;
+      at = piece.at("end_ns").get<std::uint64_t>();
+      queued += piece.at("run_queue_ns").is_null() ? 0 : piece.at("run_queue_ns").get<std::uint64_t>();
+    }
+    EXPECT_EQ(at, t_ns) << "the path ends at listen: " << line;
+    ASSERT_FALSE(row.at("noise_free_ns").is_null()) << "the kernel side accounts every boot here: " << line;
+    EXPECT_EQ(row.at("noise_free_ns"), since_start - queued) << line;
+  }
+  EXPECT_EQ(listens, kBoots);
+
+  const auto summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary.at("schema"), 2);
+  const auto& listen = summary.at("metrics").at("listen");
+  EXPECT_EQ(listen.at("noise_free").at("count"), kBoots) << summary.dump(2);
+  EXPECT_LE(listen.at("noise_free").at("max_ns").get<std::uint64_t>(), listen.at("max_ns").get<std::uint64_t>());
+  EXPECT_EQ(summary.at("critical_path").at("listen").at("length").at("count"), kBoots);
+  EXPECT_EQ(summary.at("critical_path").at("forks_only"), false);
+}
+
 // ---- 2. --timeline -----------------------------------------------------------
 
 TEST_F(AnalysisTest, TimelineIsWellFormedSvgWithOneRowPerBoot) {
@@ -566,29 +626,33 @@ TEST_F(AnalysisTest, WarmupBootsAreLeftOutOfTheSummaryAndTheRows) {
 
 // ---- 6. --format tsv, --hist -------------------------------------------------
 
-TEST_F(AnalysisTest, TsvSummaryHasAHeaderThenTwoRowsPerStep) {
+// Two rows per step, and a third, noise_free, for execve and listen: the
+// kernel side accounts every boot here.
+TEST_F(AnalysisTest, TsvSummaryHasAHeaderThenTwoRowsPerStepAndNoiseFreeRows) {
   const auto r = run_boots(kBoots, {"--format", "tsv", "-q"});
   expect_exit(r, 0);
   ASSERT_FALSE(HasFailure());
   const auto lines = split_lines(r.out);
-  ASSERT_EQ(lines.size(), 1 + 2 * kSummarySteps) << r.out;
+  ASSERT_EQ(lines.size(), 1 + 2 * kSummarySteps + 2) << r.out;
   EXPECT_EQ(lines[0], "kind\tphase\tname\ttiming\tcount\tavg_ns\tmin_ns\tmax_ns\tstddev_ns\tp50_ns\tp90_ns\tp99_ns");
 
-  const std::regex kRow(R"(^(phase|execve|listen)\t(\d*)\t([^\t]+)\t(since_start|delta)\t(\d+)(\t\d+){7}$)");
-  std::vector<std::string> steps;
-  for (std::size_t i = 1; i + 1 < lines.size(); i += 2) {
-    std::smatch since;
-    std::smatch delta;
-    ASSERT_TRUE(std::regex_match(lines[i], since, kRow)) << "line " << i + 1 << ": " << lines[i];
-    ASSERT_TRUE(std::regex_match(lines[i + 1], delta, kRow)) << "line " << i + 2 << ": " << lines[i + 1];
-    const auto step = since[1].str() + " " + since[2].str() + " " + since[3].str();
-    EXPECT_EQ(step, delta[1].str() + " " + delta[2].str() + " " + delta[3].str()) << "rows of one step in a pair";
-    EXPECT_EQ(since[4].str(), "since_start") << step;
-    EXPECT_EQ(delta[4].str(), "delta") << step;
-    EXPECT_EQ(since[5].str(), std::to_string(kBoots)) << "count of " << step;
-    steps.push_back(since[2].length() > 0 ? milestone("phase", std::stoll(since[2].str())) : since[1].str());
+  const std::regex kRow(R"(^(phase|execve|listen)\t(\d*)\t([^\t]+)\t(since_start|delta|noise_free)\t(\d+)(\t\d+){7}$)");
+  std::vector<std::string> steps;  // in file order, one entry per run of rows
+  std::map<std::string, std::vector<std::string>> timings;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    std::smatch row;
+    ASSERT_TRUE(std::regex_match(lines[i], row, kRow)) << "line " << i + 1 << ": " << lines[i];
+    const auto step = row[2].length() > 0 ? milestone("phase", std::stoll(row[2].str())) : row[1].str();
+    if (steps.empty() || steps.back() != step) steps.push_back(step);
+    timings[step].push_back(row[4].str());
+    EXPECT_EQ(row[5].str(), std::to_string(kBoots)) << "count of " << step << " " << row[4].str();
   }
-  EXPECT_EQ(sorted(steps), summary_steps());
+  EXPECT_EQ(sorted(steps), summary_steps()) << "the rows of one step follow each other";
+  const std::vector<std::string> kTwo{"since_start", "delta"};
+  const std::vector<std::string> kThree{"since_start", "delta", "noise_free"};
+  for (const auto& [step, rows] : timings) {
+    EXPECT_EQ(rows, step == "execve" || step == "listen" ? kThree : kTwo) << step;
+  }
 }
 
 TEST_F(AnalysisTest, HistDrawsTheListenHistogram) {

@@ -44,6 +44,31 @@ TEST(Baseline, ReadsBackWhatTheJsonWriterWrote) {
   EXPECT_EQ(table.at("phase:2").name, "START_FORK");
 }
 
+// A summary written before schema 2 (no noise_free, critical_path, steps)
+// is still a baseline: schema 2 only added fields.
+TEST(Baseline, ASchema1SummaryStillLoads) {
+  const auto table = parse_baseline(R"({"schema": 1, "start_phase": {"phase": 1, "name": "START_SV"},
+    "metrics": {"execve": {"count": 0, "avg_ns": 0, "min_ns": 0, "max_ns": 0},
+                "listen": {"count": 2, "avg_ns": 20000, "min_ns": 19000, "max_ns": 21000, "p50_ns": 19000,
+                           "p90_ns": 21000, "p99_ns": 21000}},
+    "phases": [{"phase": 2, "name": "START_FORK", "count": 2, "avg_ns": 2000, "min_ns": 2000, "max_ns": 2000,
+                "p50_ns": 2000, "p90_ns": 2000, "p99_ns": 2000}]})",
+                                    "old.json");
+  ASSERT_TRUE(table.contains("listen"));
+  EXPECT_EQ(table.at("listen").p90_ns, 21'000U);
+  EXPECT_FALSE(table.contains("execve")) << "no sample, no metric";
+  EXPECT_EQ(table.at("phase:2").name, "START_FORK");
+}
+
+TEST(Baseline, ASchemaNewerThanTheToolIsRefused) {
+  try {
+    parse_baseline(R"({"schema": 3, "metrics": {}, "phases": []})", "future.json");
+    ADD_FAILURE() << "accepted schema 3";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("schema 3 is not supported"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Baseline, MalformedInputIsAUsageErrorNamingTheFile) {
   for (const char* text : {"not json", "[]", R"({"schema": 99})", R"({"schema": 1})",
                            R"({"schema": 1, "metrics": {"execve": {"count": "x"}}, "phases": []})"}) {

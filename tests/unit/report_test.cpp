@@ -86,10 +86,10 @@ void expect_stats(const nlohmann::json& j, std::uint64_t count, std::uint64_t av
 TEST(JsonReport, ParsesWithTheDocumentedKeys) {
   const auto doc = nlohmann::json::parse(render(ReportFormat::Json, golden_summary(), kGoldenFacts));
   for (const char* key : {"schema", "start_phase", "command", "boots", "lost_events", "untracked_phase_events",
-                          "tracked_at_exit", "metrics", "phases"}) {
+                          "tracked_at_exit", "metrics", "phases", "critical_path", "steps"}) {
     EXPECT_TRUE(doc.contains(key)) << key;
   }
-  EXPECT_EQ(doc.at("schema"), 1);
+  EXPECT_EQ(doc.at("schema"), 2);
   EXPECT_EQ(doc.at("start_phase"), (nlohmann::json{{"phase", 1}, {"name", "START_SV"}}));
   EXPECT_EQ(doc.at("command"), "/u/app/bin/rails");
   EXPECT_EQ(doc.at("boots"),
@@ -137,6 +137,145 @@ TEST(JsonReport, EmptyCommandIsNullAndStartPhaseNamed) {
   EXPECT_TRUE(doc.at("phases").is_array());
   EXPECT_TRUE(doc.at("phases").empty());
   EXPECT_EQ(doc.at("lost_events"), 0);
+}
+
+// A boot shaped like Haconiwa's with the scheduler's readings, as
+// analyse_boot makes it: the supervisor forks the container (START_FORK,
+// 300 ns of CPU), the container execs and listens, the supervisor's
+// END_SETUP sleeps off the path. `queued` of listen's 5000 ns waited for a
+// CPU.
+std::pair<BootRecord, BootAnalysis> analysed_boot(std::uint64_t t, std::uint64_t queued) {
+  const Step fork{Step::Kind::Phase, 2};
+  const Step execve{Step::Kind::Execve};
+  const Step listen{Step::Kind::Listen};
+  BootAnalysis a;
+  a.steps = {
+      {Lane::Supervisor, fork, 200, t, t + 300, 300, SchedTotals{300, 0, 0, 0}, 300, 300},
+      {Lane::Container, execve, 201, t + 300, t + 3'000, 3'000, SchedTotals{2'700, 0, 0, 0}, 2'700, 2'700},
+      {Lane::Supervisor, Step{Step::Kind::Phase, 3}, 200, t + 300, t + 3'100, 3'100, SchedTotals{0, 0, 2'800, 0}, 0, 0},
+      {Lane::Container, listen, 201, t + 3'000, t + 8'000, 8'000, SchedTotals{5'000 - queued, queued, 0, 0}, 5'000, 0},
+  };
+  a.to_execve = CriticalPath{{{200, fork, t, t + 300, SchedTotals{300, 0, 0, 0}},
+                              {201, execve, t + 300, t + 3'000, SchedTotals{2'700, 0, 0, 0}}}};
+  a.to_listen = a.to_execve;
+  a.to_listen->pieces.push_back({201, listen, t + 3'000, t + 8'000, SchedTotals{5'000 - queued, queued, 0, 0}});
+  return {started_boot(t, {{1, t}, {2, t + 300}, {3, t + 3'100}}, t + 3'000, t + 8'000), a};
+}
+
+// Two such boots, 1000 ns and nothing of listen queued.
+Summary analysed_summary() {
+  Summary s;
+  for (const auto& [boot, analysis] : {analysed_boot(1'000'000, 1'000), analysed_boot(2'000'000, 0)}) {
+    s.add(boot, analysis);
+  }
+  return s;
+}
+
+// Schema 2: beside each milestone's wall-clock figures its noise-free ones
+// (the critical path without its run-queue time: listen 7000 and 8000 ns).
+TEST(JsonReport, NoiseFreeFiguresBesideTheWallClockOnes) {
+  const auto doc = nlohmann::json::parse(render(ReportFormat::Json, analysed_summary(), kGoldenFacts));
+  const auto& listen = doc.at("metrics").at("listen");
+  expect_stats(listen, 2, 8000, 8000, 8000);
+  expect_stats(listen.at("noise_free"), 2, 7500, 7000, 8000);
+  EXPECT_EQ(listen.at("noise_free").at("p90_ns"), 8000);
+  expect_stats(doc.at("metrics").at("execve").at("noise_free"), 2, 3000, 3000, 3000);
+}
+
+TEST(JsonReport, CriticalPathSummaryOfTheRun) {
+  const auto doc = nlohmann::json::parse(render(ReportFormat::Json, analysed_summary(), kGoldenFacts));
+  const auto& path = doc.at("critical_path");
+  EXPECT_EQ(path.at("forks_only"), false);
+  EXPECT_EQ(path.at("forks_only_boots"), 0);
+  expect_stats(path.at("execve").at("length"), 2, 3000, 3000, 3000);
+  const auto& listen = path.at("listen");
+  expect_stats(listen.at("length"), 2, 8000, 8000, 8000);
+  // Mean states of the path per boot: they add up to its mean length.
+  EXPECT_EQ(listen.at("cpu_ns"), 7500);
+  EXPECT_EQ(listen.at("run_queue_ns"), 500);
+  EXPECT_EQ(listen.at("sleep_ns"), 0);
+  EXPECT_EQ(listen.at("io_ns"), 0);
+}
+
+// Steps by lane, in boot order inside a lane, with their mean states and
+// their share of the critical path: the supervisor's END_SETUP slept in
+// parallel (no share), the shares of the path add up to 100 %.
+TEST(JsonReport, StepsByLaneWithStatesAndShareOfThePath) {
+  const auto doc = nlohmann::json::parse(render(ReportFormat::Json, analysed_summary(), kGoldenFacts));
+  const auto& steps = doc.at("steps");
+  ASSERT_EQ(steps.size(), 4u) << steps.dump(2);
+  const auto names = [&steps] {
+    std::vector<std::string> out;
+    for (const auto& step : steps)
+      out.push_back(step.at("lane").get<std::string>() + " " + step.at("name").get<std::string>());
+    return out;
+  }();
+  EXPECT_EQ(names, (std::vector<std::string>{"supervisor START_FORK", "supervisor END_SETUP", "container execve",
+                                             "container listen"}));
+  const auto& fork = steps[0];
+  EXPECT_EQ(fork.at("kind"), "phase");
+  EXPECT_EQ(fork.at("phase"), 2);
+  expect_stats(fork.at("since_start"), 2, 300, 300, 300);
+  expect_stats(fork.at("own"), 2, 300, 300, 300);
+  EXPECT_EQ(fork.at("cpu_ns"), 300);
+  EXPECT_EQ(fork.at("on_listen_path"), true);
+  EXPECT_DOUBLE_EQ(fork.at("listen_path_share").get<double>(), 600.0 / 16000.0);
+  EXPECT_DOUBLE_EQ(fork.at("execve_path_share").get<double>(), 0.1);
+
+  const auto& end_setup = steps[1];
+  EXPECT_EQ(end_setup.at("sleep_ns"), 2800);
+  EXPECT_EQ(end_setup.at("on_listen_path"), false);
+  EXPECT_EQ(end_setup.at("listen_path_share"), 0.0);
+
+  const auto& listen = steps[3];
+  EXPECT_EQ(listen.at("kind"), "listen");
+  EXPECT_TRUE(listen.at("phase").is_null());
+  EXPECT_EQ(listen.at("cpu_ns"), 4500);
+  EXPECT_EQ(listen.at("run_queue_ns"), 500);
+  EXPECT_EQ(listen.at("on_execve_path"), false);
+
+  double shares = 0;
+  for (const auto& step : steps) shares += step.at("listen_path_share").get<double>();
+  EXPECT_DOUBLE_EQ(shares, 1.0);
+}
+
+// Boots without the scheduler's readings (an old capture): the paths follow
+// the fork alone, states and noise-free figures are null or empty, never 0.
+TEST(JsonReport, ForksOnlyPathsHaveNoStatesNorNoiseFreeFigures) {
+  auto [boot, analysis] = analysed_boot(1'000'000, 1'000);
+  analysis.forks_only = true;
+  for (auto& step : analysis.steps) step.states.reset();
+  for (auto* path : {&analysis.to_execve, &analysis.to_listen}) {
+    for (auto& piece : (*path)->pieces) piece.states.reset();
+  }
+  Summary s;
+  s.add(boot, analysis);
+  const auto doc = nlohmann::json::parse(render(ReportFormat::Json, s, kGoldenFacts));
+  EXPECT_EQ(doc.at("critical_path").at("forks_only"), true);
+  EXPECT_EQ(doc.at("critical_path").at("forks_only_boots"), 1);
+  EXPECT_TRUE(doc.at("critical_path").at("listen").at("cpu_ns").is_null());
+  EXPECT_EQ(doc.at("metrics").at("listen").at("noise_free").at("count"), 0);
+  for (const auto& step : doc.at("steps")) EXPECT_TRUE(step.at("cpu_ns").is_null()) << step.dump();
+  EXPECT_EQ(doc.at("steps").at(0).at("on_listen_path"), true) << "the path is known, its states are not";
+}
+
+// The tidy summary gains a noise_free row after execve's and listen's
+// delta rows; a run without the scheduler's readings has none.
+TEST(TsvReport, NoiseFreeRowsFollowExecveAndListen) {
+  const auto tsv = render(ReportFormat::Tsv, analysed_summary(), kGoldenFacts);
+  EXPECT_NE(tsv.find("execve\t\texecve\tnoise_free\t2\t3000\t3000\t3000\t0\t3000\t3000\t3000\n"), std::string::npos)
+      << tsv;
+  EXPECT_NE(tsv.find("listen\t\tlisten\tdelta\t2\t5000\t5000\t5000\t0\t5000\t5000\t5000\n"
+                     "listen\t\tlisten\tnoise_free\t2\t7500\t7000\t8000\t500\t7000\t8000\t8000\n"),
+            std::string::npos)
+      << tsv;
+  EXPECT_EQ(render(ReportFormat::Tsv, golden_summary(), kGoldenFacts).find("noise_free"), std::string::npos);
+}
+
+// The whole schema 2 document of analysed_summary(): scheduler states, path
+// shares and noise-free figures where a reader finds them.
+TEST(ReportGolden, JsonWithCriticalPaths) {
+  EXPECT_TRUE(matches_golden("summary.paths.json", render(ReportFormat::Json, analysed_summary(), kGoldenFacts)));
 }
 
 TEST(BpftraceReport, EmptyMetricPrintsNothing) {

@@ -532,7 +532,7 @@ TEST_F(SchedStatesTest, WithTheDonePipeTheSupervisorsEndSetupIsOffThePathToListe
   expect_listen_path_covered(boot, analysis);
 
   const LaneStep* end_setup = find_step(analysis, Lane::Supervisor, 3);
-  const LaneStep* burnt = find_step(analysis, Lane::Container, 14);
+  const LaneStep* burnt = find_step(analysis, Lane::Container, 13);
   ASSERT_TRUE(end_setup != nullptr && burnt != nullptr);
   EXPECT_GE(end_setup->duration(), 20 * kNsPerMs) << "it waited through the container's burn";
   EXPECT_EQ(end_setup->on_listen_path_ns, 0U);

@@ -85,9 +85,13 @@ struct thread_states {
 	__u32 pid;   /* tgid */
 	__u32 state; /* enum hacoboot_sched_state, since `since` */
 	__u64 since;
-	struct hacoboot_sched_totals totals; /* up to `since` */
-	__u32 boot;  /* the launch it is accounted for */
+	/* up to `since` */
+	struct hacoboot_sched_totals totals;
+	/* the launch it is accounted for */
+	__u32 boot;
 	__u32 reserved;
+	/* the scheduler's count of its CPU time (se.sum_exec_runtime) at its last switch */
+	__u64 runtime;
 };
 
 /*
@@ -177,6 +181,31 @@ static __always_inline __u64 *launcher_slot(__u32 pid)
 }
 
 /* The sums of a thread's states up to `now`, its current one included. */
+/* Adds the time since `since` to the thread's current state and enters `state`. */
+static __always_inline void enter_state(struct thread_states *thread, __u32 state, __u64 now)
+{
+	thread->totals.ns[thread->state & (HACOBOOT_SCHED_STATES - 1)] += now - thread->since;
+	thread->since = now;
+	thread->state = state;
+}
+
+/*
+ * A running thread whose entry does not say CPU: its switch-in went unseen
+ * (now and then on Linux 6.18, after a voluntary switch while runnable).
+ * The scheduler's own count of its CPU time since its last switch, `runtime`
+ * now, says when it began to run; before that it was in its recorded state.
+ */
+static __always_inline void repair_missed_switch_in(struct thread_states *thread, __u64 runtime,
+						    __u64 now)
+{
+	__u64 ran = runtime - thread->runtime;
+
+	if (thread->state == HACOBOOT_SCHED_CPU)
+		return;
+	enter_state(thread, HACOBOOT_SCHED_CPU,
+		    ran < now - thread->since ? now - ran : thread->since);
+}
+
 static __always_inline void totals_at(const struct thread_states *thread, __u64 now,
 				      struct hacoboot_sched_totals *totals)
 {
@@ -196,6 +225,10 @@ static __always_inline __u32 current_totals(__u64 now, __u32 *flags,
 	struct thread_states *thread = threads_alive ? bpf_map_lookup_elem(&threads, &tid) : NULL;
 
 	if (thread) {
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+		/* It runs now: a reading must not count that as waiting. */
+		repair_missed_switch_in(thread, BPF_CORE_READ(task, se.sum_exec_runtime), now);
 		totals_at(thread, now, totals);
 		*flags = HACOBOOT_EVENT_SCHED;
 	} else {
@@ -263,7 +296,8 @@ static __always_inline void add_thread(__u32 tid, const struct thread_states *th
 
 static __always_inline void start_thread(__u32 tid, __u32 pid, __u32 boot, __u32 state)
 {
-	struct thread_states thread = {.pid = pid, .state = state, .since = bpf_ktime_get_ns(), .boot = boot};
+	struct thread_states thread = {
+	    .pid = pid, .state = state, .since = bpf_ktime_get_ns(), .boot = boot};
 
 	if (boot && bpf_map_lookup_elem(&accounted_launches, &boot))
 		add_thread(tid, &thread);
@@ -439,7 +473,8 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		if (threads_alive) {
 			t = bpf_map_lookup_elem(&tracked, &parent_pid);
 			if (t)
-				start_thread(child_pid, parent_pid, t->boot, HACOBOOT_SCHED_RUN_QUEUE);
+				start_thread(child_pid, parent_pid, t->boot,
+					     HACOBOOT_SCHED_RUN_QUEUE);
 		}
 		return 0;
 	}
@@ -693,14 +728,6 @@ static __always_inline __u32 state_switched_out(bool preempt, unsigned int prev_
 	return HACOBOOT_SCHED_SLEEP;
 }
 
-/* Adds the time since `since` to the thread's current state and enters `state`. */
-static __always_inline void enter_state(struct thread_states *thread, __u32 state, __u64 now)
-{
-	thread->totals.ns[thread->state & (HACOBOOT_SCHED_STATES - 1)] += now - thread->since;
-	thread->since = now;
-	thread->state = state;
-}
-
 static __always_inline struct thread_states *thread_of(struct task_struct *task)
 {
 	__u32 tid = BPF_CORE_READ(task, pid);
@@ -724,18 +751,18 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	now = bpf_ktime_get_ns();
 	thread = thread_of(prev);
 	if (thread) {
-		/*
-		 * It ran until now, whatever its entry says: on Linux 6.18 a
-		 * thread is seen switched out again, now and then, with no
-		 * switch-in seen since (after a voluntary switch while
-		 * runnable). The time since its last transition is then CPU.
-		 */
-		thread->state = HACOBOOT_SCHED_CPU;
+		/* prev's count is up to date here: the switch has just updated it. */
+		__u64 runtime = BPF_CORE_READ(prev, se.sum_exec_runtime);
+
+		repair_missed_switch_in(thread, runtime, now);
 		enter_state(thread, state_switched_out(preempt, prev_state), now);
+		thread->runtime = runtime;
 	}
 	thread = thread_of(next);
-	if (thread)
+	if (thread) {
 		enter_state(thread, HACOBOOT_SCHED_CPU, now);
+		thread->runtime = BPF_CORE_READ(next, se.sum_exec_runtime);
+	}
 	return 0;
 }
 
@@ -757,7 +784,8 @@ static __always_inline __u64 report_wakeup(struct thread_states *wakee, __u32 wa
 	wakee_process = bpf_map_lookup_elem(&tracked, &wakee->pid);
 	if (!waker_process || !wakee_process)
 		return now;
-	e = reserve_event(HACOBOOT_EV_WAKEUP, HACOBOOT_WAKEUP_EVENT_SIZE, wakee_tid, waker_pid, waker_process);
+	e = reserve_event(HACOBOOT_EV_WAKEUP, HACOBOOT_WAKEUP_EVENT_SIZE, wakee_tid, waker_pid,
+			  waker_process);
 	if (!e)
 		return now;
 	if (!(e->flags & HACOBOOT_EVENT_SCHED)) { /* an unaccounted waker: no edge */

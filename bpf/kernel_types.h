@@ -29,7 +29,12 @@ struct signal_struct {
 	atomic_t live;
 } __attribute__((preserve_access_index));
 
+struct sched_entity {
+	__u64 sum_exec_runtime;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
+	struct sched_entity se;
 	int exit_code;
 	pid_t pid;
 	pid_t tgid;

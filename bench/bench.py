@@ -1193,8 +1193,8 @@ def measure_observer_effect(ctx: Context, results: Results) -> None:
     if added.get(REF):
         row.met = statistics.median(added[OURS]) <= statistics.median(added[REF])
     share.met = statistics.median(percent[OURS]) < 1 and row.met is not False
-    if not shutil.which("bpftool"):
-        results.notes.append("10d: bpftool not found: no per-program figures")
+    if not shutil.which("bpftool") or not Path("/proc/sys/kernel/bpf_stats_enabled").exists():
+        results.notes.append("10d: no bpftool or no kernel.bpf_stats_enabled: no per-program figures")
         return
     kernel = {tool: [] for tool in ctx.tracers()}
     for rep in range(ctx.sizes.session_reps):

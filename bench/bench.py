@@ -35,6 +35,7 @@ from pathlib import Path
 
 OURS = "hacoboot-sampler"
 REF = "bpftrace"
+PREV = "previous revision"  # another build of hacoboot-sampler (--previous-sampler)
 
 # ---------------------------------------------------------------------------
 # Set-up: paths, sizes, the run-wide context
@@ -54,14 +55,16 @@ class Sizes:
     idle_s: float  # idle window for CPU use
     pipeline_min_time: float  # Google Benchmark --benchmark_min_time
     flood_hits: int  # probe hits with made-up hpids in the flood runs
+    observer_reps: int  # repetitions of the observer-effect measurement
+    observer_boots: int  # launcher boots per tracer there
 
 
 FULL = Sizes(reps=5, session_reps=3, hits=1_000_000, forks=500, syscalls=1_000_000, round_trips=200_000,
              capacity_hits=300_000,
-             boots=100, idle_s=10.0, pipeline_min_time=1.0, flood_hits=1_600_000)
+             boots=100, idle_s=10.0, pipeline_min_time=1.0, flood_hits=1_600_000, observer_reps=9, observer_boots=40)
 QUICK = Sizes(reps=1, session_reps=1, hits=100_000, forks=200, syscalls=200_000, round_trips=50_000,
               capacity_hits=100_000,
-              boots=10, idle_s=2.0, pipeline_min_time=0.1, flood_hits=200_000)
+              boots=10, idle_s=2.0, pipeline_min_time=0.1, flood_hits=200_000, observer_reps=1, observer_boots=10)
 
 
 @dataclass
@@ -72,6 +75,7 @@ class Context:
     sizes: Sizes
     root: bool
     bpftrace: str | None
+    previous: Path | None  # the previous revision's hacoboot-sampler, compared where given
     log: Path = field(init=False)
 
     def __post_init__(self) -> None:
@@ -115,6 +119,23 @@ class Context:
 
     def file(self, name: str) -> Path:
         return self.work / name
+
+    def sampler_argv(self, tool: str, args: list[str]) -> list[str]:
+        """hacoboot-sampler ARGS, of this revision or of the previous one;
+        that one with a BTF cache of its own unless ARGS choose one (each
+        build's BPF object replaces the other's extract in a shared one)."""
+        if tool != PREV:
+            return [self.sampler, *args]
+        if "--btf-cache" in args:
+            return [str(self.previous), *args]
+        cache = self.file("previous-btf-cache")
+        cache.mkdir(mode=0o700, exist_ok=True)
+        return [str(self.previous), "--btf-cache", str(cache), *args]
+
+    def tracers(self) -> list[str]:
+        """The tracers compared: this tool, the previous revision's build if
+        given, bpftrace if installed."""
+        return [OURS] + ([PREV] if self.previous else []) + ([REF] if self.bpftrace else [])
 
     def note(self, text: str) -> None:
         with self.log.open("a") as f:
@@ -264,10 +285,11 @@ def run(ctx: Context, argv: list[str], timeout: float = 600.0) -> str:
     return result.stdout
 
 
-def start_ours(ctx: Context, name: str, extra: list[str]) -> Process:
-    """hacoboot-sampler until SIGINT, returned once every probe is live: it
-    prints 'Tracing ...' after its last attach (not with -q)."""
-    p = Process(ctx, [ctx.sampler, *extra], name)
+def start_ours(ctx: Context, name: str, extra: list[str], tool: str = OURS) -> Process:
+    """hacoboot-sampler (of this revision, or PREV) until SIGINT, returned
+    once every probe is live: it prints 'Tracing ...' after its last attach
+    (not with -q)."""
+    p = Process(ctx, ctx.sampler_argv(tool, extra), name)
     p.wait_for(r"Tracing Haconiwa boots in .*Hit Ctrl-C to end\.\n")
     return p
 
@@ -303,6 +325,7 @@ class Row:
     unit: str
     ours: list[float] = field(default_factory=list)
     ref: list[float] = field(default_factory=list)
+    prev: list[float] = field(default_factory=list)  # the previous revision's build
     goal: str = "report"
     met: bool | None = None  # None: no goal
     ratio: bool = True  # print bpftrace / hacoboot-sampler
@@ -343,18 +366,29 @@ def cell(values: list[float], decimals: int) -> str:
     return f"{med} [{fmt(min(values), decimals)}-{fmt(max(values), decimals)}]"
 
 
+def ratio_of(numerator: list[float], denominator: list[float]) -> str:
+    if not numerator or not denominator or statistics.median(numerator) <= 0 or statistics.median(denominator) <= 0:
+        return "-"
+    return f"{statistics.median(numerator) / statistics.median(denominator):.2f}x"
+
+
 def print_table(results: Results, out=sys.stdout) -> None:
+    """The previous revision's columns only where some row measured it."""
+    with_prev = any(r.prev for r in results.rows)
     header = ["measurement", f"{OURS} median [min-max]", f"{REF} median [min-max]", "ratio", "goal", "met?"]
+    if with_prev:
+        header[2:2] = [f"{PREV} median [min-max]", "vs previous"]
     lines = []
     # By measurement number ("1.", "3b.", ...), in the order they were added within one.
-    for r in sorted(results.rows, key=lambda row: row.name.split(".")[0]):
+    for r in sorted(results.rows, key=lambda row: int(re.match(r"\d+", row.name).group())):
         ours = cell(r.ours, r.decimals)
         ref = r.ref_text if r.ref_text is not None else cell(r.ref, r.decimals)
-        ratio = "-"
-        if r.ratio and r.ours and r.ref and statistics.median(r.ours) > 0 and statistics.median(r.ref) > 0:
-            ratio = f"{statistics.median(r.ref) / statistics.median(r.ours):.2f}x"
+        ratio = ratio_of(r.ref, r.ours) if r.ratio else "-"
         met = "-" if r.met is None else ("yes" if r.met else "NO")
-        lines.append([f"{r.name} ({r.unit})", ours, ref, ratio, r.goal, met])
+        line = [f"{r.name} ({r.unit})", ours, ref, ratio, r.goal, met]
+        if with_prev:
+            line[2:2] = [cell(r.prev, r.decimals), ratio_of(r.ours, r.prev) if r.ratio else "-"]
+        lines.append(line)
     widths = [max(len(row[i]) for row in [header, *lines]) for i in range(len(header))]
 
     def show(row: list[str]) -> str:
@@ -364,6 +398,8 @@ def print_table(results: Results, out=sys.stdout) -> None:
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|", file=out)
     for row in lines:
         print(show(row), file=out)
+    if with_prev:
+        print(f"\nvs previous = {OURS} median / {PREV} median", file=out)
     if results.notes:
         print(file=out)
         for n in results.notes:
@@ -392,23 +428,23 @@ def end_run(p: Process, results: Results, what: str) -> bool:
         return False
 
 
-def launch_ours(ctx: Context, name: str, extra: list[str]) -> float:
-    """ms from exec of hacoboot-sampler to the first marker hit it reports."""
+def launch_ours(ctx: Context, name: str, extra: list[str], tool: str = OURS) -> float:
+    """ms from exec of hacoboot-sampler (or PREV) to the first marker hit it reports."""
     events = ctx.file(f"{name}.tsv")
-    p = Process(ctx, [ctx.sampler, "-q", "-n", "1", "--haconiwa", ctx.marker, "--events", str(events),
-                      "-o", "/dev/null", *extra], name)
+    p = Process(ctx, ctx.sampler_argv(tool, ["-q", "-n", "1", "--haconiwa", ctx.marker, "--events", str(events),
+                                             "-o", "/dev/null", *extra]), name)
     p.wait(timeout=60)
     first = events.read_text().splitlines()[1].split("\t")
     seen_ns = int(first[8])  # t_ns
     return (seen_ns - p.started_ns) / 1e6
 
 
-def fill_btf_cache(ctx: Context, extra: list[str]) -> None:
+def fill_btf_cache(ctx: Context, extra: list[str], tool: str = OURS) -> None:
     """A first run on the marker: it fills the BTF cache (kernel types) that
     every later start of hacoboot-sampler reads instead of the whole BTF."""
     marker = Process(ctx, [ctx.marker, "spawn", "1000"], "marker-fill-cache")
     try:
-        launch_ours(ctx, "fill-cache", extra)
+        launch_ours(ctx, "fill-cache", extra, tool)
     finally:
         marker.kill()
 
@@ -422,18 +458,23 @@ def measure_launch(ctx: Context, results: Results) -> None:
     plus a marker probe attached last, which prints nsecs. Row 1 is an
     everyday start (kernel types from the BTF cache, filled by a first run
     beforehand); row 1b the first run on a new kernel (--btf-cache off:
-    the whole kernel BTF is read)."""
-    row = results.add(Row("1. launch -> all probes live", "ms", goal="<= 40 ms and >= 5x faster"))
+    the whole kernel BTF is read). The previous revision's build, if given,
+    as this one (goal: within 10 %)."""
+    row = results.add(Row("1. launch -> all probes live", "ms", goal="<= 40 ms and >= 5x faster"
+                          + (", <= 1.1x previous" if ctx.previous else "")))
     cold = results.add(Row("1b. launch, first run on a kernel (no BTF cache)", "ms"))
     fill_btf_cache(ctx, [])
+    if ctx.previous:
+        fill_btf_cache(ctx, [], PREV)
     for rep in range(ctx.sizes.reps):
-        for tool in order(rep, [OURS, REF] if ctx.bpftrace else [OURS]):
+        for tool in order(rep, ctx.tracers()):
             marker = Process(ctx, [ctx.marker, "spawn", "1000"], f"launch-marker-{rep}")
             try:
                 time.sleep(0.05)
-                if tool == OURS:
-                    row.ours.append(launch_ours(ctx, f"launch-ours-{rep}", []))
-                    cold.ours.append(launch_ours(ctx, f"launch-cold-{rep}", ["--btf-cache", "off"]))
+                if tool in (OURS, PREV):
+                    tag, warm, first = ("ours", row.ours, cold.ours) if tool == OURS else ("prev", row.prev, cold.prev)
+                    warm.append(launch_ours(ctx, f"launch-{tag}-{rep}", [], tool))
+                    first.append(launch_ours(ctx, f"launch-cold-{tag}-{rep}", ["--btf-cache", "off"], tool))
                 else:
                     p = Process(ctx, bpftrace_argv(ctx, [str(reference_with_readiness(ctx)), ctx.launcher,
                                                          ctx.app]), f"launch-ref-{rep}")
@@ -445,7 +486,14 @@ def measure_launch(ctx: Context, results: Results) -> None:
                 marker.kill()
     if row.ours:
         fast = statistics.median(row.ours) <= 40
-        row.met = fast and (not row.ref or statistics.median(row.ref) >= 5 * statistics.median(row.ours))
+        row.met = (fast and (not row.ref or statistics.median(row.ref) >= 5 * statistics.median(row.ours))
+                   and within_previous(row))
+
+
+def within_previous(row: Row) -> bool:
+    """The goal against the previous revision: no more than 10 % slower
+    (true where it was not measured)."""
+    return not row.prev or statistics.median(row.ours) <= 1.1 * statistics.median(row.prev)
 
 
 # ---------------------------------------------------------------------------
@@ -527,15 +575,16 @@ def measure_host_overhead(ctx: Context, results: Results) -> None:
     # placement (ASLR) moves it by: the least of three processes per
     # condition, so that both tools and the baseline get their best layout.
     processes = {"4a. fork+exec+listen": 1, "4b. getppid syscall": 3}
-    tools = ["untraced", OURS] + ([REF] if ctx.bpftrace else [])
+    tools = ["untraced", *ctx.tracers()]
     base: dict[str, list[float]] = {label: [] for label in loads}
-    slow: dict[str, dict[str, list[float]]] = {label: {OURS: [], REF: []} for label in loads}
+    slow: dict[str, dict[str, list[float]]] = {label: {OURS: [], REF: [], PREV: []} for label in loads}
     for rep in range(ctx.sizes.reps):
         per_tool: dict[str, dict[str, float]] = {}
         for tool in order(rep, tools):
             p = None
-            if tool == OURS:
-                p = start_ours(ctx, f"host-ours-{rep}", ["--haconiwa", ctx.launcher, "-o", "/dev/null", ctx.app])
+            if tool in (OURS, PREV):
+                p = start_ours(ctx, f"host-{tool[:4]}-{rep}", ["--haconiwa", ctx.launcher, "-o", "/dev/null", ctx.app],
+                               tool)
             elif tool == REF:
                 p = start_reference(ctx, f"host-ref-{rep}")
             try:
@@ -549,14 +598,14 @@ def measure_host_overhead(ctx: Context, results: Results) -> None:
                     p.kill()
         for label in loads:
             base[label].append(per_tool["untraced"][label])
-            for tool in (OURS, REF):
+            for tool in (OURS, REF, PREV):
                 if tool in per_tool:
                     slow[label][tool].append((per_tool[tool][label] / per_tool["untraced"][label] - 1) * 100)
     for label in loads:
         b = statistics.median(base[label])
         untraced = f"{b / 1e3:.0f} us" if b >= 1e4 else f"{b:.0f} ns"
         results.add(Row(f"{label} slowdown, CPU/op [untraced {untraced}]", "%", ours=slow[label][OURS],
-                        ref=slow[label][REF], ratio=False))
+                        ref=slow[label][REF], prev=slow[label][PREV], ratio=False))
 
 
 def measure_sched_hooks(ctx: Context, results: Results) -> None:
@@ -569,18 +618,21 @@ def measure_sched_hooks(ctx: Context, results: Results) -> None:
     (hacoboot-bench-schedfloor: the floor of any always-attached scheduler
     hook) and while hacoboot-sampler runs, idle, watching the demo launcher.
     Cost per context switch: half the round trip's increase over the
-    untraced run of the same repetition. Goal: at most 1.2x the floor's."""
+    untraced run of the same repetition. Goal: at most 1.2x the floor's.
+    The previous revision's build, if given, idle as well: it has no
+    scheduler hooks, so its figure is the noise of the measurement."""
     pingpong = [ctx.hostload, "pingpong", str(ctx.sizes.round_trips)]
-    conditions = ["untraced", "floor", OURS]
-    added: dict[str, list[float]] = {"floor": [], OURS: []}
+    conditions = ["untraced", "floor", OURS] + ([PREV] if ctx.previous else [])
+    added: dict[str, list[float]] = {"floor": [], OURS: [], PREV: []}
     untraced: list[float] = []
     for rep in range(ctx.sizes.reps):
         per_condition: dict[str, float] = {}
         for condition in order(rep, conditions):
             p = None
             argv = [ctx.schedfloor, *pingpong] if condition == "floor" else pingpong
-            if condition == OURS:
-                p = start_ours(ctx, f"sched-ours-{rep}", ["--haconiwa", ctx.launcher, "-o", "/dev/null", ctx.app])
+            if condition in (OURS, PREV):
+                p = start_ours(ctx, f"sched-{condition[:4]}-{rep}", ["--haconiwa", ctx.launcher, "-o", "/dev/null",
+                                                                      ctx.app], condition)
             try:
                 per_condition[condition] = min(value(r"min_cpu_ns_per_iteration=([\d.]+)", run(ctx, argv))
                                                for _ in range(3))
@@ -591,10 +643,11 @@ def measure_sched_hooks(ctx: Context, results: Results) -> None:
                     p.kill()
         untraced.append(per_condition["untraced"])
         for condition in added:
-            added[condition].append((per_condition[condition] - per_condition["untraced"]) / 2)
+            if condition in per_condition:
+                added[condition].append((per_condition[condition] - per_condition["untraced"]) / 2)
     floor = statistics.median(added["floor"])
     row = results.add(Row(f"4c. pipe ping-pong on one CPU, cost per context switch [untraced "
-                          f"{statistics.median(untraced):.0f} ns/round trip]", "ns", ours=added[OURS], ratio=False,
+                          f"{statistics.median(untraced):.0f} ns/round trip]", "ns", ours=added[OURS], prev=added[PREV], ratio=False,
                           ref_text=f"floor {cell(added['floor'], 0)}", goal="<= 1.2x floor",
                           decimals=0))
     row.met = statistics.median(added[OURS]) <= 1.2 * max(floor, 0.0)
@@ -952,15 +1005,15 @@ def measure_idle_and_interrupt(ctx: Context, results: Results) -> None:
     SIGINT, and the time until its summary is out and until it has exited
     (the rest is detaching probes and freeing maps)."""
     idle = ctx.sizes.idle_s
-    stat_ms = {OURS: [], REF: []}
-    sched_ms = {OURS: [], REF: []}
-    wakeups = {OURS: [], REF: []}
-    printed_ms = {OURS: [], REF: []}
-    exit_ms = {OURS: [], REF: []}
+    stat_ms = {OURS: [], REF: [], PREV: []}
+    sched_ms = {OURS: [], REF: [], PREV: []}
+    wakeups = {OURS: [], REF: [], PREV: []}
+    printed_ms = {OURS: [], REF: [], PREV: []}
+    exit_ms = {OURS: [], REF: [], PREV: []}
     for rep in range(ctx.sizes.session_reps):
-        for tool in order(rep, [OURS, REF] if ctx.bpftrace else [OURS]):
-            if tool == OURS:
-                p = start_ours(ctx, f"idle-ours-{rep}", ["--haconiwa", ctx.launcher, ctx.app])
+        for tool in order(rep, ctx.tracers()):
+            if tool in (OURS, PREV):
+                p = start_ours(ctx, f"idle-{tool[:4]}-{rep}", ["--haconiwa", ctx.launcher, ctx.app], tool)
             else:
                 p = start_reference(ctx, f"idle-ref-{rep}")
             try:
@@ -971,18 +1024,27 @@ def measure_idle_and_interrupt(ctx: Context, results: Results) -> None:
                 printed, exited = p.interrupt()
                 printed_ms[tool].append(printed)
                 exit_ms[tool].append(exited)
+            except RuntimeError as e:  # one tracer that hangs at exit must not void the others' figures
+                results.notes.append(f"7: {tool}, repetition {rep}: {e}; killed")
+                results.keep_log = True
+                continue
             finally:
                 p.kill()
             stat_ms[tool].append(after[0] - before[0])
             sched_ms[tool].append(after[1] - before[1])
             wakeups[tool].append((after[2] - before[2]) / idle)
-    results.add(Row("7a. Ctrl-C (SIGINT) -> exited", "ms", ours=exit_ms[OURS], ref=exit_ms[REF]))
-    results.add(Row("7b. Ctrl-C (SIGINT) -> summary printed", "ms", ours=printed_ms[OURS], ref=printed_ms[REF]))
+    exited = results.add(Row("7a. Ctrl-C (SIGINT) -> exited", "ms", ours=exit_ms[OURS], ref=exit_ms[REF],
+                             prev=exit_ms[PREV]))
+    if ctx.previous:
+        exited.goal, exited.met = "<= 1.1x previous", within_previous(exited)
+    results.add(Row("7b. Ctrl-C (SIGINT) -> summary printed", "ms", ours=printed_ms[OURS], ref=printed_ms[REF],
+                    prev=printed_ms[PREV]))
     results.add(Row(f"7c. idle CPU over {idle:.0f} s, utime+stime", "ms", ours=stat_ms[OURS], ref=stat_ms[REF],
-                    ratio=False, decimals=0))
+                    prev=stat_ms[PREV], ratio=False, decimals=0))
     results.add(Row(f"7d. idle on-CPU time over {idle:.0f} s, schedstat", "ms", ours=sched_ms[OURS],
-                    ref=sched_ms[REF], decimals=2))
-    results.add(Row("7e. idle wakeups (voluntary context switches)", "/s", ours=wakeups[OURS], ref=wakeups[REF]))
+                    ref=sched_ms[REF], prev=sched_ms[PREV], decimals=2))
+    results.add(Row("7e. idle wakeups (voluntary context switches)", "/s", ours=wakeups[OURS], ref=wakeups[REF],
+                    prev=wakeups[PREV]))
 
 
 def measure_count_stop(ctx: Context, results: Results) -> None:
@@ -1015,6 +1077,137 @@ def measure_count_stop(ctx: Context, results: Results) -> None:
         lag_ms.append((printed_ns - listened_ns) / 1e6)
     results.add(Row("7f. -n 1: the boot's listen(2) call -> summary printed", "ms", ours=lag_ms,
                     ref_text="n/a (no -n)", ratio=False, decimals=2))
+
+
+# ---------------------------------------------------------------------------
+# 10. The observer effect: how much later a traced boot listens
+# ---------------------------------------------------------------------------
+
+STOPPED = "reader stopped"  # hacoboot-sampler with its process stopped (SIGSTOP) once live
+
+
+def times_to_listen_ms(truth_path: Path) -> list[float]:
+    """Per boot, the launcher's own start -> listen time (bracket mids)."""
+    return [sum(b) / 2e6 for t in read_truth(truth_path).values() if (b := truth_bracket(t, "listen"))]
+
+
+def boots_under(ctx: Context, condition: str, name: str, results: Results) -> float:
+    """`launcher -n BOOTS --truth` under one condition; the median of its
+    boots' times to listen (ms), which a stray slow boot on a shared host
+    does not move. The tool's own summary must show every boot listening:
+    stopped, its reader drains the ring buffer once continued."""
+    boots = ctx.sizes.observer_boots
+    truth_path = ctx.file(f"{name}.truth")
+    summary = ctx.file(f"{name}.json")
+    p = None
+    if condition in (OURS, STOPPED, PREV):
+        p = start_ours(ctx, name, ["--haconiwa", ctx.launcher, "-f", "json", "-o", str(summary), ctx.app],
+                       PREV if condition == PREV else OURS)
+    elif condition == REF:
+        p = start_reference(ctx, name)
+    try:
+        if condition == STOPPED:
+            os.kill(p.pid, signal.SIGSTOP)
+        run(ctx, [ctx.launcher, "-n", str(boots), "--truth", str(truth_path), "--", ctx.app], timeout=600)
+        if condition == STOPPED:
+            os.kill(p.pid, signal.SIGCONT)
+        if p:
+            time.sleep(0.1)  # the last events reach the reader
+            end_run(p, results, f"10: {condition}, {name}")
+    finally:
+        if p:
+            p.kill()
+    if condition in (OURS, STOPPED) and (seen := json.loads(summary.read_text())["boots"]["listen"]) != boots:
+        results.notes.append(f"10: {condition}, {name}: the tool saw {seen} of {boots} boots listen")
+    return statistics.median(times_to_listen_ms(truth_path))
+
+
+def bpf_program_stats() -> dict[int, tuple[str, int, int]]:
+    """Every BPF program on the host: id -> (name, run_cnt, run_time_ns)."""
+    return {p["id"]: (p.get("name", "?"), p.get("run_cnt", 0), p.get("run_time_ns", 0))
+            for p in json.loads(subprocess.run(["bpftool", "prog", "show", "-j"], stdout=subprocess.PIPE,
+                                               check=True, text=True).stdout)}
+
+
+def kernel_side_per_boot(ctx: Context, tool: str, results: Results) -> dict[str, float]:
+    """Run time of the tracer's BPF programs (those it loaded) over one run
+    of the boots, per boot (us), by program name, with kernel.bpf_stats_enabled
+    on for that run only. Whatever fires them counts: the boots, and the host's
+    other work while boots are in flight."""
+    boots = ctx.sizes.observer_boots
+    before_start = set(bpf_program_stats())
+    name = f"observer-stats-{tool[:8]}"
+    p = start_reference(ctx, name) if tool == REF else start_ours(ctx, name, ["--haconiwa", ctx.launcher, "-o",
+                                                                             "/dev/null", ctx.app], tool)
+    stats_switch = Path("/proc/sys/kernel/bpf_stats_enabled")
+    was = stats_switch.read_text()
+    try:
+        stats_switch.write_text("1")
+        try:
+            before = bpf_program_stats()
+            run(ctx, [ctx.launcher, "-n", str(boots), "--", ctx.app], timeout=600)
+            after = bpf_program_stats()
+        finally:
+            stats_switch.write_text(was)
+        end_run(p, results, f"10d: {tool}")
+    finally:
+        p.kill()
+    per_program: dict[str, float] = {}
+    for pid, (prog, _, ns) in after.items():
+        if pid not in before_start and pid in before:
+            per_program[prog] = per_program.get(prog, 0) + (ns - before[pid][2]) / boots / 1e3
+    return per_program
+
+
+def measure_observer_effect(ctx: Context, results: Results) -> None:
+    """How much later a traced boot reaches listen than an untraced one, by
+    the demo launcher's own clock (its --truth file): sequential boots of the
+    demo app, untraced and under each tracer in turn, in alternating order.
+    Per run the median boot; per repetition each tracer's difference to the
+    untraced run of that repetition. Where the tool's cost comes from: the
+    same boots with its process stopped (SIGSTOP) once live, so that only its
+    kernel side runs (the BPF programs in the booting processes and the
+    scheduler hooks) and its reader takes no CPU from the boot; and the
+    previous revision's build, if given, with no scheduler hooks."""
+    conditions = ["untraced", OURS, STOPPED] + ([PREV] if ctx.previous else []) + ([REF] if ctx.bpftrace else [])
+    added: dict[str, list[float]] = {c: [] for c in conditions if c != "untraced"}
+    percent: dict[str, list[float]] = {c: [] for c in added}
+    untraced: list[float] = []
+    for rep in range(ctx.sizes.observer_reps):
+        per_condition = {c: boots_under(ctx, c, f"observer-{c.replace(' ', '-')[:8]}-{rep}", results)
+                         for c in order(rep, conditions)}
+        untraced.append(per_condition["untraced"])
+        for c in added:
+            added[c].append((per_condition[c] - per_condition["untraced"]) * 1e3)
+            percent[c].append((per_condition[c] / per_condition["untraced"] - 1) * 100)
+    boots = ctx.sizes.observer_boots
+    base = f"untraced {statistics.median(untraced):.2f} ms"
+    row = results.add(Row(f"10. observer effect: later listen per boot, {boots} boots [{base}]", "us", ours=added[OURS],
+                          ref=added.get(REF, []), prev=added.get(PREV, []), ratio=False, goal="<= bpftrace",
+                          decimals=0))
+    share = results.add(Row("10b. observer effect in % of the untraced time to listen", "%", ours=percent[OURS],
+                            ref=percent.get(REF, []), prev=percent.get(PREV, []), ratio=False,
+                            goal="< 1 % and <= bpftrace", decimals=2))
+    results.add(Row("10c. the same, tool's reader stopped: its kernel side alone", "us", ours=added[STOPPED],
+                    ref_text="n/a", ratio=False, decimals=0))
+    if added.get(REF):
+        row.met = statistics.median(added[OURS]) <= statistics.median(added[REF])
+    share.met = statistics.median(percent[OURS]) < 1 and row.met is not False
+    if not shutil.which("bpftool") or not Path("/proc/sys/kernel/bpf_stats_enabled").exists():
+        results.notes.append("10d: no bpftool or no kernel.bpf_stats_enabled: no per-program figures")
+        return
+    kernel = {tool: [] for tool in ctx.tracers()}
+    for rep in range(ctx.sizes.session_reps):
+        for tool in order(rep, ctx.tracers()):
+            programs = kernel_side_per_boot(ctx, tool, results)
+            kernel[tool].append(sum(programs.values()))
+            top = sorted(programs.items(), key=lambda item: -item[1])
+            results.notes.append(f"10d: {tool}, run {rep}, us per boot by program: "
+                                 + ", ".join(f"{prog} {us:.1f}" for prog, us in top if us >= 0.05))
+    results.add(Row("10d. its BPF programs' run time per boot (kernel.bpf_stats_enabled)", "us", ours=kernel[OURS],
+                    ref=kernel.get(REF, []), prev=kernel.get(PREV, []), decimals=1))
+    results.notes.append(f"10: times to listen untraced, per repetition: "
+                         f"{', '.join(f'{t:.2f}' for t in untraced)} ms")
 
 
 # ---------------------------------------------------------------------------
@@ -1158,11 +1351,14 @@ def main() -> int:
     parser.add_argument("--build-dir", type=Path, required=True)
     parser.add_argument("--keep", action="store_true", help="keep the work directory (outputs, bench.log)")
     parser.add_argument("--only", metavar="MEASURE,...", help="only these measurements (e.g. measure_flood)")
+    parser.add_argument("--previous-sampler", type=Path, metavar="BINARY",
+                        help="the previous revision's hacoboot-sampler, compared in rows 1, 4, 7 and 10")
     args = parser.parse_args()
 
     source = Path(__file__).resolve().parent.parent
     ctx = Context(source=source, build=args.build_dir.resolve(), work=Path(tempfile.mkdtemp(prefix="hacoboot-bench.")),
-                  sizes=QUICK if args.quick else FULL, root=os.geteuid() == 0, bpftrace=shutil.which("bpftrace"))
+                  sizes=QUICK if args.quick else FULL, root=os.geteuid() == 0, bpftrace=shutil.which("bpftrace"),
+                  previous=args.previous_sampler.resolve() if args.previous_sampler else None)
     results = Results()
     began = time.monotonic()
     print(f"hacoboot bench: {'quick' if args.quick else 'full'} run, {ctx.sizes.reps} repetitions "
@@ -1173,7 +1369,7 @@ def main() -> int:
     if ctx.root:
         measurements = [measure_launch, measure_usdt_hits, measure_host_overhead, measure_sched_hooks, measure_capacity,
                         measure_pipeline, measure_accuracy, measure_parity, measure_idle_and_interrupt, measure_count_stop,
-                        measure_serve, measure_flood]
+                        measure_serve, measure_flood, measure_observer_effect]
     else:
         results.errors.append("not root: BPF measurements skipped (run scripts/bench.sh with sudo)")
     if args.only:

@@ -4,13 +4,15 @@
 #
 #   sudo scripts/bench.sh            # full run: several alternating repetitions (~10 min)
 #   sudo scripts/bench.sh --quick    # one short repetition of each (CI smoke run, ~1 min)
+#   sudo scripts/bench.sh --previous REV   # also the tool as of git revision REV,
+#                                          # side by side in rows 1, 4, 7 and 10
 #
 # Installs packages only through scripts/setup.sh, and only as root
-# (HACOBOOT_SKIP_SETUP=1 skips it); builds into ${BUILD_DIR:-build-bench}.
-# Benchmarks report, they do not fail: the exit status is 0 whether goals are
-# met or not (non-zero only when the build fails). Without root only the
-# user-side pipeline benchmark runs. Extra arguments go to bench/bench.py
-# (--keep keeps every command's output).
+# (HACOBOOT_SKIP_SETUP=1 skips it); builds into ${BUILD_DIR:-build-bench}
+# (REV's tool into its previous-REV/). Benchmarks report, they do not fail:
+# the exit status is 0 whether goals are met or not (non-zero only when a
+# build fails). Without root only the user-side pipeline benchmark runs.
+# Other arguments go to bench/bench.py (--keep keeps every command's output).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,4 +22,22 @@ build_dir="${BUILD_DIR:-build-bench}"
 cmake -S . -B "$build_dir" -DHACOBOOT_BUILD_TESTS=OFF -DHACOBOOT_BUILD_BENCH=ON >/dev/null
 cmake --build "$build_dir" -j "$(nproc)" >/dev/null
 
-exec python3 bench/bench.py --build-dir "$build_dir" "$@"
+args=()
+while [ $# -gt 0 ]; do
+  if [ "$1" = --previous ]; then
+    [ $# -ge 2 ] || { echo "scripts/bench.sh: --previous needs a git revision" >&2; exit 2; }
+    # The revision's own tree, from git: the working tree is left alone.
+    previous="$build_dir/previous-$2"
+    mkdir -p "$previous/src"
+    git archive "$2" | tar -x -C "$previous/src"
+    cmake -S "$previous/src" -B "$previous/build" -DHACOBOOT_BUILD_TESTS=OFF -DHACOBOOT_BUILD_BENCH=OFF >/dev/null
+    cmake --build "$previous/build" -j "$(nproc)" --target hacoboot-sampler >/dev/null
+    args+=(--previous-sampler "$previous/build/hacoboot-sampler")
+    shift 2
+  else
+    args+=("$1")
+    shift
+  fi
+done
+
+exec python3 bench/bench.py --build-dir "$build_dir" "${args[@]}"

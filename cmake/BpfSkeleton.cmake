@@ -57,7 +57,7 @@ function(add_bpf_skeleton target source)
   # Makefiles, ignores IMPLICIT_DEPENDS and would leave a stale object.
   add_custom_command(
     OUTPUT ${_gen}/${_name}.bpf.o
-    COMMAND ${BPF_CLANG} -g -O2 -Wall -target bpf -D__TARGET_ARCH_${_bpf_arch}
+    COMMAND ${BPF_CLANG} -g -O2 -Wall -target bpf -mcpu=v3 -D__TARGET_ARCH_${_bpf_arch}
             ${_cflags} ${BPF_SYSTEM_INCLUDES}
             -MD -MF ${_gen}/${_name}.bpf.d
             -c ${source} -o ${_gen}/${_name}.bpf.o

@@ -31,6 +31,7 @@ enum class ListenFrom { kInit, kThread, kChild, kGrandchild };
 struct Options {
   ListenFrom from = ListenFrom::kInit;
   long hold_ms = 50;
+  long workers = 0;  // idle threads started before listening
 };
 
 struct Context {
@@ -62,6 +63,7 @@ Options parse_options(int argc, char** argv) {
   static const option long_options[] = {
       {"listen-from", required_argument, nullptr, 'l'},
       {"hold-ms", required_argument, nullptr, 'm'},
+      {"workers", required_argument, nullptr, 'w'},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0},
   };
@@ -86,8 +88,11 @@ Options parse_options(int argc, char** argv) {
       case 'm':
         if (!parse_long(optarg, opt.hold_ms)) usage_error("bad --hold-ms value");
         break;
+      case 'w':
+        if (!parse_long(optarg, opt.workers) || opt.workers > 1000) usage_error("bad --workers value (0-1000)");
+        break;
       case 'h':
-        std::puts("usage: hacoboot-demo-app [--listen-from init|thread|child|grandchild] [--hold-ms MS]");
+        std::puts("usage: hacoboot-demo-app [--listen-from init|thread|child|grandchild] [--hold-ms MS] [--workers N]");
         std::exit(0);
       case ':': usage_error(std::string("option ") + argv[optind - 1] + " needs an argument");
       default:  // optopt is 0 for an unknown long option
@@ -158,6 +163,19 @@ int listen_in_thread(const Context& ctx) {
   return rc;
 }
 
+// A worker pool started before the service listens, as Puma's or a JVM's:
+// threads of the boot that the tracer accounts until listen. They block
+// until the process exits.
+bool start_workers(long count) {
+  try {
+    for (long i = 0; i < count; ++i) std::thread([] { pause(); }).detach();
+  } catch (const std::system_error& e) {
+    std::fprintf(stderr, "hacoboot-demo-app: starting worker: %s\n", e.what());
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -176,6 +194,7 @@ int main(int argc, char** argv) {
     ctx.truth.record(ctx.hpid, "exec_hi", exec_hi);
   }
 
+  if (!start_workers(ctx.opt.workers)) return 1;
   switch (ctx.opt.from) {
     case ListenFrom::kInit: return listen_and_hold(ctx);
     case ListenFrom::kThread: return listen_in_thread(ctx);

@@ -439,13 +439,20 @@ TEST_F(SchedStatesTest, CpuOfABurnsStepAgreesWithTheLaunchersThreadClock) {
 // What follows a boot's listen delays no boot: a container that runs for
 // hours must not keep the scheduler hooks on. Accounting ends at the
 // launch's first listen, the listen event carrying the last totals.
-TEST_F(SchedStatesTest, AccountingEndsAtTheBootsListenWhileItsContainerRuns) {
+// The threads of a launch past the few its entry lists (a worker pool
+// started before listen) are found by a walk of the map: none is left
+// accounted either way.
+class AccountingEndsTest : public SchedStatesTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(AccountingEndsTest, AtTheBootsListenWhileItsContainerRuns) {
   std::vector<Event> events;
   Tracer tracer(Tracer::Config{.haconiwa_path = launcher().string(), .usdt_attach = UsdtAttach::Perf},
                 [&](std::span<const std::byte> record) {
                   if (const auto event = decode_event(record)) events.push_back(*event);
                 });
-  Process boot({launcher().string(), "--no-namespaces", "--", app().string(), "--hold-ms", "5000"}, dir());
+  Process boot({launcher().string(), "--no-namespaces", "--", app().string(), "--hold-ms", "5000", "--workers",
+                std::to_string(GetParam())},
+               dir());
   const auto listened = [&] {
     tracer.poll(10ms);
     return std::any_of(events.begin(), events.end(), [](const Event& e) { return e.kind == EventKind::Listen; });
@@ -459,6 +466,8 @@ TEST_F(SchedStatesTest, AccountingEndsAtTheBootsListenWhileItsContainerRuns) {
   const auto accounted_before = std::count_if(events.begin(), events.end(), [](const Event& e) { return e.sched; });
   EXPECT_GE(accounted_before, 10) << "the boot's steps before listen carry totals";
 }
+
+INSTANTIATE_TEST_SUITE_P(Workers, AccountingEndsTest, ::testing::Values(0, 20));
 
 TEST_F(SchedStatesTest, CpuBurnIsCpuTimeOfItsStep) {
   const auto [events, hpid, burn_cpu_ns] = trace_workload();

@@ -136,13 +136,19 @@ void BootMetrics::add_states(const BootAnalysis& analysis) {
 }
 
 void BootMetrics::write(std::ostream& out, const PhaseNames& names) const {
+  Exposition e;
+  write_milestones(e);
+  write_steps(e, names);
+  write_counters(e);
+  out << e.text();
+}
+
+void BootMetrics::write_milestones(Exposition& e) const {
   const auto since_start_of = [this](Step::Kind milestone) -> const Histogram& {
     static const Histogram kNone;
     const auto it = steps_.find(Step{milestone});
     return it == steps_.end() ? kNone : it->second.since_start;
   };
-  Exposition e;
-
   const std::string execve = "hacoboot_boot_execve_seconds";
   e.family(execve, "histogram", "Time from a boot's start phase to the container's execve of its command.");
   e.histogram(execve, "", since_start_of(Step::Kind::Execve));
@@ -159,7 +165,9 @@ void BootMetrics::write(std::ostream& out, const PhaseNames& names) const {
            "Critical path from a boot's start phase to the container's first listen without its run-queue time: the "
            "time to listen with a CPU always free (boots with scheduler readings).");
   e.histogram(listen_noise_free, "", noise_free_listen_);
+}
 
+void BootMetrics::write_steps(Exposition& e, const PhaseNames& names) const {
   const std::string since_start = "hacoboot_phase_since_start_seconds";
   e.family(since_start, "histogram", "Time from a boot's start phase to each phase passed after it.");
   for (const auto& [step, histograms] : steps_) {
@@ -184,7 +192,9 @@ void BootMetrics::write(std::ostream& out, const PhaseNames& names) const {
   for (const auto& [key, states] : lane_steps_) {
     e.sum_and_count(run_queue, lane_step_labels(key, names), states.run_queue_ns, states.count);
   }
+}
 
+void BootMetrics::write_counters(Exposition& e) const {
   e.scalar("hacoboot_boots_started_total", "counter", "Boots whose start phase was seen.", boots_.started);
   e.scalar("hacoboot_boots_completed_total", "counter", "Started boots that reached execve and listen.",
            boots_.started - boots_.incomplete);
@@ -200,8 +210,6 @@ void BootMetrics::write(std::ostream& out, const PhaseNames& names) const {
   e.scalar("hacoboot_boots_in_flight", "gauge", "Boots being traced now.", boots_in_flight_);
   e.family("hacoboot_build_info", "gauge", "The hacoboot-sampler version exporting these metrics; always 1.");
   e.sample("hacoboot_build_info", "version=\"" + escape_label_value(HACOBOOT_VERSION) + "\"", "1");
-
-  out << e.text();
 }
 
 }  // namespace hacoboot

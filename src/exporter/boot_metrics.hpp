@@ -71,6 +71,10 @@ class BootMetrics {
   class Exposition;
 
   void add_states(const BootAnalysis& analysis);
+  // The families of write(), in their order.
+  void write_milestones(Exposition& e) const;
+  void write_steps(Exposition& e, const PhaseNames& names) const;
+  void write_counters(Exposition& e) const;
 
   BootCounts boots_;
   std::map<Step, StepHistograms> steps_;

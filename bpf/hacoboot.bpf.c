@@ -238,10 +238,16 @@ static __always_inline __u32 current_totals(__u64 now, __u32 *flags,
 	struct thread_states *thread = threads_alive ? bpf_map_lookup_elem(&threads, &tid) : NULL;
 
 	if (thread) {
-		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+		/*
+		 * It runs now: a reading must not count that as waiting. The
+		 * task's CPU count is read only then, off the common path.
+		 */
+		if (thread->state != HACOBOOT_SCHED_CPU) {
+			struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 
-		/* It runs now: a reading must not count that as waiting. */
-		repair_missed_switch_in(thread, BPF_CORE_READ(task, se.sum_exec_runtime), now);
+			repair_missed_switch_in(thread, BPF_CORE_READ(task, se.sum_exec_runtime),
+						now);
+		}
 		totals_at(thread, now, totals);
 		*flags = HACOBOOT_EVENT_SCHED;
 	} else {

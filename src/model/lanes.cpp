@@ -29,6 +29,13 @@ std::optional<std::uint64_t> BootAnalysis::noise_free_execve() const {
   return to_execve->noise_free();
 }
 
+Lane lane_of_thread(const BootRecord& boot, std::uint32_t tid) {
+  if (tid == boot.hpid) return Lane::Supervisor;
+  if (tid == boot.container_pid) return Lane::Container;
+  if (tid == boot.listen_tid) return Lane::Listener;
+  return Lane::Other;
+}
+
 namespace {
 
 // A stretch of one thread's time.
@@ -57,13 +64,6 @@ Lane lane_of_step(const Step& step) {
   if (step.kind != Step::Kind::Phase) return Lane::Container;
   if (step.phase >= kFirstContainerPhase && step.phase < kFirstNetworkPhase) return Lane::Container;
   return Lane::Supervisor;
-}
-
-Lane lane_of_thread(const BootRecord& boot, std::uint32_t tid) {
-  if (tid == boot.hpid) return Lane::Supervisor;
-  if (tid == boot.container_pid) return Lane::Container;
-  if (tid == boot.listen_tid) return Lane::Listener;
-  return Lane::Other;
 }
 
 // A step by its process group, its own time as StepTiming::delta.

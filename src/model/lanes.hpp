@@ -22,6 +22,9 @@ enum class Lane : std::uint8_t {
 // "supervisor", "container", "listener", "other".
 std::string_view lane_name(Lane lane);
 
+// The lane of one of the boot's threads, by its role.
+Lane lane_of_thread(const BootRecord& boot, std::uint32_t tid);
+
 // One step of one process of a boot: its time from the previous step of the
 // same lane (its creation for its first; the container's first counts from
 // START_FORK, as StepTiming::delta) to this step, what the scheduler says of

@@ -134,12 +134,6 @@ const LaneStep* lane_step_of(const StepTiming& timing, const BootAnalysis& analy
   return it == analysis.steps.end() ? nullptr : &*it;
 }
 
-Lane lane_of(std::uint32_t tid, const BootAnalysis& analysis) {
-  const auto it = std::find_if(analysis.steps.begin(), analysis.steps.end(),
-                               [tid](const LaneStep& step) { return step.tid == tid; });
-  return it == analysis.steps.end() ? Lane::Other : it->lane;
-}
-
 constexpr std::array<std::string_view, 11> kPieceFields{
     "lane", "tid", "kind", "phase", "name", "begin_ns", "end_ns", "cpu_ns", "run_queue_ns", "sleep_ns", "io_ns"};
 
@@ -159,12 +153,12 @@ std::array<Cell, 4> state_cells(const std::optional<SchedTotals>& states) {
 }
 
 // The pieces of a path, as a JSON array of objects.
-void append_pieces(std::string& line, const CriticalPath& path, const BootAnalysis& analysis, const PhaseNames& names) {
+void append_pieces(std::string& line, const CriticalPath& path, const BootRecord& boot, const PhaseNames& names) {
   line += '[';
   for (const auto& piece : path.pieces) {
     const auto step = step_cells(piece.step, names);
     const auto states = state_cells(piece.states);
-    const std::array<Cell, kPieceFields.size()> cells{std::string(lane_name(lane_of(piece.tid, analysis))),
+    const std::array<Cell, kPieceFields.size()> cells{std::string(lane_name(lane_of_thread(boot, piece.tid))),
                                                       std::uint64_t{piece.tid},
                                                       step[0],
                                                       step[1],
@@ -257,7 +251,7 @@ void BootRowWriter::write(const BootRecord& boot, const BootAnalysis& analysis) 
     append_json_members(lines, kColumns, row);
     lines += ",\"critical_path\":";
     if (const auto& path = path_to(timing.step, analysis)) {
-      append_pieces(lines, *path, analysis, names_);
+      append_pieces(lines, *path, boot, names_);
     } else {
       lines += "null";
     }

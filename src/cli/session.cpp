@@ -42,6 +42,7 @@
 #include "util/atomic_file.hpp"
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
+#include "util/wait_status.hpp"
 
 namespace hacoboot {
 namespace {

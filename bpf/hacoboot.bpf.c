@@ -724,14 +724,15 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	return listen_returned(ret);
 }
 
-static __always_inline void process_exited(__u32 pid)
+/* exit_code: the process's wait(2) status, as its parent will read it. */
+static __always_inline void process_exited(__u32 pid, int exit_code)
 {
 	struct tracked_process *t = bpf_map_lookup_elem(&tracked, &pid);
 	struct hacoboot_event *e;
 
 	if (!t)
 		return;
-	e = reserve_event(HACOBOOT_EV_EXIT, HACOBOOT_EVENT_BASE_SIZE, 0, pid, t);
+	e = reserve_event(HACOBOOT_EV_EXIT, HACOBOOT_EVENT_BASE_SIZE, exit_code, pid, t);
 	if (e)
 		submit(e, e->role != HACOBOOT_ROLE_MEMBER);
 	if (t->role != HACOBOOT_ROLE_LAUNCHER) {
@@ -748,9 +749,13 @@ int BPF_PROG(on_exit, struct task_struct *task)
 {
 	__u64 current = bpf_get_current_pid_tgid();
 
-	/* Only the last thread to leave ends the process; its exit event carries its sums. */
+	/*
+	 * Only the last thread to leave ends the process; its exit event carries
+	 * its sums. do_exit() has set its exit_code by now, to the group's on an
+	 * exit_group() or a fatal signal.
+	 */
 	if (BPF_CORE_READ(task, signal, live.counter) == 0)
-		process_exited(current >> 32);
+		process_exited(current >> 32, BPF_CORE_READ(task, exit_code));
 	forget_thread((__u32)current);
 	return 0;
 }

@@ -39,7 +39,7 @@ enum hacoboot_event_kind {
 	HACOBOOT_EV_FORK = 2,	/* process fork by a tracked process: arg = child pid */
 	HACOBOOT_EV_EXEC = 3,	/* successful execve by a member: filename, ts at entry */
 	HACOBOOT_EV_LISTEN = 4, /* successful listen(2) by a member, ts at return */
-	HACOBOOT_EV_EXIT = 5,	/* last thread of a tracked process exited */
+	HACOBOOT_EV_EXIT = 5,	/* last thread of a tracked process exited: arg = wait(2) status */
 	HACOBOOT_EV_WAKEUP = 6, /* a tracked thread woke a blocked one of another process: wakee */
 };
 

@@ -91,6 +91,12 @@ struct Work {
   bool any() const { return burn_ms > 0 || fsync_rounds > 0 || sleep_ms > 0; }
 };
 
+// --fail-at: how the process that would pass a phase dies instead.
+struct Failure {
+  int exit_status = 1;
+  int signal = 0;  // 0: exits with exit_status
+};
+
 struct Options {
   long boots = 1;
   long parallel = 1;
@@ -106,6 +112,7 @@ struct Options {
   // --phase-delay: a sleep right after passing the phase, which holds the
   // process at a known point of its boot (tests stop or kill it there).
   std::array<long, kMaxPhase + 1> delay_after_ms{};
+  std::array<std::optional<Failure>, kMaxPhase + 1> fail_before{};  // --fail-at
   std::string io_dir = ".";
   std::vector<char*> command;  // nullptr-terminated, for execve
 };
@@ -220,8 +227,27 @@ void delay_after(const Context& ctx, long phase, long hpid) {
     timed_sleep(ctx, hpid, "delay_" + std::to_string(phase), ms);
 }
 
+// --fail-at: dies right before passing the phase, as a Haconiwa process
+// whose setup step failed. The signal's default action, unblocked, is what
+// kills it.
+void fail_before(const Context& ctx, long phase, long hpid) {
+  const auto& failure = ctx.opt.fail_before[static_cast<std::size_t>(phase)];
+  if (!failure) return;
+  ctx.truth.record(hpid, "failed_before", phase);
+  if (failure->signal == 0) _exit(failure->exit_status);
+  std::signal(failure->signal, SIG_DFL);
+  sigset_t only;
+  sigemptyset(&only);
+  sigaddset(&only, failure->signal);
+  sigprocmask(SIG_UNBLOCK, &only, nullptr);
+  raise(failure->signal);
+  std::fprintf(stderr, "hacoboot-launcher: --fail-at %ld: still alive after signal %d\n", phase, failure->signal);
+  _exit(kExitContainerFailed);
+}
+
 void pass(const Context& ctx, long phase, long hpid) {
   work_before(ctx, phase, hpid);
+  fail_before(ctx, phase, hpid);
   fire_probe(phase, hpid);
   delay_after(ctx, phase, hpid);
 }
@@ -416,6 +442,7 @@ void wait_for_container_setup(const Context& ctx, long hpid, BootPipes& pipes) {
 int run_supervisor(const Context& ctx) {
   const long hpid = getpid();
   work_before(ctx, kSupervisorStart, hpid);
+  fail_before(ctx, kSupervisorStart, hpid);
   const auto start_lo = monotonic_ns();
   fire_probe(kSupervisorStart, hpid);
   const auto start_hi = monotonic_ns();
@@ -540,6 +567,14 @@ constexpr const char* kUsage =
     "      --phase-delay PHASE:MS\n"
     "                           sleep MS ms right AFTER passing PHASE, a point where\n"
     "                           the process is known to be past it (in step PHASE+1)\n"
+    "      --fail-at PHASE[:STATUS|:SIGNAL]\n"
+    "                           the process that would pass PHASE dies right before\n"
+    "                           it (after PHASE's work): exits STATUS (0-255, default\n"
+    "                           1) or kills itself with SIGNAL by name (KILL, SIGSEGV);\n"
+    "                           --fail-at 18 leaves a container that failed after\n"
+    "                           step 17. A container in its own pid namespace is its\n"
+    "                           init, which ignores its own signals: SIGNAL at 11-21\n"
+    "                           needs --no-namespaces\n"
     "\n"
     "COMMAND is executed as given (no PATH lookup) with HACOBOOT_HPID and, with\n"
     "--truth, HACOBOOT_TRUTH added to the environment.\n";
@@ -606,6 +641,39 @@ void parse_phase_delay(const char* text, long max, Options& opt) {
   opt.delay_after_ms[*phase] = spec->second;
 }
 
+// A signal by name, with or without "SIG" ("KILL", "SIGTERM"); 0 when none.
+int signal_named(std::string name) {
+  if (name.rfind("SIG", 0) == 0) name.erase(0, 3);
+  for (int signal = 1; signal < NSIG; ++signal) {
+    const char* abbrev = sigabbrev_np(signal);
+    if (abbrev != nullptr && name == abbrev) return signal;
+  }
+  return 0;
+}
+
+// PHASE[:STATUS|:SIGNAL] of --fail-at.
+void parse_fail_at(const char* text, Options& opt) {
+  const std::string spec = text;
+  const auto colon = spec.find(':');
+  const auto phase = passed_phase(spec.substr(0, colon));
+  Failure failure;
+  long status = 1;
+  const std::string how = colon == std::string::npos ? "1" : spec.substr(colon + 1);
+  const bool exits = parse_long(how.c_str(), 0, 255, status);
+  failure.exit_status = static_cast<int>(status);
+  if (!exits) failure.signal = signal_named(how);
+  if (!phase || (!exits && failure.signal == 0))
+    usage_error("bad --fail-at '" + spec + "', expected PHASE[:STATUS|:SIGNAL] with PHASE 0-6 or 11-21, STATUS 0-255");
+  opt.fail_before[*phase] = failure;
+}
+
+// The container is the init of its pid namespace, which the kernel shields
+// from signals sent from inside it, its own included.
+bool container_signals_itself(const Options& opt) {
+  return std::any_of(opt.fail_before.begin() + kContainerStart, opt.fail_before.end(),
+                     [](const std::optional<Failure>& f) { return f && f->signal != 0; });
+}
+
 enum : int {
   kTruth = 256,
   kDie,
@@ -618,7 +686,8 @@ enum : int {
   kUidMapHandshake,
   kNoNs,
   kExecveat,
-  kFlood
+  kFlood,
+  kFailAt
 };
 
 constexpr long kMaxMs = 3'600'000;
@@ -639,6 +708,7 @@ void apply_option(int c, char** argv, Options& opt) {
       break;
     case kDie: opt.die_before_exec = true; break;
     case kPhaseDelay: parse_phase_delay(optarg, kMaxMs, opt); break;
+    case kFailAt: parse_fail_at(optarg, opt); break;
     case kSleep: parse_work("--sleep", optarg, &Work::sleep_ms, kMaxMs, opt); break;
     case kBurn: parse_work("--burn", optarg, &Work::burn_ms, kMaxMs, opt); break;
     case kFsync: parse_work("--fsync", optarg, &Work::fsync_rounds, kMaxFsyncRounds, opt); break;
@@ -668,6 +738,7 @@ Options parse_options(int argc, char** argv) {
       {"truth", required_argument, nullptr, kTruth},
       {"die-before-exec", no_argument, nullptr, kDie},
       {"phase-delay", required_argument, nullptr, kPhaseDelay},
+      {"fail-at", required_argument, nullptr, kFailAt},
       {"sleep", required_argument, nullptr, kSleep},
       {"burn", required_argument, nullptr, kBurn},
       {"fsync", required_argument, nullptr, kFsync},
@@ -686,6 +757,9 @@ Options parse_options(int argc, char** argv) {
   int c = 0;
   while ((c = getopt_long(argc, argv, "+:n:j:h", long_options, nullptr)) != -1) apply_option(c, argv, opt);
   if (opt.uid_mapping.any() && !opt.uid_map_handshake) usage_error("uid-map work needs --uid-map-handshake");
+  if (opt.namespaces && container_signals_itself(opt))
+    usage_error(
+        "--fail-at PHASE:SIGNAL at 11-21 needs --no-namespaces (a pid namespace's init ignores its own signals)");
   if (opt.flood > 0) return opt;
   if (optind >= argc) usage_error("missing COMMAND");
   opt.command.assign(argv + optind, argv + argc);

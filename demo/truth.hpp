@@ -13,6 +13,7 @@
 //   container_pid          supervisor: its container, as the host sees it
 //   exec_lo                container: just before its execve
 //   died                   container: 1 when it exited instead (--die-before-exec)
+//   failed_before          the phase a process died right before (--fail-at)
 //   exec_hi                demo app: first thing in main
 //   listen_lo, listen_hi   demo app: just before and after its listen()
 //   listen_pid             demo app: the process that listened (its own namespace's pid)

@@ -158,14 +158,4 @@ ChildProcess::~ChildProcess() {
   guard_.kill_and_reap();
 }
 
-std::string describe_wait_status(int status) {
-  if (WIFEXITED(status)) return "exited " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) {
-    const char* name = sigabbrev_np(WTERMSIG(status));
-    return name != nullptr ? "killed by SIG" + std::string(name)
-                           : "killed by signal " + std::to_string(WTERMSIG(status));
-  }
-  return "ended with status " + std::to_string(status);
-}
-
 }  // namespace hacoboot

@@ -54,7 +54,4 @@ class ChildProcess {
   Subprocess guard_;
 };
 
-// "exited 3", "killed by SIGTERM".
-std::string describe_wait_status(int status);
-
 }  // namespace hacoboot

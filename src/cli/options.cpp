@@ -221,9 +221,9 @@ void add_when_to_stop(CLI::App& app, Arguments& args) {
       .value("--run-as", args.options.run_as, "USER",
              "Run the --run command as USER (e.g. $SUDO_USER), with USER's groups")
       ->needs(run_option);
-  group.value("-n,--count", args.count, "N", "Stop after N boots reached listen (or ended)");
+  group.value("-n,--count", args.count, "N", "Stop after N boots past --warmup reached listen (or ended)");
   group.value("-d,--duration", args.duration, "DUR", "Stop after DUR (500ms, 30s, 5m)");
-  group.value("--warmup", args.warmup, "N", "Leave the first N boots out of every figure (cold caches)");
+  group.value("--warmup", args.warmup, "N", "Leave the first N boots out of every figure and of -n (cold caches)");
 }
 
 void add_outputs(CLI::App& app, Arguments& args) {

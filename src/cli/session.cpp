@@ -42,6 +42,7 @@
 #include "util/atomic_file.hpp"
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
+#include "util/wait_status.hpp"
 
 namespace hacoboot {
 namespace {
@@ -215,7 +216,7 @@ class Pipeline {
                  [this](const BootRecord& boot) { on_boot_done(boot); }),
         // Bound before anything is loaded: a port in use fails fast.
         metrics_(metrics_export_config(options)) {
-    if (metrics_.enabled()) tracker_.on_settled([this](const BootRecord& boot) { on_boot_settled(boot); });
+    tracker_.on_settled([this](const BootRecord& boot) { on_boot_settled(boot); });
   }
 
   // The ring buffer's record sink.
@@ -250,7 +251,8 @@ class Pipeline {
     return counters.lost_events + undecodable_;
   }
   [[nodiscard]] std::uint64_t undecodable() const { return undecodable_; }
-  [[nodiscard]] std::uint64_t settled_boots() const { return tracker_.settled_boots(); }
+  // Boots past the warm-up that listened or ended: what --count counts.
+  [[nodiscard]] std::uint64_t settled_boots() const { return settled_; }
   [[nodiscard]] std::optional<std::uint16_t> metrics_port() const { return metrics_.port(); }
   BootSinks& sinks() { return sinks_; }
 
@@ -264,11 +266,15 @@ class Pipeline {
     sinks_.add(boot);
     progress_.boot_done(boot);
   }
+  // A warm-up boot is in no figure, so it is none of the N boots of -n N either.
   void on_boot_settled(const BootRecord& boot) {
-    if (boot.sequence > warmup_) metrics_.add(boot);
+    if (boot.sequence <= warmup_) return;
+    ++settled_;
+    if (metrics_.enabled()) metrics_.add(boot);
   }
 
   std::uint64_t warmup_;
+  std::uint64_t settled_ = 0;
   std::uint64_t undecodable_ = 0;
   CgroupPaths cgroups_;
   ProgressLine progress_;

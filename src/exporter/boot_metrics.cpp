@@ -139,7 +139,7 @@ void BootMetrics::write(std::ostream& out, const PhaseNames& names) const {
   Exposition e;
   write_milestones(e);
   write_steps(e, names);
-  write_counters(e);
+  write_counters(e, names);
   out << e.text();
 }
 
@@ -194,12 +194,29 @@ void BootMetrics::write_steps(Exposition& e, const PhaseNames& names) const {
   }
 }
 
-void BootMetrics::write_counters(Exposition& e) const {
+// The failure groups summed by their last step: a dashboard asks where
+// boots fail; how each ended is the summary's.
+void BootMetrics::write_failures(Exposition& e, const PhaseNames& names) const {
+  std::map<Step, std::uint64_t> by_step;
+  for (const auto& [failure, count] : boots_.failures) {
+    if (has_series(failure.last_step)) by_step[failure.last_step] += count;
+  }
+  const std::string failed = "hacoboot_boots_incomplete_by_step_total";
+  e.family(failed, "counter",
+           "Incomplete boots by the last step their dying process passed (phase, execve or listen): where boots "
+           "fail.");
+  for (const auto& [step, count] : by_step) e.sample(failed, step_labels(step, names), std::to_string(count));
+}
+
+void BootMetrics::write_counters(Exposition& e, const PhaseNames& names) const {
   e.scalar("hacoboot_boots_started_total", "counter", "Boots whose start phase was seen.", boots_.started);
   e.scalar("hacoboot_boots_completed_total", "counter", "Started boots that reached execve and listen.",
-           boots_.started - boots_.incomplete);
-  e.scalar("hacoboot_boots_incomplete_total", "counter", "Started boots that missed execve or listen.",
+           boots_.started - boots_.incomplete - boots_.in_flight);
+  e.scalar("hacoboot_boots_incomplete_total", "counter",
+           "Started boots that failed before execve or listen: their container (or their supervisor before its "
+           "fork) ended.",
            boots_.incomplete);
+  write_failures(e, names);
   e.scalar(
       "hacoboot_events_lost_total", "counter",
       "Events the kernel could not deliver (ring buffer full) or the tool could not decode: figures may miss boots.",

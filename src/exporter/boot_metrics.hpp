@@ -74,7 +74,8 @@ class BootMetrics {
   // The families of write(), in their order.
   void write_milestones(Exposition& e) const;
   void write_steps(Exposition& e, const PhaseNames& names) const;
-  void write_counters(Exposition& e) const;
+  void write_counters(Exposition& e, const PhaseNames& names) const;
+  void write_failures(Exposition& e, const PhaseNames& names) const;
 
   BootCounts boots_;
   std::map<Step, StepHistograms> steps_;

@@ -39,6 +39,43 @@ std::string_view boot_end_name(BootEnd end) {
   return "unknown";
 }
 
+std::string_view failed_process_name(FailedProcess process) {
+  return process == FailedProcess::Supervisor ? "supervisor" : "container";
+}
+
+BootOutcome BootRecord::outcome() const {
+  if (!started()) return BootOutcome::Unstarted;
+  const auto reached = [this](const std::optional<std::uint64_t>& ts_ns) {
+    return ts_ns && since_start(*ts_ns).has_value();
+  };
+  if (reached(execve_ns) && reached(listen_ns)) return BootOutcome::Complete;
+  // A container that died before tracing stopped failed, even with its
+  // supervisor still there; one still running was cut off.
+  const bool container_died = container_pid != 0 ? container_exit_ns.has_value() : supervisor_exit_status.has_value();
+  return end == BootEnd::TracingStopped && !container_died ? BootOutcome::InFlight : BootOutcome::Failed;
+}
+
+std::optional<BootFailure> BootRecord::failure() const {
+  if (outcome() != BootOutcome::Failed) return std::nullopt;
+  const auto steps = timeline();
+  if (steps.empty()) return std::nullopt;
+  BootFailure failure{.last_step = steps.back().step,
+                      .process = FailedProcess::Supervisor,
+                      .wait_status = supervisor_exit_status,
+                      .end = end};
+  if (container_pid == 0) return failure;
+  failure.process = FailedProcess::Container;
+  failure.wait_status = container_exit_status;
+  // The supervisor goes on after its container died (END_SETUP, CLEANUP...):
+  // the container's own last step says where it failed; before its first,
+  // the fork that created it.
+  const auto own = std::find_if(steps.rbegin(), steps.rend(), [](const StepTiming& s) {
+    return lane_of(s.step) != Lane::Supervisor || s.step == Step{Step::Kind::Phase, kPhaseStartFork};
+  });
+  if (own != steps.rend()) failure.last_step = own->step;
+  return failure;
+}
+
 std::optional<std::uint64_t> BootRecord::since_start(std::uint64_t ts_ns) const {
   if (!start_ns || ts_ns < *start_ns) return std::nullopt;
   return ts_ns - *start_ns;

@@ -103,6 +103,33 @@ enum class BootEnd : std::uint8_t {
 // column of --events.
 std::string_view boot_end_name(BootEnd end);
 
+// What a boot came to, as the summary counts it.
+enum class BootOutcome : std::uint8_t {
+  Unstarted,  // its start phase was not seen
+  Complete,   // reached execve and listen after its start
+  InFlight,   // cut off by the end of tracing (-n reached, --duration over, a signal)
+  Failed,     // its container (or its supervisor before forking one) ended before completing
+};
+
+// Which process of a failed boot ended it.
+enum class FailedProcess : std::uint8_t { Supervisor, Container };
+
+// Where a failed boot failed: the last step its dying process passed, and
+// how that process ended. Failed boots with equal keys are one group.
+struct BootFailure {
+  Step last_step;
+  FailedProcess process = FailedProcess::Container;
+  // The wait(2) status of its exit; nullopt when its exit was not seen
+  // (`end` says why: replaced, evicted, vanished).
+  std::optional<int> wait_status;
+  BootEnd end = BootEnd::Exited;
+
+  auto operator<=>(const BootFailure&) const = default;  // NOLINT(modernize-use-nullptr): clang-tidy 14 misreads <=>
+};
+
+// "container", "supervisor".
+std::string_view failed_process_name(FailedProcess process);
+
 // Everything one Haconiwa launch did, in absolute CLOCK_MONOTONIC ns.
 struct BootRecord {
   std::uint64_t sequence = 0;  // 1-based, in order of the boots' first events
@@ -117,6 +144,8 @@ struct BootRecord {
   std::optional<std::uint64_t> execve_ns;
   std::optional<std::uint64_t> listen_ns;
   std::optional<std::uint64_t> container_exit_ns;
+  std::optional<int> container_exit_status;   // its wait(2) status, with container_exit_ns
+  std::optional<int> supervisor_exit_status;  // the supervisor's, once it exited
   BootEnd end = BootEnd::Exited;
   // The scheduler's view, from START_SV to the first listen (what the
   // kernel side accounts): each accounted thread's readings and the
@@ -129,6 +158,11 @@ struct BootRecord {
 
   [[nodiscard]] bool started() const { return start_ns.has_value(); }
   [[nodiscard]] bool complete() const { return started() && execve_ns && listen_ns; }
+  // Complete only counts milestones after the start; in flight only boots
+  // whose container still ran when tracing stopped.
+  [[nodiscard]] BootOutcome outcome() const;
+  // Set when outcome() is Failed.
+  [[nodiscard]] std::optional<BootFailure> failure() const;
   // Time from the start to ts; nullopt before the start or when not started.
   [[nodiscard]] std::optional<std::uint64_t> since_start(std::uint64_t ts_ns) const;
   // Its phases in time order, each lasting until the next.

@@ -169,9 +169,10 @@ void BootTracker::on_exit(const Event& event) {
   auto& boot = it->second;
   record_reading(boot, event);
   if (event.role == Role::Launcher) {
-    boot.supervisor_exited = true;
+    boot.record.supervisor_exit_status = event.exit_status;
   } else if (event.role == Role::Container) {
     boot.record.container_exit_ns = event.ts_ns;
+    boot.record.container_exit_status = event.exit_status;
   } else {
     return;
   }
@@ -180,7 +181,7 @@ void BootTracker::on_exit(const Event& event) {
 
 void BootTracker::finish_if_over(std::uint32_t hpid, const LiveBoot& boot) {
   const bool container_gone = boot.record.container_pid == 0 || boot.record.container_exit_ns;
-  if (boot.supervisor_exited && container_gone) finish(hpid, BootEnd::Exited);
+  if (boot.record.supervisor_exit_status && container_gone) finish(hpid, BootEnd::Exited);
 }
 
 void BootTracker::finish(std::uint32_t hpid, BootEnd end) {

@@ -48,7 +48,6 @@ class BootTracker {
  private:
   struct LiveBoot {
     BootRecord record;
-    bool supervisor_exited = false;
     bool settled = false;      // counted in settled_
     std::size_t readings = 0;  // scheduler readings kept: samples and wakeups
   };

@@ -90,8 +90,8 @@ std::optional<Event> decode_event(std::span<const std::byte> record) {
       if (!e.wakee) return std::nullopt;
       break;
       // NOLINTEND(cppcoreguidelines-pro-type-union-access)
-    case EventKind::Listen:
-    case EventKind::Exit: break;
+    case EventKind::Exit: e.exit_status = static_cast<int>(raw.arg); break;
+    case EventKind::Listen: break;
   }
   return e;
 }

@@ -39,6 +39,7 @@ struct Event {
   std::int64_t phase = 0;       // Phase
   std::uint32_t child_pid = 0;  // Fork
   std::string filename;         // Exec
+  int exit_status = 0;          // Exit: the process's wait(2) status
   // Exec: the path of the cgroup cgroup_id names, filled in user space by
   // the enrichment step after decoding (empty when not resolvable).
   std::string cgroup_path;

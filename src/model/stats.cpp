@@ -62,7 +62,8 @@ std::array<std::uint64_t, 65> SampleStats::log2_counts() const {
 }
 
 void BootCounts::add(const BootRecord& boot) {
-  if (!boot.started()) {
+  const auto outcome = boot.outcome();
+  if (outcome == BootOutcome::Unstarted) {
     ++unstarted;
     return;
   }
@@ -70,11 +71,24 @@ void BootCounts::add(const BootRecord& boot) {
   const auto reached = [&boot](const std::optional<std::uint64_t>& ts_ns) {
     return ts_ns && boot.since_start(*ts_ns).has_value();
   };
-  const bool reached_execve = reached(boot.execve_ns);
-  const bool reached_listen = reached(boot.listen_ns);
-  execve += reached_execve ? 1 : 0;
-  listen += reached_listen ? 1 : 0;
-  incomplete += reached_execve && reached_listen ? 0 : 1;
+  execve += reached(boot.execve_ns) ? 1 : 0;
+  listen += reached(boot.listen_ns) ? 1 : 0;
+  in_flight += outcome == BootOutcome::InFlight ? 1 : 0;
+  if (outcome != BootOutcome::Failed) return;
+  ++incomplete;
+  const auto failure = boot.failure();
+  if (!failure) return;
+  if (const auto group = failures.find(*failure); group != failures.end()) {
+    ++group->second;
+  } else if (failures.size() < kMaxFailureGroups) {
+    failures.emplace(*failure, 1);
+  }
+}
+
+std::vector<std::pair<BootFailure, std::uint64_t>> BootCounts::failures_by_count() const {
+  std::vector<std::pair<BootFailure, std::uint64_t>> groups(failures.begin(), failures.end());
+  std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return groups;
 }
 
 void Summary::add(const BootRecord& boot) {

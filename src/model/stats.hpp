@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "model/boot.hpp"
@@ -16,14 +17,24 @@
 namespace hacoboot {
 
 struct BootCounts {
+  // Failure groups kept at most: only a kernel side sending made-up phase
+  // numbers would make more, and a long-running exporter must stay flat.
+  static constexpr std::size_t kMaxFailureGroups = 256;
+
   std::uint64_t started = 0;     // passed the start phase while traced
   std::uint64_t execve = 0;      // ... and then exec'd the command
   std::uint64_t listen = 0;      // ... and then listened
-  std::uint64_t incomplete = 0;  // started, but missed execve or listen
+  std::uint64_t incomplete = 0;  // started, but failed before execve or listen (BootOutcome::Failed)
+  std::uint64_t in_flight = 0;   // started, cut off by the end of tracing before execve or listen
   std::uint64_t unstarted = 0;   // seen only after their start (tracing began mid-launch)
+  // The incomplete boots by where and how they failed; a boot of a group
+  // beyond kMaxFailureGroups counts in `incomplete` only.
+  std::map<BootFailure, std::uint64_t> failures;
 
   // Counts one finished boot; a milestone counts only when it came after the start.
   void add(const BootRecord& boot);
+  // The failure groups, the most boots first.
+  [[nodiscard]] std::vector<std::pair<BootFailure, std::uint64_t>> failures_by_count() const;
 };
 
 // Both timings of one step across boots.

@@ -5,6 +5,7 @@
 #include <array>
 
 #include "report/report_writers.hpp"
+#include "util/wait_status.hpp"
 
 namespace hacoboot {
 
@@ -16,6 +17,15 @@ std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, bool histo
     case ReportFormat::Tsv: return make_tsv_writer();
   }
   return nullptr;
+}
+
+std::string describe_failure(const BootFailure& failure, const PhaseNames& names) {
+  const auto how = failure.wait_status ? describe_wait_status(*failure.wait_status)
+                                       : fmt::format("ended unseen ({})", boot_end_name(failure.end));
+  const auto& step = failure.last_step;
+  const auto where = step.kind == Step::Kind::Phase ? fmt::format("{} {}", step.phase, step_name(step, names))
+                                                    : step_name(step, names);
+  return fmt::format("{} {} after {}", failed_process_name(failure.process), how, where);
 }
 
 std::string format_duration(std::uint64_t ns) {

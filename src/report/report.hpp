@@ -39,6 +39,12 @@ std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, bool histo
 // The percentiles every format reports.
 inline constexpr std::array<double, 3> kReportedPercentiles{50, 90, 99};
 
+// Where and how a failed boot failed, in the words of every format:
+// "container exited 1 after 17 CONTAINER_UID_MAPPING_SETUP", "container
+// killed by signal 9 (SIGKILL) after execve", "supervisor ended unseen
+// (vanished) after 1 START_SV".
+std::string describe_failure(const BootFailure& failure, const PhaseNames& names);
+
 // "812 ns", "12.3 us", "7.21 ms", "2.24 s": three significant digits.
 std::string format_duration(std::uint64_t ns);
 

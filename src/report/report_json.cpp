@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -57,6 +58,32 @@ Json critical_path_of(const PathBreakdown& paths, std::uint64_t started) {
           {"listen", std::move(listen)}};
 }
 
+// One group of failed boots: where they failed, and how their dying process
+// ended (an exit status or a signal; neither when its exit was not seen).
+Json failure_of(const BootFailure& failure, std::uint64_t boots, const PhaseNames& names) {
+  const auto& step = failure.last_step;
+  Json out{{"boots", boots},
+           {"last_phase", step.kind == Step::Kind::Phase ? Json(step.phase) : Json()},
+           {"last_step", step_name(step, names)},
+           {"process", failed_process_name(failure.process)},
+           {"end", boot_end_name(failure.end)}};
+  if (const auto status = failure.wait_status; status && WIFEXITED(*status)) {
+    out["exit_status"] = WEXITSTATUS(*status);
+  } else if (status && WIFSIGNALED(*status)) {
+    out["signal"] = WTERMSIG(*status);
+  }
+  out["description"] = describe_failure(failure, names);
+  return out;
+}
+
+Json boots_of(const BootCounts& boots, const PhaseNames& names) {
+  auto failures = Json::array();
+  for (const auto& [failure, count] : boots.failures_by_count()) failures.push_back(failure_of(failure, count, names));
+  return {{"started", boots.started},       {"execve", boots.execve},       {"listen", boots.listen},
+          {"incomplete", boots.incomplete}, {"unstarted", boots.unstarted}, {"in_flight", boots.in_flight},
+          {"failures", std::move(failures)}};
+}
+
 class JsonWriter final : public ReportWriter {
  public:
   // 2: noise_free under metrics, critical_path and steps (by lane).
@@ -68,11 +95,7 @@ class JsonWriter final : public ReportWriter {
     doc["schema"] = kSchema;
     doc["start_phase"] = {{"phase", facts.start_phase}, {"name", facts.names.name(facts.start_phase)}};
     doc["command"] = facts.command.empty() ? Json() : Json(facts.command);
-    doc["boots"] = {{"started", boots.started},
-                    {"execve", boots.execve},
-                    {"listen", boots.listen},
-                    {"incomplete", boots.incomplete},
-                    {"unstarted", boots.unstarted}};
+    doc["boots"] = boots_of(boots, facts.names);
     doc["lost_events"] = facts.lost_events;
     doc["untracked_phase_events"] = facts.untracked_phases;
     doc["tracked_at_exit"] = facts.tracked_at_exit;

@@ -51,8 +51,13 @@ class TableWriter final : public ReportWriter {
     const auto& boots = summary.boots();
     out << fmt::format("Boots: {} started, {} reached execve, {} reached listen, {} incomplete", boots.started,
                        boots.execve, boots.listen, boots.incomplete);
+    if (boots.in_flight > 0) out << fmt::format(", {} in flight at stop", boots.in_flight);
     if (boots.unstarted > 0) out << fmt::format(", {} seen only after their start", boots.unstarted);
-    out << "\nexecve of: " << (facts.command.empty() ? "the container's first execve" : facts.command) << '\n';
+    out << '\n';
+    for (const auto& [failure, count] : boots.failures_by_count()) {
+      out << fmt::format("{} incomplete: {}\n", count, describe_failure(failure, facts.names));
+    }
+    out << "execve of: " << (facts.command.empty() ? "the container's first execve" : facts.command) << '\n';
     if (facts.lost_events > 0) {
       out << fmt::format("WARNING: {} events lost (ring buffer full): figures may be incomplete\n", facts.lost_events);
     }

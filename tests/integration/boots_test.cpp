@@ -60,6 +60,11 @@ TEST_F(BootsTest, ContainerDyingBeforeExecIsIncomplete) {
   const auto traced = trace_boots({"-n", "5", "--die-before-exec"});
   ASSERT_FALSE(HasFailure());
   expect_boot_counts(traced.summary, 5, 0, 0, 5);
+  // All five failed alike: one group, where a CI log reads why.
+  const auto failures = traced.summary.value("boots", nlohmann::json::object()).value("failures", nlohmann::json());
+  ASSERT_EQ(failures.size(), 1U) << traced.summary.dump(2);
+  EXPECT_EQ(failures.at(0).value("boots", 0), 5);
+  EXPECT_EQ(failures.at(0).value("description", ""), "container exited 1 after 20 CONTAINER_SECCOMP_SETUP");
 
   const auto boots = rows_by_boot(traced.rows);
   EXPECT_EQ(boots.size(), 5U);

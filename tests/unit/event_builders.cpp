@@ -50,9 +50,10 @@ Event listen(std::uint64_t ts, std::uint32_t pid, std::uint32_t hpid, Role role)
   return e;
 }
 
-Event exit(std::uint64_t ts, std::uint32_t pid, std::uint32_t hpid, Role role) {
+Event exit(std::uint64_t ts, std::uint32_t pid, std::uint32_t hpid, Role role, int wait_status) {
   Event e;
   e.kind = EventKind::Exit;
+  e.exit_status = wait_status;
   e.ts_ns = ts;
   e.pid = pid;
   e.hpid = hpid;

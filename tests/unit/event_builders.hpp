@@ -24,7 +24,8 @@ Event fork(std::uint64_t ts, std::uint32_t parent, std::uint32_t hpid, std::uint
 Event exec(std::uint64_t ts, std::uint32_t pid, std::uint32_t hpid, std::string filename, Role role = Role::Container,
            std::uint64_t cgroup_id = 0);
 Event listen(std::uint64_t ts, std::uint32_t pid, std::uint32_t hpid, Role role = Role::Container);
-Event exit(std::uint64_t ts, std::uint32_t pid, std::uint32_t hpid, Role role);
+// wait_status: the process's wait(2) status (exit_code), 0 an exit(0).
+Event exit(std::uint64_t ts, std::uint32_t pid, std::uint32_t hpid, Role role, int wait_status = 0);
 
 }  // namespace hacoboot::ev
 

@@ -74,12 +74,14 @@ TEST(DecodeEvent, ListenFromAMember) {
   EXPECT_EQ(e->role, Role::Member);
 }
 
-TEST(DecodeEvent, ExitOfALauncher) {
+TEST(DecodeEvent, ExitOfALauncherCarriesItsWaitStatus) {
   auto raw = raw_event(HACOBOOT_EV_EXIT, HACOBOOT_ROLE_LAUNCHER);
+  raw.arg = 1 << 8;  // exited 1
   const auto e = decode(raw, HACOBOOT_EVENT_BASE_SIZE);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->kind, EventKind::Exit);
   EXPECT_EQ(e->role, Role::Launcher);
+  EXPECT_EQ(e->exit_status, 1 << 8);
 }
 
 TEST(DecodeEvent, ExecCarriesFilenameUpToTheNul) {

@@ -29,7 +29,11 @@ Summary golden_summary() {
                      5'000'000, 12'000'000));
   s.add(started_boot(2'000'000, {{1, 2'000'000}, {31, 2'150'000}, {2, 2'200'000}, {11, 2'700'000}}, 7'000'002,
                      14'600'000));
-  s.add(started_boot(3'000'000, {{1, 3'000'000}, {2, 3'250'000}, {11, 3'900'000}}, std::nullopt, std::nullopt));
+  auto failed = started_boot(3'000'000, {{1, 3'000'000}, {2, 3'250'000}, {11, 3'900'000}}, std::nullopt, std::nullopt);
+  failed.container_pid = 3'001;
+  failed.container_exit_ns = 4'000'000;
+  failed.container_exit_status = 1 << 8;  // exited 1
+  s.add(failed);
   BootRecord unstarted;
   unstarted.phases = {{12, 500}};
   unstarted.execve_ns = 900;
@@ -92,8 +96,20 @@ TEST(JsonReport, ParsesWithTheDocumentedKeys) {
   EXPECT_EQ(doc.at("schema"), 2);
   EXPECT_EQ(doc.at("start_phase"), (nlohmann::json{{"phase", 1}, {"name", "START_SV"}}));
   EXPECT_EQ(doc.at("command"), "/u/app/bin/rails");
-  EXPECT_EQ(doc.at("boots"),
-            (nlohmann::json{{"started", 3}, {"execve", 2}, {"listen", 2}, {"incomplete", 1}, {"unstarted", 1}}));
+  const nlohmann::json failure{{"boots", 1},
+                               {"last_phase", 11},
+                               {"last_step", "CONTAINER_START"},
+                               {"process", "container"},
+                               {"end", "exited"},
+                               {"exit_status", 1},
+                               {"description", "container exited 1 after 11 CONTAINER_START"}};
+  EXPECT_EQ(doc.at("boots"), (nlohmann::json{{"started", 3},
+                                             {"execve", 2},
+                                             {"listen", 2},
+                                             {"incomplete", 1},
+                                             {"unstarted", 1},
+                                             {"in_flight", 0},
+                                             {"failures", {failure}}}));
   EXPECT_EQ(doc.at("lost_events"), 2);
   EXPECT_EQ(doc.at("untracked_phase_events"), 5);
   const auto& metrics = doc.at("metrics");

@@ -439,8 +439,9 @@ void check_regression_gate(const CLI::App& app, const Arguments& args, CommandLi
     return option->get_group() == "Regression gate" && option->get_name() != "--baseline" && option->count() > 0;
   });
   if (opt.baseline.empty() && any) {
-    result.warnings.emplace_back("--gate, --gate-on, --gate-stat, --alpha and --max-regression only matter with "
-                                 "--baseline");
+    result.warnings.emplace_back(
+        "--gate, --gate-on, --gate-stat, --alpha and --max-regression only matter with "
+        "--baseline");
   }
 }
 

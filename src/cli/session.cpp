@@ -413,8 +413,8 @@ void write_reports(const Options& options, BootSinks& sinks, const RunFacts& fac
 
 // kExitRunCommandFailed when the --run command failed, the gate's status
 // against --baseline (regressed, inconclusive), kExitOk otherwise.
-int exit_status(StopReason stop, ChildProcess* child, const std::optional<RunFigures>& baseline,
-                const Summary& summary, const RunFacts& facts, const Options& options, std::ostream& diagnostics) {
+int exit_status(StopReason stop, ChildProcess* child, const std::optional<RunFigures>& baseline, const Summary& summary,
+                const RunFacts& facts, const Options& options, std::ostream& diagnostics) {
   if (stop == StopReason::RunCommandExited) {
     if (const int status = child->poll_exit().value_or(0); status != 0) {
       diagnostics << "--run command " << describe_wait_status(status) << '\n';

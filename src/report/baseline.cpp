@@ -194,7 +194,7 @@ RunOrigin origin_of(const Field& summary, int schema) {
     const auto tool = member(summary, "tool");
     const auto name = member(tool, "name");
     if (text_of(name) != "hacoboot-sampler") {
-      throw NotASummary(fmt::format("\"{}\" is '{}', not \"hacoboot-sampler\"", name.path, text_of(name)));
+      throw NotASummary(fmt::format(R"("{}" is '{}', not "hacoboot-sampler")", name.path, text_of(name)));
     }
     origin.tool_version = text_of(member(tool, "version"));
   }
@@ -221,7 +221,8 @@ RunFigures figures_of_summary(const Field& summary, int schema) {
   RunFigures run;
   run.origin = origin_of(summary, schema);
   for (const char* name : {"execve", "listen"}) {
-    if (auto metric = metric_of(member(summary, "metrics"), name, schema)) run.metrics.emplace(name, std::move(*metric));
+    if (auto metric = metric_of(member(summary, "metrics"), name, schema))
+      run.metrics.emplace(name, std::move(*metric));
   }
   for (const auto& phase : items(member(summary, "phases"))) {
     const auto number = integer<std::int64_t>(member(phase, "phase"));
@@ -312,12 +313,12 @@ RunFigures figures_of_run(const Summary& summary, const RunFacts& facts) {
     if (stats.since_start.empty()) continue;
     auto name = step_name(step, facts.names);
     const bool is_phase = step.kind == Step::Kind::Phase;
-    const auto& noise_free = step.kind == Step::Kind::Execve ? summary.paths().noise_free_execve()
-                                                             : summary.paths().noise_free_listen();
-    MetricFigures metric{.name = name,
-                         .wall = figure_of(stats.since_start),
-                         .noise_free = is_phase || noise_free.empty() ? std::nullopt
-                                                                      : std::optional(figure_of(noise_free))};
+    const auto& noise_free =
+        step.kind == Step::Kind::Execve ? summary.paths().noise_free_execve() : summary.paths().noise_free_listen();
+    MetricFigures metric{
+        .name = name,
+        .wall = figure_of(stats.since_start),
+        .noise_free = is_phase || noise_free.empty() ? std::nullopt : std::optional(figure_of(noise_free))};
     run.metrics.emplace(is_phase ? phase_key(step.phase) : std::move(name), std::move(metric));
   }
   return run;

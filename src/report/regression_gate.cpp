@@ -69,14 +69,16 @@ void check_version(const RunOrigin& origin, const char* whose) {
                                  printable(origin.tool_version)));
   }
   if (*version > *version_of(tool_version())) {
-    throw UsageError(fmt::format("{} was written by hacoboot-sampler {}, newer than this one ({}): its figures may "
-                                 "be measured otherwise; compare with that version",
-                                 whose, origin.tool_version, tool_version()));
+    throw UsageError(
+        fmt::format("{} was written by hacoboot-sampler {}, newer than this one ({}): its figures may "
+                    "be measured otherwise; compare with that version",
+                    whose, origin.tool_version, tool_version()));
   }
   if (*version < *version_of(kOldestComparableVersion)) {
-    throw UsageError(fmt::format("{} was written by hacoboot-sampler {}, whose figures this version's do not match "
-                                 "(those of {} on do): renew it",
-                                 whose, origin.tool_version, kOldestComparableVersion));
+    throw UsageError(
+        fmt::format("{} was written by hacoboot-sampler {}, whose figures this version's do not match "
+                    "(those of {} on do): renew it",
+                    whose, origin.tool_version, kOldestComparableVersion));
   }
 }
 
@@ -100,8 +102,8 @@ std::vector<double> values_of(const Distribution& samples) {
   std::size_t pair = 0;
   std::uint64_t below = samples.counts.front().second;  // boots up to and including `pair`
   for (std::size_t i = 0; i < kMaxRankedBoots; ++i) {
-    const auto rank = static_cast<std::uint64_t>((static_cast<double>(i) + 0.5) /
-                                                 static_cast<double>(kMaxRankedBoots) * static_cast<double>(boots));
+    const auto rank = static_cast<std::uint64_t>((static_cast<double>(i) + 0.5) / static_cast<double>(kMaxRankedBoots) *
+                                                 static_cast<double>(boots));
     while (rank >= below && pair + 1 < samples.counts.size()) below += samples.counts.at(++pair).second;
     values.push_back(static_cast<double>(samples.counts.at(pair).first));
   }
@@ -226,11 +228,11 @@ void judge_by_rank_test(MetricComparison& row, bool rejected, const Ranked& rank
 
 // One row per metric of either run, figures compared but not yet judged by
 // the rank test (which needs every gated row's p-value first).
-MetricComparison row_of(const std::string& key, const MetricFigures* baseline, const MetricFigures* now,
-                        const GateConfig& config, std::optional<Ranked>& ranked) {
+MetricComparison row_of(const std::string& key, const std::string& name, const MetricFigures* baseline,
+                        const MetricFigures* now, const GateConfig& config, std::optional<Ranked>& ranked) {
   MetricComparison row;
   row.key = key;
-  row.name = now ? now->name : baseline->name;
+  row.name = name;
   row.gated = config.gated.empty() || config.gated.contains(key);
   row.baseline_boots = baseline ? baseline->wall.count : 0;
   row.boots = now ? now->wall.count : 0;
@@ -285,9 +287,9 @@ void add_notes(GateResult& result, const RunFigures& baseline, const GateConfig&
   }
   if (config.figure == GateFigure::NoiseFree && any([](const auto& row) {
         return row.gated && !row.key.starts_with("phase:") && row.figure == GateFigure::Wall &&
-               row.verdict != Verdict::New && row.verdict != Verdict::Missing;
+               row.baseline_boots > 0 && row.boots > 0;
       })) {
-    result.notes.push_back(
+    result.notes.emplace_back(
         "no noise-free figures in both runs (an older summary, or boots without the scheduler's readings): "
         "execve and listen compared by wall-clock time, which moves with CPU contention");
   }
@@ -300,10 +302,9 @@ void add_notes(GateResult& result, const RunFigures& baseline, const GateConfig&
                                        kMaxRankedBoots, kMaxRankedBoots));
   }
   if (any([](const auto& row) { return !row.gated; })) {
-    result.notes.push_back("* not gated: reported only, its p-value not adjusted");
+    result.notes.emplace_back("* not gated: reported only, its p-value not adjusted");
   }
 }
-
 
 // A row both runs have figures of, compared by a rank test that ran.
 bool tested(const MetricComparison& row) {
@@ -338,8 +339,7 @@ void write_row(const MetricComparison& row, const GateConfig& config, std::ostre
 // "(alpha 0.05, Holm over 2 gated metrics, at most +10%)"
 std::string terms_of(const GateResult& result, const GateConfig& config) {
   if (result.tested == 0) {
-    return fmt::format("({} compared, at most +{}%)", gate_statistic_name(config.statistic),
-                       config.max_regression_pct);
+    return fmt::format("({} compared, at most +{}%)", gate_statistic_name(config.statistic), config.max_regression_pct);
   }
   return fmt::format("(alpha {}, Holm over {} gated metric{}, at most +{}%)", config.alpha, result.tested,
                      result.tested == 1 ? "" : "s", config.max_regression_pct);
@@ -421,9 +421,10 @@ void check_baseline(const RunFigures& baseline, const RunOrigin& now, const Gate
     }
   }
   if (baseline.origin.start_phase != now.start_phase) {
-    throw UsageError(fmt::format("the baseline's clock starts at phase {}, this run's at phase {} (--from): their "
-                                 "times are not comparable",
-                                 baseline.origin.start_phase, now.start_phase));
+    throw UsageError(
+        fmt::format("the baseline's clock starts at phase {}, this run's at phase {} (--from): their "
+                    "times are not comparable",
+                    baseline.origin.start_phase, now.start_phase));
   }
   if (baseline.origin.command != now.command) {
     throw UsageError(fmt::format("the baseline timed {}, this run {}: their times are not comparable",
@@ -446,9 +447,10 @@ GateResult compare_runs(const RunFigures& baseline, const RunFigures& now, const
   for (const auto& key : keys) {
     const auto b = baseline.metrics.find(key);
     const auto n = now.metrics.find(key);
-    result.rows.push_back(row_of(key, b == baseline.metrics.end() ? nullptr : &b->second,
-                                 n == now.metrics.end() ? nullptr : &n->second, config,
-                                 ranked.at(result.rows.size())));
+    const bool in_baseline = b != baseline.metrics.end();
+    const bool in_now = n != now.metrics.end();
+    result.rows.push_back(row_of(key, in_now ? n->second.name : b->second.name, in_baseline ? &b->second : nullptr,
+                                 in_now ? &n->second : nullptr, config, ranked.at(result.rows.size())));
   }
   result.tested = judge_tested_rows(result.rows, ranked, config);
   // Boot order, as the summary's breakdown.

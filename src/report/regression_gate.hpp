@@ -36,8 +36,8 @@ struct GateConfig {
   // The statistic of the percentile comparison, used only for a baseline
   // without samples.
   GateStatistic statistic = GateStatistic::P50;
-  double max_regression_pct = 10.0;  // finite, (0, 1000]
-  double alpha = 0.05;               // family-wise over the gated metrics, (0, 0.5]
+  double max_regression_pct = 10.0;                    // finite, (0, 1000]
+  double alpha = 0.05;                                 // family-wise over the gated metrics, (0, 0.5]
   std::set<std::string> gated = {"execve", "listen"};  // keys of MetricTable; empty: all
 };
 

@@ -42,9 +42,8 @@ Json step_of(const StepStats& s) {
 // summary of 10,000 boots keeps 10,000 sample pairs per figure, which one
 // line each (instead of four) keeps readable and within --baseline's size.
 void write_indented(const Json& value, std::ostream& out, int depth) {
-  const bool flat_array = value.is_array() && std::none_of(value.begin(), value.end(), [](const Json& item) {
-                            return item.is_structured();
-                          });
+  const bool flat_array = value.is_array() && std::none_of(value.begin(), value.end(),
+                                                           [](const Json& item) { return item.is_structured(); });
   if (!value.is_structured() || value.empty() || flat_array) {
     out << value.dump();
     return;

@@ -15,15 +15,18 @@ namespace hacoboot {
 namespace {
 
 // A schema 3 summary around `metrics` (the execve and listen objects).
-std::string schema3(const std::string& metrics, const std::string& tool = R"({"name": "hacoboot-sampler", "version": "0.1.0"})") {
+std::string schema3(const std::string& metrics,
+                    const std::string& tool = R"({"name": "hacoboot-sampler", "version": "0.1.0"})") {
   return R"({"schema": 3, "tool": )" + tool + R"(, "start_phase": {"phase": 1, "name": "START_SV"}, "command": null,
-    "boots": {"started": 2}, "metrics": )" + metrics + R"(, "phases": []})";
+    "boots": {"started": 2}, "metrics": )" +
+         metrics + R"(, "phases": []})";
 }
 
 // Figures of two boots with these samples (the statistics are not checked against them).
 std::string stats_with(const std::string& samples, const std::string& count = "2") {
   return R"({"count": )" + count + R"(, "avg_ns": 1, "p50_ns": 1, "p90_ns": 1, "p99_ns": 1, "max_ns": 1, "exact": true,
-             "samples": )" + samples + "}";
+             "samples": )" +
+         samples + "}";
 }
 
 std::string execve_with(const std::string& samples, const std::string& count = "2") {
@@ -49,12 +52,14 @@ TEST(Baseline, ReadsBackWhatTheJsonWriterWrote) {
   const auto expected = figures_of_run(summary, facts);
   EXPECT_EQ(run.metrics, expected.metrics);
   EXPECT_EQ(run.origin, expected.origin);
-  EXPECT_EQ(run.origin, (RunOrigin{.schema = 3, .tool_version = tool_version(), .start_phase = 1, .command = "/bin/app"}));
+  EXPECT_EQ(run.origin,
+            (RunOrigin{.schema = 3, .tool_version = tool_version(), .start_phase = 1, .command = "/bin/app"}));
   EXPECT_EQ(run.boots, 1U);
   const auto& table = run.metrics;
   ASSERT_TRUE(table.contains("listen"));
   EXPECT_EQ(table.at("listen").wall.p50_ns, 20'000U);
-  EXPECT_EQ(table.at("listen").wall.samples.counts, (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{20'000, 1}}));
+  EXPECT_EQ(table.at("listen").wall.samples.counts,
+            (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{20'000, 1}}));
   ASSERT_TRUE(table.contains("phase:2"));
   EXPECT_EQ(table.at("phase:2").name, "START_FORK");
   EXPECT_EQ(parse_baseline(json.str(), "saved.json").origin.command, "") << "null: any first execve";
@@ -90,7 +95,7 @@ TEST(Baseline, ASchema1SummaryStillLoads) {
                            "p90_ns": 21000, "p99_ns": 21000}},
     "phases": [{"phase": 2, "name": "START_FORK", "count": 2, "avg_ns": 2000, "min_ns": 2000, "max_ns": 2000,
                 "p50_ns": 2000, "p90_ns": 2000, "p99_ns": 2000}]})",
-                                    "old.json");
+                                  "old.json");
   const auto& table = run.metrics;
   ASSERT_TRUE(table.contains("listen"));
   EXPECT_EQ(table.at("listen").wall.p90_ns, 21'000U);
@@ -142,7 +147,8 @@ TEST(Baseline, Schema3SamplesLoad) {
 TEST(Baseline, BadSamplesAreRefused) {
   const std::string more_pairs = [] {
     std::string pairs = "[";
-    for (std::size_t i = 0; i <= SampleStats::kExactSamples; ++i) pairs += (i ? ", [" : "[") + std::to_string(i) + ", 1]";
+    for (std::size_t i = 0; i <= SampleStats::kExactSamples; ++i)
+      pairs += (i ? ", [" : "[") + std::to_string(i) + ", 1]";
     return pairs + "]";
   }();
   for (const auto& [text, fault] : std::vector<std::pair<std::string, std::string>>{
@@ -163,7 +169,8 @@ TEST(Baseline, BadSamplesAreRefused) {
            {schema3(execve_with("[[10, 1]]")), R"("metrics.execve.samples" hold 1 boots, its count says 2)"},
            {schema3(execve_with("[[10, 18446744073709551615], [20, 18446744073709551615]]")),
             R"("metrics.execve.samples" hold more boots than its count, 2)"},
-           {schema3(execve_with(more_pairs, "10001")), R"("metrics.execve.samples" holds 10001 pairs, more than the 10000)"},
+           {schema3(execve_with(more_pairs, "10001")),
+            R"("metrics.execve.samples" holds 10001 pairs, more than the 10000)"},
            {schema3(R"({"execve": {"count": 1, "avg_ns": 1, "p50_ns": 1, "p90_ns": 1, "p99_ns": 1, "max_ns": 1},
                         "listen": {"count": 0}})"),
             R"(no "metrics.execve.samples")"},

@@ -86,8 +86,9 @@ TEST(RegressionGate, ASignificantShiftBeyondTheLimitRegresses) {
   EXPECT_EQ(result.outcome(), GateOutcome::Regressed);
   EXPECT_EQ(result.tested, 2U);
   const auto report = report_of(result);
-  EXPECT_TRUE(contains(report, "gate: REGRESSED: listen slower by more than the limit (alpha 0.05, Holm over 2 gated "
-                               "metrics, at most +10%)"))
+  EXPECT_TRUE(contains(report,
+                       "gate: REGRESSED: listen slower by more than the limit (alpha 0.05, Holm over 2 gated "
+                       "metrics, at most +10%)"))
       << report;
 }
 
@@ -157,7 +158,8 @@ TEST(RegressionGate, HolmControlsTheErrorOverTheGatedMetrics) {
 // Contention: the wall time of the same code doubles, its noise-free time does not move.
 TEST(RegressionGate, TheNoiseFreeFigureIsGatedByDefault) {
   const auto metric = [](double wall_ms, double noise_free_ms) {
-    return MetricFigures{.name = "listen", .wall = figure(around(wall_ms)), .noise_free = figure(around(noise_free_ms))};
+    return MetricFigures{
+        .name = "listen", .wall = figure(around(wall_ms)), .noise_free = figure(around(noise_free_ms))};
   };
   const auto baseline = run_of({{"listen", metric(100, 80)}});
   const auto busy = run_of({{"listen", metric(200, 80)}});
@@ -234,13 +236,12 @@ TEST(RegressionGate, UngatedAndNewOrMissingMetricsAreReportedNotFatal) {
 
 TEST(RegressionGate, TheReportKeepsItsRowsWithin118Columns) {
   auto baseline = wall_run(around(10), around(100));
-  baseline.metrics.emplace("phase:12", MetricFigures{.name = "CONTAINER_NAMESPACE_GENERATED",
-                                                     .wall = figure({1, 2, 3}),
-                                                     .noise_free = {}});
+  baseline.metrics.emplace(
+      "phase:12", MetricFigures{.name = "CONTAINER_NAMESPACE_GENERATED", .wall = figure({1, 2, 3}), .noise_free = {}});
   auto now = wall_run(around(10), around(100));
-  now.metrics.emplace("phase:12", MetricFigures{.name = "CONTAINER_NAMESPACE_GENERATED",
-                                                .wall = figure({900, 2, 3}),
-                                                .noise_free = {}});
+  now.metrics.emplace(
+      "phase:12",
+      MetricFigures{.name = "CONTAINER_NAMESPACE_GENERATED", .wall = figure({900, 2, 3}), .noise_free = {}});
   GateConfig all;
   all.gated = {};
   std::istringstream report(report_of(compare_runs(baseline, now, all), all));
@@ -308,8 +309,9 @@ TEST(CheckComparable, RefusesSummariesOfAToolVersionWhoseFiguresDiffer) {
 TEST(CheckBaseline, IsWhatCheckComparableChecksOfTheBaseline) {
   auto baseline = wall_run(around(10), around(100));
   baseline.origin.start_phase = 2;
-  EXPECT_THROW(check_baseline(baseline, RunOrigin{.schema = 3, .tool_version = "", .start_phase = 1, .command = ""}, {}),
-               UsageError);
+  EXPECT_THROW(
+      check_baseline(baseline, RunOrigin{.schema = 3, .tool_version = "", .start_phase = 1, .command = ""}, {}),
+      UsageError);
   EXPECT_NO_THROW(
       check_baseline(baseline, RunOrigin{.schema = 3, .tool_version = "", .start_phase = 2, .command = ""}, {}));
 }

@@ -251,6 +251,17 @@ TEST(RegressionGate, TheReportKeepsItsRowsWithin118Columns) {
   for (int row = 0; row < 3 && std::getline(report, line); ++row) EXPECT_LE(line.size(), 118U) << line;
 }
 
+// Runs beyond 2,000 boots are ranked by 2,000 quantiles: still judged, and said.
+TEST(RegressionGate, LongRunsAreRankedByTheirQuantiles) {
+  const auto before = wall_run(around(10, 3000), around(100, 3000));
+  const auto slower = compare_runs(before, wall_run(around(10, 3000), around(130, 3000)), {});
+  EXPECT_EQ(row_of(slower, "listen").verdict, Verdict::Regressed);
+  EXPECT_EQ(row_of(slower, "listen").boots, 3000U);
+  EXPECT_TRUE(contains(report_of(slower), "runs of more than 2000 boots are ranked by 2000 evenly spaced quantiles"))
+      << report_of(slower);
+  EXPECT_EQ(compare_runs(before, before, {}).outcome(), GateOutcome::Passed);
+}
+
 TEST(RegressionGate, NothingRegressesAgainstItself) {
   const auto run = wall_run(around(10), around(100));
   const auto result = compare_runs(run, run, {});

@@ -51,6 +51,11 @@ run_cases() {
     expect "table bpftrace json tsv" --format =
     expect "tsv jsonl" --events-format ""
     expect "p50 p90 p99" --gate-stat p
+    expect "noise-free wall" --gate-on ""
+    expect "--alpha" --al
+    expect "compare" comp
+    expect "--gate --gate-on --gate-stat" compare a.json b.json --gate
+    expect "wall" compare a.json b.json --gate-on w
     expect "--textfile --textfile-interval --timeline --trace-out" --t
     expect "--serve" --se
     expect "--list" --li
@@ -73,6 +78,8 @@ run_cases() {
         expect "base.json boots.tsv plot.svg sub" -o ""
         expect "boots.tsv" --events bo
         expect "base.json sub" --baseline ""
+        expect "base.json sub" compare ""
+        expect "base.json sub" compare base.json ""
         expect "plot.svg sub" --timeline ""
         expect "base.json boots.tsv plot.svg sub" -- ""
         expect "boots.tsv" /dev/null -q bo # COMMAND

@@ -40,6 +40,8 @@ EXAMPLES:
                                             # trace while a script runs (CI)
   hacoboot-sampler --run ./boot-10.sh --baseline boot.json --max-regression 15
                                             # exit 3 when boot time regressed
+  hacoboot-sampler compare base.json new.json
+                                            # the same gate on two saved summaries
   hacoboot-sampler -n 20 --events boots.tsv --timeline boots.svg
                                             # 20 boots: raw rows and a waterfall
   hacoboot-sampler --haconiwa /opt/haconiwa/bin/haconiwa -d 30s --hist
@@ -48,9 +50,15 @@ EXAMPLES:
   hacoboot-sampler -p 4242 --list          # the probes of a running haconiwa
 
 EXIT STATUS:
-  0 success, 1 runtime error (privileges, kernel, I/O), 2 bad usage or input,
-  3 boot time regressed against --baseline, 4 the --run command failed.
+  0 success, 1 runtime error (privileges, kernel, I/O), 2 bad usage or input
+  (also a baseline that cannot be compared), 3 boot time regressed against
+  --baseline, 4 the --run command failed, 5 the gate was inconclusive (too
+  few boots to tell --max-regression from noise).
 )";
+
+constexpr const char* kCompareDescription =
+    "Compares two saved --format json summaries as --baseline does: the gate's report\n"
+    "on stdout, and its exit status (0 passed, 3 regressed, 5 inconclusive). No root.";
 
 // A value of an option taking one of a few names (--format, --usdt-attach...).
 template <typename Value>
@@ -88,6 +96,8 @@ constexpr std::uint64_t kMaxBoots = 1'000'000'000;
 constexpr std::uint64_t kMaxPid = 4'194'304;
 // --max-regression: a 1000 % slowdown (11 times slower) is already no gate.
 constexpr double kMaxRegressionPct = 1000;
+// --alpha: beyond 0.5 a "significant" shift is more likely noise than not.
+constexpr double kMaxAlpha = 0.5;
 
 // A decimal integer from min to max. CLI11 would also read "0x10" (16),
 // "010" (8) and saturate on overflow; a user typing digits means decimal.
@@ -102,15 +112,14 @@ std::uint64_t decimal_in_range(const std::string& text, const char* option, std:
   return value;
 }
 
-// A finite percentage from 0 to kMaxRegressionPct: "nan" would pass every
-// comparison, "inf" every slowdown.
-double percentage(const std::string& text, const char* option) {
+// A decimal number above 0 and at most max: "nan" would pass every
+// comparison, "inf" every slowdown, and 0 would fail on any noise.
+double positive_decimal(const std::string& text, const char* option, const char* what, double max) {
   double value = 0;
   const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc{} || ptr != end || !std::isfinite(value) || std::signbit(value) || value > kMaxRegressionPct) {
-    throw UsageError(
-        fmt::format("{}: '{}' is not a percentage from 0 to {}", option, printable(text), kMaxRegressionPct));
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value, std::chars_format::fixed);
+  if (ec != std::errc{} || ptr != end || !std::isfinite(value) || !(value > 0) || value > max) {
+    throw UsageError(fmt::format("{}: '{}' is not {} above 0 and at most {}", option, printable(text), what, max));
   }
   return value;
 }
@@ -119,6 +128,7 @@ double percentage(const std::string& text, const char* option) {
 // and the option then reads as unset, or as 0: refused for every option that
 // takes a value, the positional COMMAND included.
 void refuse_empty_values(const CLI::App& app) {
+  for (const auto* command : app.get_subcommands({})) refuse_empty_values(*command);
   for (const auto* option : app.get_options()) {
     if (option->get_items_expected_min() == 0) continue;  // a flag
     const auto& values = option->results();
@@ -147,6 +157,23 @@ std::set<std::string> gated_metrics(const std::string& list, const PhaseNames& n
   return keys;
 }
 
+// The gate's options as typed: the same on a traced command line and after `compare`.
+struct GateArguments {
+  std::string max_regression;
+  std::string statistic;
+  std::string gated;
+  std::string figure;
+  std::string alpha;
+};
+
+// `compare BASE NEW` and its gate options.
+struct CompareArguments {
+  CLI::App* command = nullptr;
+  std::string baseline;
+  std::string compared;
+  GateArguments gate;
+};
+
 // The command line as typed: the options CLI11 stores straight into Options,
 // and the text of the others, converted and checked once parsed (validated).
 struct Arguments {
@@ -162,9 +189,8 @@ struct Arguments {
   std::string events_format;
   std::string serve;
   std::string textfile_interval;
-  std::string max_regression;
-  std::string gate_statistic;
-  std::string gate_list;
+  GateArguments gate;
+  CompareArguments compare;
   std::string ring_buffer_size;
   std::string syscall_hooks;
   std::string usdt_attach;
@@ -248,14 +274,32 @@ void add_exporter(CLI::App& app, Arguments& args) {
   group.value("--textfile-interval", args.textfile_interval, "DUR", "How often --textfile is rewritten (default 15s)");
 }
 
+// The options that judge a comparison, for --baseline and `compare` alike.
+void add_gate_options(const OptionGroup& group, GateArguments& args) {
+  group.value("--max-regression", args.max_regression, "PCT",
+              "Largest tolerated slowdown in %, above 0, at most 1000 (default 10)");
+  group.value("--alpha", args.alpha, "LEVEL",
+              "Chance of a false REGRESSED over all gated metrics, above 0, at most 0.5 (default 0.05)");
+  group.value("--gate-on", args.figure, "FIGURE",
+              "Figure of execve and listen compared: noise-free (default: without run-queue time), wall");
+  group.value("--gate-stat", args.statistic, "STAT",
+              "Statistic compared with a baseline without samples: p50 (default), p90, p99, avg, max");
+  group.value("--gate", args.gated, "LIST", "Metrics that fail the gate: execve,listen (default), phases, or all");
+}
+
 void add_regression_gate(CLI::App& app, Arguments& args) {
   const OptionGroup group(app, "Regression gate");
   group.value("--baseline", args.options.baseline, "FILE",
-              "Compare with a saved --format json summary; exit 3 on regression");
-  group.value("--max-regression", args.max_regression, "PCT",
-              "Largest tolerated slowdown in %, 0 to 1000 (default 10)");
-  group.value("--gate-stat", args.gate_statistic, "STAT", "Statistic compared: p50 (default), p90, p99, avg, max");
-  group.value("--gate", args.gate_list, "LIST", "Metrics that fail the gate: execve,listen (default), phases, or all");
+              "Compare with a saved --format json summary; exit 3 on regression, 5 inconclusive");
+  add_gate_options(group, args.gate);
+}
+
+// `hacoboot-sampler compare BASE NEW [gate options]`.
+void add_compare(CLI::App& app, CompareArguments& args) {
+  args.command = app.add_subcommand("compare", kCompareDescription);
+  args.command->add_option("BASE", args.baseline, "The baseline: a saved --format json summary")->required();
+  args.command->add_option("NEW", args.compared, "The summary judged against it")->required();
+  add_gate_options(OptionGroup(*args.command, "Regression gate"), args.gate);
 }
 
 // The kernel side's knobs and the diagnostics.
@@ -293,7 +337,8 @@ std::optional<std::string> parse_arguments(CLI::App& app, int argc, const char* 
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
-    return app.help();
+    const auto called = app.get_subcommands();  // `compare --help`
+    return called.empty() ? app.help() : called.front()->help();
   } catch (const CLI::CallForVersion& version) {
     return std::string(version.what()) + "\n";
   } catch (const CLI::ParseError& e) {
@@ -360,22 +405,56 @@ void check_exporter(const CLI::App& app, const Arguments& args, Options& opt) {
   }
 }
 
-// After check_what_to_trace: --gate names phases as --phase-names does.
+// The gate options given to `app` (the tool or `compare`); --gate names
+// phases as --phase-names does.
+GateConfig checked_gate(const CLI::App& app, const GateArguments& args, const PhaseNames& names) {
+  GateConfig gate;
+  if (given(app, "--gate-stat")) {
+    const auto statistic = parse_gate_statistic(args.statistic);
+    if (!statistic) {
+      throw UsageError("--gate-stat: unknown statistic '" + printable(args.statistic) + "' (p50, p90, p99, avg, max)");
+    }
+    gate.statistic = *statistic;
+  }
+  if (given(app, "--gate-on")) {
+    const auto figure = parse_gate_figure(args.figure);
+    if (!figure) throw UsageError("--gate-on: unknown figure '" + printable(args.figure) + "' (noise-free, wall)");
+    gate.figure = *figure;
+  }
+  if (given(app, "--max-regression")) {
+    gate.max_regression_pct =
+        positive_decimal(args.max_regression, "--max-regression", "a percentage", kMaxRegressionPct);
+  }
+  if (given(app, "--alpha")) gate.alpha = positive_decimal(args.alpha, "--alpha", "a level", kMaxAlpha);
+  if (given(app, "--gate")) gate.gated = gated_metrics(args.gated, names);
+  return gate;
+}
+
+// After check_what_to_trace.
 void check_regression_gate(const CLI::App& app, const Arguments& args, CommandLine& result) {
   auto& opt = result.options;
-  if (given(app, "--gate-stat")) {
-    const auto statistic = parse_gate_statistic(args.gate_statistic);
-    if (!statistic) {
-      throw UsageError("--gate-stat: unknown statistic '" + printable(args.gate_statistic) +
-                       "' (p50, p90, p99, avg, max)");
-    }
-    opt.gate.statistic = *statistic;
+  opt.gate = checked_gate(app, args.gate, opt.phase_names);
+  const auto options = app.get_options();
+  const bool any = std::any_of(options.begin(), options.end(), [](const CLI::Option* option) {
+    return option->get_group() == "Regression gate" && option->get_name() != "--baseline" && option->count() > 0;
+  });
+  if (opt.baseline.empty() && any) {
+    result.warnings.emplace_back(
+        "--gate, --gate-on, --gate-stat, --alpha and --max-regression only matter with "
+        "--baseline");
   }
-  if (given(app, "--max-regression")) opt.gate.max_regression_pct = percentage(args.max_regression, "--max-regression");
-  if (given(app, "--gate")) opt.gate.gated = gated_metrics(args.gate_list, opt.phase_names);
-  if (opt.baseline.empty() && (given(app, "--gate") || given(app, "--gate-stat") || given(app, "--max-regression"))) {
-    result.warnings.emplace_back("--gate, --gate-stat and --max-regression only matter with --baseline");
+}
+
+// `compare` takes its two files and the gate's options, nothing else.
+CommandLine validated_compare(const CLI::App& app, const CompareArguments& args) {
+  for (const auto* option : app.get_options()) {
+    if (option->count() > 0) throw UsageError("compare: " + option->get_name() + " is not an option of compare");
   }
+  CommandLine result;
+  result.options.baseline = args.baseline;
+  result.options.compared = args.compared;
+  result.options.gate = checked_gate(*args.command, args.gate, result.options.phase_names);
+  return result;
 }
 
 void check_kernel_side(const CLI::App& app, const Arguments& args, Options& opt) {
@@ -435,9 +514,11 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   add_exporter(app, args);
   add_regression_gate(app, args);
   add_kernel_side(app, args);
+  add_compare(app, args.compare);
   if (auto exit_message = parse_arguments(app, argc, argv)) {
     return {.options = {}, .exit_message = std::move(exit_message), .warnings = {}};
   }
+  if (args.compare.command->parsed()) return validated_compare(app, args.compare);
   return validated(app, args);
 }
 

@@ -11,7 +11,7 @@
 #include "exporter/listen_address.hpp"
 #include "hacoboot.h"
 #include "model/phases.hpp"
-#include "report/baseline.hpp"
+#include "report/regression_gate.hpp"
 #include "report/report.hpp"
 
 namespace hacoboot {
@@ -47,7 +47,8 @@ struct Options {
   std::string textfile;
   std::chrono::nanoseconds textfile_interval = std::chrono::seconds(15);
   // Regression gate
-  std::string baseline;  // a saved --format json summary
+  std::string baseline;  // a saved --format json summary (`compare`: BASE)
+  std::string compared;  // `compare BASE NEW`: NEW; empty: a traced run
   GateConfig gate;
   // Kernel side
   std::uint64_t ring_buffer_bytes = HACOBOOT_DEFAULT_RINGBUF_BYTES;

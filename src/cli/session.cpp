@@ -23,6 +23,7 @@
 #include "capture/tracer.hpp"
 #include "capture/usdt_notes.hpp"
 #include "cli/child_process.hpp"
+#include "cli/gate_run.hpp"
 #include "cli/output_file.hpp"
 #include "cli/output_paths.hpp"
 #include "cli/probe_listing.hpp"
@@ -34,7 +35,6 @@
 #include "model/boot_tracker.hpp"
 #include "model/event.hpp"
 #include "model/stats.hpp"
-#include "report/baseline.hpp"
 #include "report/boot_rows.hpp"
 #include "report/chrome_trace.hpp"
 #include "report/report.hpp"
@@ -57,11 +57,6 @@ constexpr auto kBtfCachePatience = std::chrono::seconds(2);
 // How often boots whose exit events were lost are looked for: they would
 // otherwise stay in flight for ever in a long-running exporter.
 constexpr auto kExpiryInterval = std::chrono::seconds(60);
-
-std::optional<MetricTable> load_baseline(const std::string& path) {
-  if (path.empty()) return std::nullopt;
-  return parse_baseline(read_input_file(path, "--baseline", kMaxBaselineBytes), path);
-}
 
 // The haconiwa binary: --pid's through /proc (whatever mount namespace it
 // runs in), or --haconiwa's.
@@ -309,14 +304,14 @@ void check_outputs(const Options& options, const std::string& haconiwa) {
 // What the run needs, checked before anything is loaded and before any file
 // is created or truncated: a run refused for any reason leaves files as they were.
 struct Preflight {
-  std::optional<MetricTable> baseline;
+  std::optional<RunFigures> baseline;
   std::optional<RunIdentity> run_as;
   std::string haconiwa;
   std::vector<UsdtProbe> phase_probe_sites;
 };
 
 Preflight check_before_loading(const Options& options) {
-  auto baseline = load_baseline(options.baseline);
+  auto baseline = load_baseline(options);
   auto run_as = options.run_as ? std::optional(resolve_run_as(*options.run_as)) : std::nullopt;
   require_kernel_btf();
   require_bpf_privileges();
@@ -422,22 +417,17 @@ void write_reports(const Options& options, BootSinks& sinks, const RunFacts& fac
   }
 }
 
-// kExitRunCommandFailed when the --run command failed, kExitRegressed when
-// boot time regressed against --baseline, kExitOk otherwise.
-int exit_status(StopReason stop, ChildProcess* child, const std::optional<MetricTable>& baseline,
-                const Summary& summary, const Options& options, std::ostream& diagnostics) {
+// kExitRunCommandFailed when the --run command failed, the gate's status
+// against --baseline (regressed, inconclusive), kExitOk otherwise.
+int exit_status(StopReason stop, ChildProcess* child, const std::optional<RunFigures>& baseline, const Summary& summary,
+                const RunFacts& facts, const Options& options, std::ostream& diagnostics) {
   if (stop == StopReason::RunCommandExited) {
     if (const int status = child->poll_exit().value_or(0); status != 0) {
       diagnostics << "--run command " << describe_wait_status(status) << '\n';
       return kExitRunCommandFailed;
     }
   }
-  if (baseline) {
-    const auto gate = compare_to_baseline(*baseline, metrics_of(summary, options.phase_names), options.gate);
-    write_gate_report(gate, options.gate, diagnostics);
-    if (gate.regressed()) return kExitRegressed;
-  }
-  return kExitOk;
+  return baseline ? judge_run(*baseline, figures_of_run(summary, facts), options.gate, diagnostics) : kExitOk;
 }
 
 }  // namespace
@@ -452,6 +442,7 @@ int list_probes(const Options& options, std::ostream& out) {
 
 int run_session(const Options& options, std::ostream& diagnostics) {
   if (options.list) return list_probes(options, std::cout);
+  if (!options.compared.empty()) return compare_summaries(options, std::cout);
   auto checked = check_before_loading(options);
   // Before loading: a Ctrl-C while attaching still ends with a summary.
   const StopSignals stop_signals(/*sighup_reopens=*/options.serve.has_value() || !options.textfile.empty());
@@ -471,17 +462,17 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   const auto counters = tracer->counters();
   pipeline.finish(counters);
   warn_of_missed_events(counters, pipeline.undecodable(), diagnostics);
-  write_reports(options, pipeline.sinks(),
-                {.start_phase = options.start_phase,
-                 .command = options.command,
-                 .lost_events = pipeline.events_lost(counters),
-                 .unaccounted_threads = counters.unaccounted_threads,
-                 .untracked_phases = counters.untracked_phases,
-                 .tracked_at_exit = tracer->tracked_processes(),
-                 .names = options.phase_names});
+  const RunFacts facts{.start_phase = options.start_phase,
+                       .command = options.command,
+                       .lost_events = pipeline.events_lost(counters),
+                       .unaccounted_threads = counters.unaccounted_threads,
+                       .untracked_phases = counters.untracked_phases,
+                       .tracked_at_exit = tracer->tracked_processes(),
+                       .names = options.phase_names};
+  write_reports(options, pipeline.sinks(), facts);
   // After every output is written: only a first run on a new kernel waits.
   if (btf_cache) btf_cache->finish_filling(kBtfCachePatience);
-  return exit_status(stop, child.get(), checked.baseline, pipeline.sinks().summary(), options, diagnostics);
+  return exit_status(stop, child.get(), checked.baseline, pipeline.sinks().summary(), facts, options, diagnostics);
 }
 
 }  // namespace hacoboot

@@ -41,16 +41,26 @@ void LogLinearHistogram::add(std::uint64_t value, std::uint64_t times) {
   count_ += times;
 }
 
+std::uint64_t LogLinearHistogram::middle_of(std::size_t index) {
+  const std::uint64_t low = lowest_of(index);
+  return low + (highest_of(index) - low) / 2;
+}
+
 std::uint64_t LogLinearHistogram::value_at_rank(std::uint64_t rank) const {
   std::uint64_t seen = 0;
   for (std::size_t i = 0; i < buckets_.size(); ++i) {
     seen += buckets_[i];
-    if (seen >= rank && buckets_[i] > 0) {
-      const std::uint64_t low = lowest_of(i);
-      return low + (highest_of(i) - low) / 2;
-    }
+    if (seen >= rank && buckets_[i] > 0) return middle_of(i);
   }
   return 0;
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> LogLinearHistogram::value_counts() const {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> counts;
+  for (std::size_t i = 0; i < buckets_.size(); ++i) {
+    if (buckets_[i] > 0) counts.emplace_back(middle_of(i), buckets_[i]);
+  }
+  return counts;
 }
 
 std::array<std::uint64_t, 65> LogLinearHistogram::log2_counts() const {

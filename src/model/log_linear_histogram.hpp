@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace hacoboot {
@@ -25,11 +26,15 @@ class LogLinearHistogram {
   [[nodiscard]] std::uint64_t value_at_rank(std::uint64_t rank) const;
   // Samples per power-of-two slot: [0]: value 0, [k]: [2^(k-1), 2^k).
   [[nodiscard]] std::array<std::uint64_t, 65> log2_counts() const;
+  // [value, count] per non-empty bucket in ascending value, the value being
+  // the one value_at_rank reads for the bucket.
+  [[nodiscard]] std::vector<std::pair<std::uint64_t, std::uint64_t>> value_counts() const;
 
  private:
   static std::size_t index_of(std::uint64_t value);
   static std::uint64_t lowest_of(std::size_t index);
   static std::uint64_t highest_of(std::size_t index);
+  static std::uint64_t middle_of(std::size_t index);  // what a bucket's samples read as
 
   std::vector<std::uint64_t> buckets_;
   std::uint64_t count_ = 0;

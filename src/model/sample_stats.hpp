@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "model/log_linear_histogram.hpp"
@@ -34,8 +35,14 @@ class SampleStats {
   // Samples per power-of-two slot: [0]: 0 ns, [k]: [2^(k-1), 2^k) ns.
   [[nodiscard]] std::array<std::uint64_t, 65> log2_counts() const;
   [[nodiscard]] bool exact() const { return histogram_ == nullptr; }
+  // The samples as [value, count] pairs in ascending value: exact while
+  // exact(), then one pair per histogram bucket (its value as percentile
+  // reads it), so at most kExactSamples pairs whatever the count.
+  [[nodiscard]] std::vector<std::pair<std::uint64_t, std::uint64_t>> value_counts() const;
 
  private:
+  void sort_samples() const;
+
   std::uint64_t count_ = 0;
   __extension__ using Sum = unsigned __int128;  // cannot overflow: 2^64 samples of 2^64 ns
   Sum sum_ = 0;

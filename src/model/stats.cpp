@@ -40,16 +40,38 @@ std::uint64_t SampleStats::stddev() const {
   return static_cast<std::uint64_t>(std::llround(std::sqrt(squares_ / static_cast<long double>(count_))));
 }
 
+void SampleStats::sort_samples() const {
+  if (sorted_) return;
+  std::sort(samples_.begin(), samples_.end());
+  sorted_ = true;
+}
+
 std::uint64_t SampleStats::percentile(double q) const {
   if (empty()) return 0;
   const auto n = static_cast<double>(count_);
   const auto rank = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(q / 100.0 * n)), 1, count_);
   if (histogram_) return std::clamp(histogram_->value_at_rank(rank), min(), max());
-  if (!sorted_) {
-    std::sort(samples_.begin(), samples_.end());
-    sorted_ = true;
-  }
+  sort_samples();
   return samples_[rank - 1];
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> SampleStats::value_counts() const {
+  if (histogram_) {
+    auto counts = histogram_->value_counts();
+    // As percentile() reads them: a bucket's middle never beyond what was seen.
+    for (auto& [value, count] : counts) value = std::clamp(value, min(), max());
+    return counts;
+  }
+  sort_samples();
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> counts;
+  for (const auto sample : samples_) {
+    if (!counts.empty() && counts.back().first == sample) {
+      ++counts.back().second;
+    } else {
+      counts.emplace_back(sample, 1);
+    }
+  }
+  return counts;
 }
 
 std::array<std::uint64_t, 65> SampleStats::log2_counts() const {

@@ -6,7 +6,6 @@
 #include <array>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <ostream>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -18,9 +17,13 @@
 namespace hacoboot {
 namespace {
 
-// Schema 2 added fields only: a baseline of either reads the same.
+// Schemas 2 and 3 added fields only: a baseline of any reads the same, but
+// only schema 3 has the samples (and the tool's version).
 constexpr int kOldestSchema = 1;
-constexpr int kNewestSchema = 2;
+constexpr int kFirstSchemaWithSamples = 3;
+// SampleStats keeps at most this many exact samples, and has fewer histogram
+// buckets: a figure with more pairs was not written by the tool.
+constexpr std::size_t kMaxSamplePairs = SampleStats::kExactSamples;
 
 constexpr std::array<std::pair<std::string_view, GateStatistic>, 5> kStatistics{{
     {"avg", GateStatistic::Avg},
@@ -34,8 +37,14 @@ std::string phase_key(std::int64_t phase) {
   return "phase:" + std::to_string(phase);
 }
 
-MetricFigures figures_of(std::string name, const SampleStats& s) {
-  return {std::move(name), s.avg(), s.percentile(50), s.percentile(90), s.percentile(99), s.max()};
+FigureStats figure_of(const SampleStats& s) {
+  return {.count = s.count(),
+          .avg_ns = s.avg(),
+          .p50_ns = s.percentile(50),
+          .p90_ns = s.percentile(90),
+          .p99_ns = s.percentile(99),
+          .max_ns = s.max(),
+          .samples = {.counts = s.value_counts(), .exact = s.exact()}};
 }
 
 // A summary that is JSON but not one the tool wrote (hand-edited, another
@@ -105,9 +114,124 @@ std::string phase_name_of(const Field& field) {
   return name;
 }
 
-MetricFigures figures_of(std::string name, const Field& stats) {
+bool has(const Field& object, const char* key) {
+  return object.value->is_object() && object.value->contains(key);
+}
+
+// [value_ns, boots] pairs in ascending value whose boots add up to `count`:
+// anything else would feed the rank test figures no run had.
+Distribution samples_of(const Field& stats, std::uint64_t count) {
+  const auto pairs = items(member(stats, "samples"));
+  if (pairs.size() > kMaxSamplePairs) {
+    throw NotASummary(fmt::format("\"{}.samples\" holds {} pairs, more than the {} a summary has", stats.path,
+                                  pairs.size(), kMaxSamplePairs));
+  }
+  Distribution samples;
+  std::uint64_t boots = 0;
+  for (const auto& pair : pairs) {
+    const auto both = items(pair);
+    if (both.size() != 2) refuse(pair, "a [value_ns, boots] pair");
+    const auto value = integer<std::uint64_t>(both[0]);
+    const auto times = integer<std::uint64_t>(both[1]);
+    if (times == 0) refuse(both[1], "a number of boots (1 or more)");
+    if (!samples.counts.empty() && value <= samples.counts.back().first) {
+      throw NotASummary("\"" + pair.path + "\" is not above the pair before it: samples go in ascending value");
+    }
+    if (times > count - boots) {
+      throw NotASummary(fmt::format("\"{}.samples\" hold more boots than its count, {}", stats.path, count));
+    }
+    boots += times;
+    samples.counts.emplace_back(value, times);
+  }
+  if (boots != count) {
+    throw NotASummary(fmt::format("\"{}.samples\" hold {} boots, its count says {}", stats.path, boots, count));
+  }
+  if (has(stats, "exact")) {
+    const auto exact = member(stats, "exact");
+    if (!exact.value->is_boolean()) refuse(exact, "true or false");
+    samples.exact = exact.value->get<bool>();
+  }
+  return samples;
+}
+
+// Schemas 1 and 2 have no samples, and wrote no count for some figures.
+FigureStats figure_of(const Field& stats, int schema) {
   const auto figure = [&stats](const char* key) { return integer<std::uint64_t>(member(stats, key)); };
-  return {std::move(name), figure("avg_ns"), figure("p50_ns"), figure("p90_ns"), figure("p99_ns"), figure("max_ns")};
+  FigureStats out{.count = schema >= kFirstSchemaWithSamples || has(stats, "count") ? figure("count") : 0,
+                  .avg_ns = figure("avg_ns"),
+                  .p50_ns = figure("p50_ns"),
+                  .p90_ns = figure("p90_ns"),
+                  .p99_ns = figure("p99_ns"),
+                  .max_ns = figure("max_ns"),
+                  .samples = {}};
+  if (schema >= kFirstSchemaWithSamples) out.samples = samples_of(stats, out.count);
+  return out;
+}
+
+// execve or listen; nullopt when no boot reached it.
+std::optional<MetricFigures> metric_of(const Field& metrics, const char* name, int schema) {
+  const auto stats = member(metrics, name);
+  if (integer<std::uint64_t>(member(stats, "count")) == 0) return std::nullopt;
+  MetricFigures metric{.name = name, .wall = figure_of(stats, schema), .noise_free = std::nullopt};
+  if (has(stats, "noise_free")) {
+    const auto noise_free = member(stats, "noise_free");
+    if (integer<std::uint64_t>(member(noise_free, "count")) > 0) metric.noise_free = figure_of(noise_free, schema);
+  }
+  return metric;
+}
+
+std::string text_of(const Field& field) {
+  if (!field.value->is_string()) refuse(field, "a string");
+  return printable(field.value->get<std::string>());
+}
+
+// Where the figures came from. Schema 3 has it all; older summaries may lack
+// what they did not write yet (the tool), and are read as far as they go.
+RunOrigin origin_of(const Field& summary, int schema) {
+  RunOrigin origin{.schema = schema, .tool_version = {}, .start_phase = 1, .command = {}};
+  const bool required = schema >= kFirstSchemaWithSamples;
+  if (required || has(summary, "tool")) {
+    const auto tool = member(summary, "tool");
+    const auto name = member(tool, "name");
+    if (text_of(name) != "hacoboot-sampler") {
+      throw NotASummary(fmt::format(R"("{}" is '{}', not "hacoboot-sampler")", name.path, text_of(name)));
+    }
+    origin.tool_version = text_of(member(tool, "version"));
+  }
+  if (required || has(summary, "start_phase")) {
+    origin.start_phase = integer<std::int64_t>(member(member(summary, "start_phase"), "phase"));
+  }
+  if (required || has(summary, "command")) {
+    const auto command = member(summary, "command");
+    if (!command.value->is_null()) origin.command = text_of(command);
+  }
+  return origin;
+}
+
+// boots.started; a summary without it (none the tool wrote) counts the most
+// boots any of its figures has.
+std::uint64_t boots_of(const Field& summary, const MetricTable& metrics) {
+  if (has(summary, "boots")) return integer<std::uint64_t>(member(member(summary, "boots"), "started"));
+  std::uint64_t most = 0;
+  for (const auto& [key, metric] : metrics) most = std::max(most, metric.wall.count);
+  return most;
+}
+
+RunFigures figures_of_summary(const Field& summary, int schema) {
+  RunFigures run;
+  run.origin = origin_of(summary, schema);
+  for (const char* name : {"execve", "listen"}) {
+    if (auto metric = metric_of(member(summary, "metrics"), name, schema))
+      run.metrics.emplace(name, std::move(*metric));
+  }
+  for (const auto& phase : items(member(summary, "phases"))) {
+    const auto number = integer<std::int64_t>(member(phase, "phase"));
+    run.metrics.emplace(phase_key(number), MetricFigures{.name = phase_name_of(member(phase, "name")),
+                                                         .wall = figure_of(phase, schema),
+                                                         .noise_free = std::nullopt});
+  }
+  run.boots = boots_of(summary, run.metrics);
+  return run;
 }
 
 // "line 3, column 7" of the byte nlohmann's parse error points at (1-based).
@@ -134,7 +258,13 @@ const char* gate_statistic_name(GateStatistic statistic) {
   return "?";
 }
 
-std::uint64_t MetricFigures::get(GateStatistic statistic) const {
+std::uint64_t Distribution::boots() const {
+  std::uint64_t boots = 0;
+  for (const auto& [value, times] : counts) boots += times;
+  return boots;
+}
+
+std::uint64_t FigureStats::get(GateStatistic statistic) const {
   switch (statistic) {
     case GateStatistic::Avg: return avg_ns;
     case GateStatistic::P50: return p50_ns;
@@ -145,7 +275,7 @@ std::uint64_t MetricFigures::get(GateStatistic statistic) const {
   return 0;
 }
 
-MetricTable parse_baseline(std::string_view json_text, const std::string& source) {
+RunFigures parse_baseline(std::string_view json_text, const std::string& source) {
   const auto file = printable(source);
   nlohmann::json doc;
   try {
@@ -161,98 +291,37 @@ MetricTable parse_baseline(std::string_view json_text, const std::string& source
     throw UsageError(file + ": no \"schema\": not a hacoboot-sampler --format json summary");
   }
   const auto& schema = doc.at("schema");
-  if (!schema.is_number_integer() || schema < kOldestSchema || schema > kNewestSchema) {
+  if (!schema.is_number_integer() || schema < kOldestSchema || schema > kSummarySchema) {
     throw UsageError(fmt::format("{}: schema {} is not supported (this version reads schemas {} to {})", file,
-                                 printable(schema.dump()), kOldestSchema, kNewestSchema));
+                                 printable(schema.dump()), kOldestSchema, kSummarySchema));
   }
   try {
-    const Field summary{&doc, ""};
-    MetricTable table;
-    for (const char* metric : {"execve", "listen"}) {
-      const auto stats = member(member(summary, "metrics"), metric);
-      if (integer<std::uint64_t>(member(stats, "count")) > 0) table.emplace(metric, figures_of(metric, stats));
-    }
-    for (const auto& phase : items(member(summary, "phases"))) {
-      const auto number = integer<std::int64_t>(member(phase, "phase"));
-      table.emplace(phase_key(number), figures_of(phase_name_of(member(phase, "name")), phase));
-    }
-    return table;
+    return figures_of_summary(Field{&doc, ""}, schema.get<int>());
   } catch (const NotASummary& e) {
     throw UsageError(file + ": not a hacoboot-sampler summary: " + e.what());
   }
 }
 
-MetricTable metrics_of(const Summary& summary, const PhaseNames& names) {
-  MetricTable table;
+RunFigures figures_of_run(const Summary& summary, const RunFacts& facts) {
+  RunFigures run{.origin = {.schema = kSummarySchema,
+                            .tool_version = tool_version(),
+                            .start_phase = facts.start_phase,
+                            .command = facts.command},
+                 .boots = summary.boots().started,
+                 .metrics = {}};
   for (const auto& [step, stats] : summary.steps()) {
     if (stats.since_start.empty()) continue;
-    const auto name = step_name(step, names);
-    table.emplace(step.kind == Step::Kind::Phase ? phase_key(step.phase) : name, figures_of(name, stats.since_start));
+    auto name = step_name(step, facts.names);
+    const bool is_phase = step.kind == Step::Kind::Phase;
+    const auto& noise_free =
+        step.kind == Step::Kind::Execve ? summary.paths().noise_free_execve() : summary.paths().noise_free_listen();
+    MetricFigures metric{
+        .name = name,
+        .wall = figure_of(stats.since_start),
+        .noise_free = is_phase || noise_free.empty() ? std::nullopt : std::optional(figure_of(noise_free))};
+    run.metrics.emplace(is_phase ? phase_key(step.phase) : std::move(name), std::move(metric));
   }
-  return table;
-}
-
-bool GateResult::regressed() const {
-  return std::any_of(rows.begin(), rows.end(), [](const MetricComparison& row) {
-    return row.gated && row.verdict == MetricComparison::Verdict::Regressed;
-  });
-}
-
-GateResult compare_to_baseline(const MetricTable& baseline, const MetricTable& now, const GateConfig& config) {
-  std::set<std::string> keys;
-  for (const auto& [key, figures] : baseline) keys.insert(key);
-  for (const auto& [key, figures] : now) keys.insert(key);
-
-  GateResult result;
-  for (const auto& key : keys) {
-    MetricComparison row;
-    row.key = key;
-    row.gated = config.gated.empty() || config.gated.contains(key);
-    if (const auto it = baseline.find(key); it != baseline.end()) row.baseline = it->second;
-    if (const auto it = now.find(key); it != now.end()) row.now = it->second;
-    row.name = row.now ? row.now->name : row.baseline->name;
-    if (!row.baseline) {
-      row.verdict = MetricComparison::Verdict::New;
-    } else if (!row.now) {
-      row.verdict = MetricComparison::Verdict::Missing;
-    } else {
-      const auto before = static_cast<double>(row.baseline->get(config.statistic));
-      const auto after = static_cast<double>(row.now->get(config.statistic));
-      row.change_pct = before > 0 ? (after - before) / before * 100.0 : 0.0;
-      if (row.change_pct > config.max_regression_pct) {
-        row.verdict = MetricComparison::Verdict::Regressed;
-      } else if (row.change_pct < -config.max_regression_pct) {
-        row.verdict = MetricComparison::Verdict::Improved;
-      }
-    }
-    result.rows.push_back(std::move(row));
-  }
-  // Boot order, as the summary's breakdown.
-  const auto time_of = [](const MetricComparison& row) { return (row.now ? *row.now : *row.baseline).avg_ns; };
-  std::stable_sort(result.rows.begin(), result.rows.end(),
-                   [&](const auto& a, const auto& b) { return time_of(a) < time_of(b); });
-  return result;
-}
-
-void write_gate_report(const GateResult& result, const GateConfig& config, std::ostream& out) {
-  static constexpr std::array<const char*, 5> kVerdicts{"ok", "improved", "REGRESSED", "new", "missing"};
-  const char* statistic = gate_statistic_name(config.statistic);
-  out << fmt::format("{:<34} {:>10} {:>10} {:>10} {:>8}  {}\n", "BASELINE COMPARISON", "BASE P50", "BASE P90",
-                     fmt::format("NOW {}", statistic), "CHANGE", "VERDICT");
-  for (const auto& row : result.rows) {
-    const auto cell = [](const std::optional<MetricFigures>& f, auto get) {
-      return f ? fmt::format("{:.3f}ms", static_cast<double>(get(*f)) / 1e6) : std::string("-");
-    };
-    const bool both = row.baseline && row.now;
-    out << fmt::format("{:<34} {:>10} {:>10} {:>10} {:>8}  {}{}\n", row.name,
-                       cell(row.baseline, [](const MetricFigures& f) { return f.p50_ns; }),
-                       cell(row.baseline, [](const MetricFigures& f) { return f.p90_ns; }),
-                       cell(row.now, [&](const MetricFigures& f) { return f.get(config.statistic); }),
-                       both ? fmt::format("{:+.1f}%", row.change_pct) : std::string("-"),
-                       kVerdicts.at(static_cast<std::size_t>(row.verdict)), row.gated ? "" : " (not gated)");
-  }
-  out << fmt::format("gate: {} on {}, at most +{}%: {}\n", result.regressed() ? "FAILED" : "passed", statistic,
-                     config.max_regression_pct, result.regressed() ? "boot time regressed" : "no regression");
+  return run;
 }
 
 }  // namespace hacoboot

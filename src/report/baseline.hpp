@@ -1,73 +1,83 @@
 #pragma once
 
 #include <cstdint>
-#include <iosfwd>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/phases.hpp"
 #include "model/stats.hpp"
+#include "report/report.hpp"
 
 namespace hacoboot {
 
-// The statistic a regression gate compares.
+// The statistic of the percentile comparison (baselines without samples).
 enum class GateStatistic : std::uint8_t { Avg, P50, P90, P99, Max };
 
 std::optional<GateStatistic> parse_gate_statistic(std::string_view text);  // "p50", "avg", ...
 const char* gate_statistic_name(GateStatistic statistic);
 
-// Time-since-start figures of one metric (execve, listen, or a phase).
-struct MetricFigures {
-  std::string name;  // "execve", "listen", or the phase's name
+// Per-boot values of one figure as [value_ns, boots] pairs in ascending
+// value: exact up to SampleStats::kExactSamples boots, beyond that one pair
+// per histogram bucket (its representative value), which a rank test reads
+// as ties.
+struct Distribution {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> counts;
+  bool exact = true;
+  [[nodiscard]] std::uint64_t boots() const;
+  [[nodiscard]] bool empty() const { return counts.empty(); }
+  bool operator==(const Distribution&) const = default;
+};
+
+// One figure of a metric across a run's boots.
+struct FigureStats {
+  std::uint64_t count = 0;
   std::uint64_t avg_ns = 0;
   std::uint64_t p50_ns = 0;
   std::uint64_t p90_ns = 0;
   std::uint64_t p99_ns = 0;
   std::uint64_t max_ns = 0;
+  Distribution samples;  // empty in summaries of schemas 1 and 2
 
   [[nodiscard]] std::uint64_t get(GateStatistic statistic) const;
+  bool operator==(const FigureStats&) const = default;
+};
+
+// Time-since-start figures of one metric (execve, listen, or a phase).
+struct MetricFigures {
+  std::string name;  // "execve", "listen", or the phase's name
+  FigureStats wall;
+  std::optional<FigureStats> noise_free;  // execve and listen, schema 2 on
   bool operator==(const MetricFigures&) const = default;
 };
 
 // Metrics keyed "execve", "listen" and "phase:<number>".
 using MetricTable = std::map<std::string, MetricFigures>;
 
-// The metrics of a saved `--format json` summary. Throws UsageError naming
+// What a run's figures depend on besides the code under test.
+struct RunOrigin {
+  int schema = 0;
+  std::string tool_version;  // empty in summaries that predate the field
+  std::int64_t start_phase = 1;
+  std::string command;  // empty: any first execve
+  bool operator==(const RunOrigin&) const = default;
+};
+
+// A run's figures as the gate compares them: a saved summary's or this run's.
+struct RunFigures {
+  RunOrigin origin;
+  std::uint64_t boots = 0;  // boots that started and count in the figures
+  MetricTable metrics;
+};
+
+// The figures of a saved `--format json` summary. Throws UsageError naming
 // `source` and what is wrong when it is not one.
-MetricTable parse_baseline(std::string_view json_text, const std::string& source);
+RunFigures parse_baseline(std::string_view json_text, const std::string& source);
 
-// The same metrics of this run (only those with samples).
-MetricTable metrics_of(const Summary& summary, const PhaseNames& names = {});
-
-struct GateConfig {
-  GateStatistic statistic = GateStatistic::P50;
-  double max_regression_pct = 10.0;
-  std::set<std::string> gated = {"execve", "listen"};  // keys of MetricTable; empty: all
-};
-
-struct MetricComparison {
-  enum class Verdict : std::uint8_t { Same, Improved, Regressed, New, Missing };
-  std::string key;
-  std::string name;
-  std::optional<MetricFigures> baseline;
-  std::optional<MetricFigures> now;
-  double change_pct = 0;  // of the gated statistic, now vs baseline
-  Verdict verdict = Verdict::Same;
-  bool gated = false;
-};
-
-struct GateResult {
-  std::vector<MetricComparison> rows;  // in boot order
-  [[nodiscard]] bool regressed() const;
-};
-
-GateResult compare_to_baseline(const MetricTable& baseline, const MetricTable& now, const GateConfig& config);
-
-// metric, baseline p50/p90, now, change %, verdict; a line saying whether the gate passed.
-void write_gate_report(const GateResult& result, const GateConfig& config, std::ostream& out);
+// The same figures of this run (metrics with samples only).
+RunFigures figures_of_run(const Summary& summary, const RunFacts& facts);
 
 }  // namespace hacoboot

@@ -170,6 +170,20 @@ std::vector<bool> holm_rejections(std::span<const double> p_values, double alpha
   return rejected;
 }
 
+std::vector<double> holm_adjusted(std::span<const double> p_values) {
+  std::vector<std::size_t> order(p_values.size());
+  std::iota(order.begin(), order.end(), 0);
+  const auto key = [&](std::size_t i) { return std::isnan(p_values[i]) ? 1.0 : p_values[i]; };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+  std::vector<double> adjusted(p_values.size(), 1.0);
+  double running = 0;  // adjusted p-values never decrease along the order
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    running = std::max(running, std::min(1.0, static_cast<double>(order.size() - i) * key(order[i])));
+    adjusted[order[i]] = running;
+  }
+  return adjusted;
+}
+
 std::optional<std::size_t> boots_needed(double spread, double shift, double alpha, double power) {
   if (!std::isfinite(spread) || !std::isfinite(shift) || !(shift > 0) || !(spread >= 0)) return std::nullopt;
   if (!(alpha > 0 && alpha < 1 && power > 0 && power < 1)) return std::nullopt;

@@ -46,6 +46,9 @@ std::optional<ShiftEstimate> hodges_lehmann(std::span<const double> baseline, st
 // Holm's step-down procedure: which of these hypotheses to reject while
 // keeping the chance of any false rejection among them at most `alpha`.
 std::vector<bool> holm_rejections(std::span<const double> p_values, double alpha);
+// Holm-adjusted p-values, in the same order: the least alpha at which
+// holm_rejections would reject each (at most 1).
+std::vector<double> holm_adjusted(std::span<const double> p_values);
 
 // Boots per run a rank test needs to detect a shift of `shift` with
 // probability `power` at level `alpha` (two-sided) when boots vary with

@@ -7,7 +7,15 @@
 #include "report/report_writers.hpp"
 #include "util/wait_status.hpp"
 
+#ifndef HACOBOOT_VERSION
+#error "HACOBOOT_VERSION must be defined by the build"
+#endif
+
 namespace hacoboot {
+
+const char* tool_version() {
+  return HACOBOOT_VERSION;
+}
 
 std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, bool histograms) {
   switch (format) {

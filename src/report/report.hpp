@@ -36,6 +36,13 @@ class ReportWriter : public Interface {
 // `histograms`: the table also draws log2 histograms of execve and listen.
 std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, bool histograms = false);
 
+// The layout of `--format json` summaries (README "json"); the gate reads
+// this one and the older ones.
+inline constexpr int kSummarySchema = 3;
+
+// The tool's version ("0.1.0"), as --version prints it.
+const char* tool_version();
+
 // The percentiles every format reports.
 inline constexpr std::array<double, 3> kReportedPercentiles{50, 90, 99};
 

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -20,11 +21,44 @@ Json stats_of(const SampleStats& s) {
   return out;
 }
 
+// A figure the regression gate compares: its statistics and the per-boot
+// samples a rank test needs, as [value_ns, boots] pairs in ascending value
+// (one pair per histogram bucket once the figure is no longer exact).
+Json gated_stats_of(const SampleStats& s) {
+  Json out = stats_of(s);
+  auto samples = Json::array();
+  for (const auto& [value, boots] : s.value_counts()) samples.push_back(Json::array({value, boots}));
+  out["samples"] = std::move(samples);
+  return out;
+}
+
 // Since-start figures at the top level (schema 1 readers), own time under "delta".
 Json step_of(const StepStats& s) {
-  Json out = stats_of(s.since_start);
+  Json out = gated_stats_of(s.since_start);
   out["delta"] = stats_of(s.delta);
   return out;
+}
+
+// As dump(2), but an array of numbers, strings or booleans on one line: a
+// summary of 10,000 boots keeps 10,000 sample pairs per figure, which one
+// line each (instead of four) keeps readable and within --baseline's size.
+void write_indented(const Json& value, std::ostream& out, int depth) {
+  const bool flat_array = value.is_array() && std::none_of(value.begin(), value.end(),
+                                                           [](const Json& item) { return item.is_structured(); });
+  if (!value.is_structured() || value.empty() || flat_array) {
+    out << value.dump();
+    return;
+  }
+  const std::string indent(static_cast<std::size_t>(depth + 1) * 2, ' ');
+  out << (value.is_object() ? "{\n" : "[\n");
+  bool first = true;
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    out << (first ? "" : ",\n") << indent;
+    first = false;
+    if (value.is_object()) out << Json(it.key()).dump() << ": ";
+    write_indented(*it, out, depth + 1);
+  }
+  out << '\n' << std::string(static_cast<std::size_t>(depth) * 2, ' ') << (value.is_object() ? '}' : ']');
 }
 
 // One row of the breakdown by lane: a step's times, its mean states and its
@@ -87,12 +121,14 @@ Json boots_of(const BootCounts& boots, const PhaseNames& names) {
 class JsonWriter final : public ReportWriter {
  public:
   // 2: noise_free under metrics, critical_path and steps (by lane).
-  static constexpr int kSchema = 2;
+  // 3: samples of the gated figures, and the tool that wrote the summary.
+  static constexpr int kSchema = kSummarySchema;
 
   void write(const Summary& summary, const RunFacts& facts, std::ostream& out) const override {
     const auto& boots = summary.boots();
     Json doc;
     doc["schema"] = kSchema;
+    doc["tool"] = {{"name", "hacoboot-sampler"}, {"version", tool_version()}};
     doc["start_phase"] = {{"phase", facts.start_phase}, {"name", facts.names.name(facts.start_phase)}};
     doc["command"] = facts.command.empty() ? Json() : Json(facts.command);
     doc["boots"] = boots_of(boots, facts.names);
@@ -114,14 +150,15 @@ class JsonWriter final : public ReportWriter {
       if (!doc["metrics"].contains(metric)) doc["metrics"][metric] = step_of(StepStats{});
     }
     const auto& paths = summary.paths();
-    doc["metrics"]["execve"]["noise_free"] = stats_of(paths.noise_free_execve());
-    doc["metrics"]["listen"]["noise_free"] = stats_of(paths.noise_free_listen());
+    doc["metrics"]["execve"]["noise_free"] = gated_stats_of(paths.noise_free_execve());
+    doc["metrics"]["listen"]["noise_free"] = gated_stats_of(paths.noise_free_listen());
     doc["phases"] = std::move(phases);
     doc["critical_path"] = critical_path_of(paths, boots.started);
     auto steps = Json::array();
     for (const auto& [key, row] : paths.steps_by_lane()) steps.push_back(lane_step_of(key, *row, paths, facts.names));
     doc["steps"] = std::move(steps);
-    out << doc.dump(2) << '\n';
+    write_indented(doc, out, 0);
+    out << '\n';
   }
 };
 

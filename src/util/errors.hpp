@@ -12,6 +12,7 @@ enum ExitStatus : int {
   kExitUsage = 2,
   kExitRegressed = 3,
   kExitRunCommandFailed = 4,
+  kExitInconclusive = 5,  // the regression gate could not tell: too few boots
 };
 
 // The user asked for something impossible (bad option, missing file): exit 2.

@@ -580,7 +580,8 @@ TEST_F(AnalysisTest, BaselineGatePassesTheSameSpeedAndFailsSlowerBoots) {
   expect_exit(same, 0);
   EXPECT_TRUE(contains(same.err, "BASELINE COMPARISON")) << "no comparison table on stderr:\n" << same.err;
   for (const std::string metric : {"execve", "listen"}) {
-    EXPECT_TRUE(contains(line_starting_with(same.err, metric + " "), " ok")) << metric << "\n" << same.err;
+    EXPECT_TRUE(contains(line_starting_with(same.err, metric + " "), "no significant change")) << metric << "\n"
+                                                                                               << same.err;
   }
   EXPECT_TRUE(contains(same.err, "gate: passed")) << same.err;
 
@@ -591,7 +592,47 @@ TEST_F(AnalysisTest, BaselineGatePassesTheSameSpeedAndFailsSlowerBoots) {
   for (const std::string metric : {"execve", "listen"}) {
     EXPECT_TRUE(contains(line_starting_with(slower.err, metric + " "), "REGRESSED")) << metric << "\n" << slower.err;
   }
-  EXPECT_TRUE(contains(slower.err, "gate: FAILED")) << slower.err;
+  EXPECT_TRUE(contains(slower.err, "gate: REGRESSED")) << slower.err;
+}
+
+// The gate's figure by default, noise-free time, counts the CPU time a boot
+// burns, not the time it waits for a CPU: 20 ms of CPU before phase 13 passes
+// against itself however busy the host, 40 ms regresses. (The limit is 25 %
+// rather than 10 %: a busy host also slows the CPU time a little, through
+// caches and clock frequency; 40 ms instead of 20 is about +80 %.)
+TEST_F(AnalysisTest, TheGateOnNoiseFreeTimeTellsMoreCpuWorkFromABusyHost) {
+  constexpr std::uint64_t kGateBoots = 12;
+  const auto baseline = new_file("base.json");
+  expect_exit(run_boots(kGateBoots, {"-f", "json", "-o", baseline.string(), "-q"}, {"--burn", "13:20"}), 0);
+  ASSERT_FALSE(HasFailure());
+  const std::vector<std::string> gate{"--baseline", baseline.string(), "--max-regression", "25", "-q"};
+
+  const auto same = run_boots(kGateBoots, gate, {"--burn", "13:20"});
+  expect_exit(same, 0);
+  for (const std::string metric : {"execve", "listen"}) {
+    EXPECT_TRUE(contains(line_starting_with(same.err, metric + " "), "noise-free")) << metric << "\n" << same.err;
+  }
+  EXPECT_TRUE(contains(same.err, "gate: passed")) << same.err;
+
+  const auto more_work = run_boots(kGateBoots, gate, {"--burn", "13:40"});
+  expect_exit(more_work, 3);
+  for (const std::string metric : {"execve", "listen"}) {
+    EXPECT_TRUE(contains(line_starting_with(more_work.err, metric + " "), "REGRESSED")) << metric << "\n"
+                                                                                        << more_work.err;
+  }
+  EXPECT_TRUE(contains(more_work.err, "gate: REGRESSED")) << more_work.err;
+}
+
+// Two boots per run can never tell 10 % from noise: the gate says so (exit
+// 5) and how many boots would do, rather than pass.
+TEST_F(AnalysisTest, TooFewBootsMakeTheGateInconclusive) {
+  const auto baseline = new_file("base.json");
+  expect_exit(run_boots(2, {"-f", "json", "-o", baseline.string(), "-q"}), 0);
+  ASSERT_FALSE(HasFailure());
+  const auto r = run_boots(2, {"--baseline", baseline.string(), "-q"});
+  expect_exit(r, 5);
+  EXPECT_TRUE(contains(r.err, "too few for a rank test")) << r.err;
+  EXPECT_TRUE(contains(r.err, "gate: INCONCLUSIVE")) << r.err;
 }
 
 TEST_F(AnalysisTest, MalformedBaselineExitsWith2NamingTheFile) {
@@ -707,11 +748,11 @@ TEST_F(AnalysisTest, PhaseNamesRenameThePhaseInTheGateReport) {
   const auto baseline = new_file("base.json");
   expect_exit(run_boots(kBoots, {"--phase-names", names.string(), "-f", "json", "-o", baseline.string(), "-q"}), 0);
   ASSERT_FALSE(HasFailure());
-  // Only the names matter here, not the verdict: on a host busy enough, a
-  // boot can take eleven times the baseline's and fail even a 1000 % gate.
+  // Only the names matter here, not the verdict (passed, regressed or, with
+  // so few boots, inconclusive).
   const auto gated = run_boots(
       kBoots, {"--phase-names", names.string(), "--baseline", baseline.string(), "--max-regression", "1000", "-q"});
-  EXPECT_TRUE(gated.status.exited && (gated.status.code == 0 || gated.status.code == 3))
+  EXPECT_TRUE(gated.status.exited && (gated.status.code == 0 || gated.status.code == 3 || gated.status.code == 5))
       << gated.status.describe() << "\n"
       << gated.err;
   EXPECT_FALSE(line_starting_with(gated.err, "MY_NAMESPACES ").empty()) << "no MY_NAMESPACES row:\n" << gated.err;

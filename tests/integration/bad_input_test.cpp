@@ -19,6 +19,7 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
+#include <regex>
 
 #include "fixture.hpp"
 
@@ -247,6 +248,26 @@ void write_foreign_elf64(const std::filesystem::path& path) {
 class BadInputMatrixTest : public IntegrationTest, public ::testing::WithParamInterface<BadInputCase> {
  protected:
   // Every file a row may name; cheap enough to make for each row.
+  // Baselines the gate cannot judge this run against (no COMMAND, --from 1).
+  void make_baselines() {
+    const auto summary = [](const std::string& version, std::int64_t start, const std::string& command,
+                            std::uint64_t boots, bool listen) {
+      const std::string figure =
+          R"({"count": 1, "avg_ns": 5, "p50_ns": 5, "p90_ns": 5, "p99_ns": 5, "max_ns": 5, "samples": [[5, 1]]})";
+      return R"({"schema": 3, "tool": {"name": "hacoboot-sampler", "version": ")" + version +
+             R"("}, "start_phase": {"phase": )" + std::to_string(start) + R"(, "name": "X"}, "command": )" + command +
+             R"(, "boots": {"started": )" + std::to_string(boots) + R"(}, "metrics": {"execve": )" + figure +
+             R"(, "listen": )" + (listen ? figure : std::string(R"({"count": 0})")) + R"(}, "phases": []})";
+    };
+    write_text(dir() / "no-boots.json", summary("0.1.0", 1, "null", 0, true));
+    write_text(dir() / "no-listen.json", summary("0.1.0", 1, "null", 1, false));
+    write_text(dir() / "from-13.json", summary("0.1.0", 13, "null", 1, true));
+    write_text(dir() / "other-command.json", summary("0.1.0", 1, R"("/bin/app")", 1, true));
+    write_text(dir() / "newer-tool.json", summary("999.0.0", 1, "null", 1, true));
+    write_text(dir() / "bad-samples.json",
+               std::regex_replace(summary("0.1.0", 1, "null", 1, true), std::regex(R"(\[\[5, 1\]\])"), "[[5, 2]]"));
+  }
+
   void make_inputs() {
     write_elf32(dir() / "elf32");
     write_foreign_elf64(dir() / "foreign-elf64");
@@ -273,6 +294,7 @@ class BadInputMatrixTest : public IntegrationTest, public ::testing::WithParamIn
     write_text(dir() / "twice-names.txt", "123 APP_READY\n124 DB_READY\n123 APP_LIVE\n");
     write_text(dir() / "shadow-names.txt", "123 START_SV\n");
     write_text(dir() / "wrong-type.json", R"({"schema": 1, "metrics": {"execve": [], "listen": {}}, "phases": []})");
+    make_baselines();
     write_text(dir() / "haconiwa-here", "#!/bin/sh\n");
     ASSERT_NO_FATAL_FAILURE(make_output_files());
   }
@@ -284,8 +306,10 @@ class BadInputMatrixTest : public IntegrationTest, public ::testing::WithParamIn
     for (const char* name : {"keep.json", "keep.tsv", "keep.svg", "keep-trace.json"})
       write_text(dir() / name, kPrecious);
     fs::create_hard_link(dir() / "keep.json", dir() / "hard-link-to-keep.json");
-    write_text(dir() / "base.json",
-               R"({"schema": 1, "metrics": {"execve": {"count": 0}, "listen": {"count": 0}}, "phases": []})");
+    // A baseline the gate could judge this run against: only its path is wrong.
+    const std::string figure = R"({"count": 1, "avg_ns": 5, "p50_ns": 5, "p90_ns": 5, "p99_ns": 5, "max_ns": 5})";
+    write_text(dir() / "base.json", R"({"schema": 1, "boots": {"started": 1}, "metrics": {"execve": )" + figure +
+                                        R"(, "listen": )" + figure + R"(}, "phases": []})");
     ASSERT_EQ(::mknod((dir() / "full-device").c_str(), S_IFCHR | 0666, makedev(1, 7)), 0) << std::strerror(errno);
     ASSERT_EQ(::mkfifo((dir() / "fifo").c_str(), 0666), 0) << std::strerror(errno);
     ASSERT_NO_THROW(make_socket_file(dir() / "socket"));
@@ -405,6 +429,20 @@ std::vector<BadInputCase> rows() {
       C("BaselineNotJson", {"--baseline", "{dir}/not-json.json"}, 2, "{dir}/not-json.json: not JSON"),
       C("BaselineSchema99", {"--baseline", "{dir}/schema99.json"}, 2, "schema 99 is not supported"),
       C("GateUnknownMetric", {"--gate", "execve,NO_SUCH_METRIC"}, 2, "NO_SUCH_METRIC"),
+      // Baselines that cannot be judged: refused before tracing, never a silent pass.
+      C("BaselineOfNoBoots", {"--baseline", "{dir}/no-boots.json"}, 2,
+        "--baseline {dir}/no-boots.json: the baseline run saw no boot"),
+      C("BaselineWithoutAGatedMetric", {"--baseline", "{dir}/no-listen.json"}, 2,
+        "no boot of the baseline run reached listen: it cannot gate it"),
+      C("BaselineOfAnotherStartPhase", {"--baseline", "{dir}/from-13.json"}, 2,
+        "the baseline's clock starts at phase 13, this run's at phase 1 (--from)"),
+      C("BaselineOfAnotherCommand", {"--baseline", "{dir}/other-command.json"}, 2,
+        "the baseline timed COMMAND '/bin/app', this run any first execve"),
+      C("BaselineOfANewerTool", {"--baseline", "{dir}/newer-tool.json"}, 2,
+        "written by hacoboot-sampler 999.0.0, newer than this one"),
+      C("BaselineWithSamplesNotItsCount", {"--baseline", "{dir}/bad-samples.json"}, 2,
+        R"("metrics.execve.samples" hold more boots than its count, 1)"),
+      C("GateOnUnknownFigure", {"--gate-on", "cpu"}, 2, "--gate-on: unknown figure 'cpu' (noise-free, wall)"),
       // --ringbuf-size, --warmup
       C("RingBufferSizeZero", {"--ringbuf-size", "0"}, 2, "--ringbuf-size: '0'"),
       C("RingBufferSizeTwoGiB", {"--ringbuf-size", "2G"}, 2, "--ringbuf-size: '2G'"),
@@ -540,8 +578,21 @@ std::vector<BadInputCase> rows() {
       input("CountOverflow", {"-n", "99999999999999999999"}, "--count: '99999999999999999999' is not a decimal"),
       // 12: a finite percentage
       input("MaxRegressionNan", {"--max-regression", "nan"},
-            "--max-regression: 'nan' is not a percentage from 0 to 1000"),
-      input("MaxRegressionNegative", {"--max-regression", "-5"}, "'-5' is not a percentage from 0 to 1000"),
+            "--max-regression: 'nan' is not a percentage above 0 and at most 1000"),
+      input("MaxRegressionNegative", {"--max-regression", "-5"}, "'-5' is not a percentage above 0 and at most 1000"),
+      input("MaxRegressionZero", {"--max-regression", "0"}, "'0' is not a percentage above 0 and at most 1000"),
+      input("MaxRegressionInf", {"--max-regression", "inf"}, "'inf' is not a percentage above 0 and at most 1000"),
+      input("MaxRegressionAbove1000", {"--max-regression", "1000.1"}, "'1000.1' is not a percentage above 0"),
+      input("MaxRegressionInHex", {"--max-regression", "0x10"}, "'0x10' is not a percentage above 0"),
+      input("EmptyMaxRegressionValue", {"--max-regression", ""}, "--max-regression: empty value"),
+      input("AlphaZero", {"--alpha", "0"}, "--alpha: '0' is not a level above 0 and at most 0.5"),
+      input("AlphaAboveOneHalf", {"--alpha", "0.6"}, "--alpha: '0.6' is not a level above 0 and at most 0.5"),
+      input("AlphaNan", {"--alpha", "nan"}, "--alpha: 'nan' is not a level"),
+      input("AlphaInf", {"--alpha", "inf"}, "--alpha: 'inf' is not a level"),
+      input("AlphaNegative", {"--alpha", "-0.05"}, "--alpha: '-0.05' is not a level"),
+      input("AlphaNotDecimal", {"--alpha", "5e-2"}, "--alpha: '5e-2' is not a level"),
+      input("EmptyAlphaValue", {"--alpha", ""}, "--alpha: empty value"),
+      input("EmptyGateOnValue", {"--gate-on", ""}, "--gate-on: empty value"),
       // 13: a COMMAND the kernel side could never match
       input("CommandLongerThanTheKernelKeeps", {"/" + std::string(299, 'a')},
             "COMMAND is 300 bytes long: the tool sees at most 255 bytes"),

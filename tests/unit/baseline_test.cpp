@@ -7,22 +7,30 @@
 #include <utility>
 #include <vector>
 
+#include "model/sample_stats.hpp"
 #include "report/report.hpp"
 #include "util/errors.hpp"
 
 namespace hacoboot {
 namespace {
 
-MetricFigures figures(const std::string& name, std::uint64_t p50_ms) {
-  const std::uint64_t ns = p50_ms * 1'000'000;
-  return {name, ns, ns, ns * 2, ns * 3, ns * 4};
+// A schema 3 summary around `metrics` (the execve and listen objects).
+std::string schema3(const std::string& metrics,
+                    const std::string& tool = R"({"name": "hacoboot-sampler", "version": "0.1.0"})") {
+  return R"({"schema": 3, "tool": )" + tool + R"(, "start_phase": {"phase": 1, "name": "START_SV"}, "command": null,
+    "boots": {"started": 2}, "metrics": )" +
+         metrics + R"(, "phases": []})";
 }
 
-const MetricComparison& row_of(const GateResult& result, const std::string& key) {
-  for (const auto& row : result.rows) {
-    if (row.key == key) return row;
-  }
-  throw std::runtime_error("no row " + key);
+// Figures of two boots with these samples (the statistics are not checked against them).
+std::string stats_with(const std::string& samples, const std::string& count = "2") {
+  return R"({"count": )" + count + R"(, "avg_ns": 1, "p50_ns": 1, "p90_ns": 1, "p99_ns": 1, "max_ns": 1, "exact": true,
+             "samples": )" +
+         samples + "}";
+}
+
+std::string execve_with(const std::string& samples, const std::string& count = "2") {
+  return R"({"execve": )" + stats_with(samples, count) + R"(, "listen": {"count": 0}})";
 }
 
 TEST(Baseline, ReadsBackWhatTheJsonWriterWrote) {
@@ -36,36 +44,146 @@ TEST(Baseline, ReadsBackWhatTheJsonWriterWrote) {
   std::ostringstream json;
   make_report_writer(ReportFormat::Json)->write(summary, RunFacts{}, json);
 
-  const auto table = parse_baseline(json.str(), "saved.json");
-  EXPECT_EQ(table, metrics_of(summary));
+  const RunFacts facts{.start_phase = 1, .command = "/bin/app"};
+  std::ostringstream with_facts;
+  make_report_writer(ReportFormat::Json)->write(summary, facts, with_facts);
+
+  const auto run = parse_baseline(with_facts.str(), "saved.json");
+  const auto expected = figures_of_run(summary, facts);
+  EXPECT_EQ(run.metrics, expected.metrics);
+  EXPECT_EQ(run.origin, expected.origin);
+  EXPECT_EQ(run.origin,
+            (RunOrigin{.schema = 3, .tool_version = tool_version(), .start_phase = 1, .command = "/bin/app"}));
+  EXPECT_EQ(run.boots, 1U);
+  const auto& table = run.metrics;
   ASSERT_TRUE(table.contains("listen"));
-  EXPECT_EQ(table.at("listen").p50_ns, 20'000U);
+  EXPECT_EQ(table.at("listen").wall.p50_ns, 20'000U);
+  EXPECT_EQ(table.at("listen").wall.samples.counts,
+            (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{20'000, 1}}));
   ASSERT_TRUE(table.contains("phase:2"));
   EXPECT_EQ(table.at("phase:2").name, "START_FORK");
+  EXPECT_EQ(parse_baseline(json.str(), "saved.json").origin.command, "") << "null: any first execve";
+}
+
+// Beyond SampleStats::kExactSamples boots the samples are histogram buckets:
+// they still read back as written, and say they are not exact.
+TEST(Baseline, ReadsBackTheHistogramOfALongRun) {
+  Summary summary;
+  for (std::uint64_t i = 0; i <= SampleStats::kExactSamples; ++i) {
+    BootRecord boot;
+    boot.start_ns = 1'000;
+    boot.phases = {{1, 1'000}};
+    boot.execve_ns = 1'000 + 1'000'000 + i * 997;
+    summary.add(boot);
+  }
+  std::ostringstream json;
+  make_report_writer(ReportFormat::Json)->write(summary, RunFacts{}, json);
+  const auto run = parse_baseline(json.str(), "long.json");
+  const auto& samples = run.metrics.at("execve").wall.samples;
+  EXPECT_FALSE(samples.exact);
+  EXPECT_EQ(samples.boots(), SampleStats::kExactSamples + 1);
+  EXPECT_LT(samples.counts.size(), SampleStats::kExactSamples);
+  EXPECT_EQ(run.metrics, figures_of_run(summary, RunFacts{}).metrics);
 }
 
 // A summary written before schema 2 (no noise_free, critical_path, steps)
 // is still a baseline: schema 2 only added fields.
 TEST(Baseline, ASchema1SummaryStillLoads) {
-  const auto table = parse_baseline(R"({"schema": 1, "start_phase": {"phase": 1, "name": "START_SV"},
+  const auto run = parse_baseline(R"({"schema": 1, "start_phase": {"phase": 1, "name": "START_SV"},
     "metrics": {"execve": {"count": 0, "avg_ns": 0, "min_ns": 0, "max_ns": 0},
                 "listen": {"count": 2, "avg_ns": 20000, "min_ns": 19000, "max_ns": 21000, "p50_ns": 19000,
                            "p90_ns": 21000, "p99_ns": 21000}},
     "phases": [{"phase": 2, "name": "START_FORK", "count": 2, "avg_ns": 2000, "min_ns": 2000, "max_ns": 2000,
                 "p50_ns": 2000, "p90_ns": 2000, "p99_ns": 2000}]})",
-                                    "old.json");
+                                  "old.json");
+  const auto& table = run.metrics;
   ASSERT_TRUE(table.contains("listen"));
-  EXPECT_EQ(table.at("listen").p90_ns, 21'000U);
+  EXPECT_EQ(table.at("listen").wall.p90_ns, 21'000U);
+  EXPECT_TRUE(table.at("listen").wall.samples.empty()) << "schema 1 has no samples";
   EXPECT_FALSE(table.contains("execve")) << "no sample, no metric";
   EXPECT_EQ(table.at("phase:2").name, "START_FORK");
+  EXPECT_EQ(run.origin.schema, 1);
+  EXPECT_EQ(run.origin.tool_version, "") << "schema 1 does not say";
+  EXPECT_EQ(run.boots, 2U) << "no boots object: the most any figure counts";
+}
+
+// Schema 2: noise-free figures, but no samples yet.
+TEST(Baseline, ASchema2SummaryLoadsItsNoiseFreeFiguresWithoutSamples) {
+  const auto run = parse_baseline(R"({"schema": 2, "start_phase": {"phase": 13, "name": "CONTAINER_START"},
+    "command": "/bin/app", "boots": {"started": 3},
+    "metrics": {"execve": {"count": 0, "avg_ns": 0, "p50_ns": 0, "p90_ns": 0, "p99_ns": 0, "max_ns": 0},
+                "listen": {"count": 3, "avg_ns": 9, "p50_ns": 9, "p90_ns": 9, "p99_ns": 9, "max_ns": 9,
+                           "noise_free": {"count": 3, "avg_ns": 7, "p50_ns": 7, "p90_ns": 7, "p99_ns": 7, "max_ns": 7}}},
+    "phases": []})",
+                                  "v2.json");
+  EXPECT_EQ(run.origin, (RunOrigin{.schema = 2, .tool_version = "", .start_phase = 13, .command = "/bin/app"}));
+  EXPECT_EQ(run.boots, 3U);
+  const auto& listen = run.metrics.at("listen");
+  ASSERT_TRUE(listen.noise_free);
+  EXPECT_EQ(listen.noise_free->p50_ns, 7U);
+  EXPECT_TRUE(listen.noise_free->samples.empty());
+  EXPECT_TRUE(listen.wall.samples.empty());
 }
 
 TEST(Baseline, ASchemaNewerThanTheToolIsRefused) {
   try {
-    parse_baseline(R"({"schema": 3, "metrics": {}, "phases": []})", "future.json");
-    ADD_FAILURE() << "accepted schema 3";
+    parse_baseline(R"({"schema": 4, "metrics": {}, "phases": []})", "future.json");
+    ADD_FAILURE() << "accepted schema 4";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("schema 3 is not supported"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("schema 4 is not supported (this version reads schemas 1 to 3)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Baseline, Schema3SamplesLoad) {
+  const auto run = parse_baseline(schema3(execve_with("[[10, 1], [20, 1]]")), "base.json");
+  EXPECT_EQ(run.metrics.at("execve").wall.samples.counts,
+            (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{10, 1}, {20, 1}}));
+  EXPECT_EQ(run.origin.tool_version, "0.1.0");
+}
+
+// What the rank test would read as boots no run had is refused, naming the field.
+TEST(Baseline, BadSamplesAreRefused) {
+  const std::string more_pairs = [] {
+    std::string pairs = "[";
+    for (std::size_t i = 0; i <= SampleStats::kExactSamples; ++i)
+      pairs += (i ? ", [" : "[") + std::to_string(i) + ", 1]";
+    return pairs + "]";
+  }();
+  for (const auto& [text, fault] : std::vector<std::pair<std::string, std::string>>{
+           {schema3(execve_with("[[20, 1], [10, 1]]")),
+            R"("metrics.execve.samples[1]" is not above the pair before it: samples go in ascending value)"},
+           {schema3(execve_with("[[10, 1], [10, 1]]")), R"("metrics.execve.samples[1]" is not above)"},
+           {schema3(execve_with("[[-10, 1], [20, 1]]")),
+            R"("metrics.execve.samples[0][0]" is -10, not a non-negative integer)"},
+           {schema3(execve_with("[[10.5, 1], [20, 1]]")),
+            R"("metrics.execve.samples[0][0]" is 10.5, not a non-negative integer)"},
+           {schema3(execve_with(R"([[10, "1"], [20, 1]])")),
+            R"("metrics.execve.samples[0][1]" is a string, not a non-negative integer)"},
+           {schema3(execve_with("[[10, 0], [20, 2]]")),
+            R"("metrics.execve.samples[0][1]" is 0, not a number of boots (1 or more))"},
+           {schema3(execve_with("[[10, 1, 1], [20, 1]]")),
+            R"("metrics.execve.samples[0]" is an array, not a [value_ns, boots] pair)"},
+           {schema3(execve_with("[10, 20]")), R"("metrics.execve.samples[0]" is 10, not an array)"},
+           {schema3(execve_with("[[10, 1]]")), R"("metrics.execve.samples" hold 1 boots, its count says 2)"},
+           {schema3(execve_with("[[10, 18446744073709551615], [20, 18446744073709551615]]")),
+            R"("metrics.execve.samples" hold more boots than its count, 2)"},
+           {schema3(execve_with(more_pairs, "10001")),
+            R"("metrics.execve.samples" holds 10001 pairs, more than the 10000)"},
+           {schema3(R"({"execve": {"count": 1, "avg_ns": 1, "p50_ns": 1, "p90_ns": 1, "p99_ns": 1, "max_ns": 1},
+                        "listen": {"count": 0}})"),
+            R"(no "metrics.execve.samples")"},
+           {schema3(execve_with("[[10, 1], [20, 1]]"), R"({"name": "other-tool", "version": "1.0"})"),
+            R"("tool.name" is 'other-tool', not "hacoboot-sampler")"},
+           {R"({"schema": 3, "metrics": {}, "phases": []})", R"(no "tool")"}}) {
+    try {
+      parse_baseline(text, "base.json");
+      ADD_FAILURE() << "accepted: " << text.substr(0, 300);
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("base.json: not a hacoboot-sampler summary: " + fault), std::string::npos)
+          << e.what();
+    }
   }
 }
 
@@ -90,7 +208,7 @@ TEST(Baseline, NumbersThatAreNotIntegersInRangeAreRefused) {
            R"(}, "listen": {"count": 0}}, "phases": [{"phase": )" + phase + R"(, "name": "START", "avg_ns": )" + avg +
            R"(, "p50_ns": 1, "p90_ns": 1, "p99_ns": 1, "max_ns": 1}]})";
   };
-  EXPECT_EQ(parse_baseline(summary("1", "1", "-1"), "base.json").size(), 2U);
+  EXPECT_EQ(parse_baseline(summary("1", "1", "-1"), "base.json").metrics.size(), 2U);
   for (const auto& [text, field] : std::vector<std::pair<std::string, std::string>>{
            {summary("1e99", "1", "1"), R"("metrics.execve.count" is 1e+99, not a non-negative integer)"},
            {summary("1", "2.5", "1"), R"("phases[0].avg_ns" is 2.5, not a non-negative integer)"},
@@ -120,7 +238,7 @@ TEST(Baseline, WrongShapesNameTheFieldInTheToolsWords) {
     return R"([{"phase": 12, "name": )" + name +
            R"(, "avg_ns": 1, "p50_ns": 1, "p90_ns": 1, "p99_ns": 1, "max_ns": 1}])";
   };
-  EXPECT_EQ(parse_baseline(summary(both, phase(R"("NS")")), "base.json").size(), 3U);
+  EXPECT_EQ(parse_baseline(summary(both, phase(R"("NS")")), "base.json").metrics.size(), 3U);
   for (const auto& [text, fault] : std::vector<std::pair<std::string, std::string>>{
            {summary("[]", "[]"), R"("metrics" is an array, not an object)"},
            {summary("{}", "[]"), R"(no "metrics.execve")"},
@@ -170,62 +288,6 @@ TEST(Baseline, ANumberBeyondADoubleIsRefusedInTheToolsWords) {
   } catch (const UsageError& e) {
     EXPECT_EQ(std::string(e.what()), "base.json: a number too large for any figure (expected a --format json summary)");
   }
-}
-
-TEST(Baseline, GatedRegressionBeyondTheLimitFails) {
-  const MetricTable before{{"listen", figures("listen", 100)}, {"execve", figures("execve", 10)}};
-  const MetricTable after{{"listen", figures("listen", 111)}, {"execve", figures("execve", 10)}};
-  const auto result = compare_to_baseline(before, after, GateConfig{});
-  EXPECT_TRUE(result.regressed());
-  EXPECT_EQ(row_of(result, "listen").verdict, MetricComparison::Verdict::Regressed);
-  EXPECT_NEAR(row_of(result, "listen").change_pct, 11.0, 1e-9);
-  EXPECT_EQ(row_of(result, "execve").verdict, MetricComparison::Verdict::Same);
-}
-
-TEST(Baseline, WithinTheLimitPassesAndImprovementsNeverFail) {
-  const MetricTable before{{"listen", figures("listen", 100)}};
-  EXPECT_FALSE(compare_to_baseline(before, {{"listen", figures("listen", 110)}}, GateConfig{}).regressed());
-  const auto faster = compare_to_baseline(before, {{"listen", figures("listen", 50)}}, GateConfig{});
-  EXPECT_FALSE(faster.regressed());
-  EXPECT_EQ(faster.rows.at(0).verdict, MetricComparison::Verdict::Improved);
-}
-
-TEST(Baseline, UngatedMetricsAndNewOrMissingOnesAreReportedNotFatal) {
-  const MetricTable before{{"listen", figures("listen", 100)},
-                           {"phase:12", figures("CONTAINER_NAMESPACE_GENERATED", 5)}};
-  const MetricTable after{{"listen", figures("listen", 100)}, {"phase:123", figures("USR1", 7)}};
-  GateConfig config;
-  const auto result = compare_to_baseline(before, after, config);
-  EXPECT_FALSE(result.regressed());
-  EXPECT_EQ(row_of(result, "phase:12").verdict, MetricComparison::Verdict::Missing);
-  EXPECT_EQ(row_of(result, "phase:123").verdict, MetricComparison::Verdict::New);
-
-  const MetricTable slower_phase{{"listen", figures("listen", 100)}, {"phase:12", figures("X", 50)}};
-  EXPECT_FALSE(compare_to_baseline(before, slower_phase, config).regressed()) << "phase 12 is not gated by default";
-  config.gated = {};  // all
-  EXPECT_TRUE(compare_to_baseline(before, slower_phase, config).regressed());
-}
-
-TEST(Baseline, TheChosenStatisticIsCompared) {
-  const MetricTable before{{"listen", figures("listen", 100)}};
-  MetricTable after{{"listen", figures("listen", 100)}};
-  after.at("listen").p99_ns *= 2;  // only the tail got slower
-  GateConfig config;
-  EXPECT_FALSE(compare_to_baseline(before, after, config).regressed());
-  config.statistic = GateStatistic::P99;
-  EXPECT_TRUE(compare_to_baseline(before, after, config).regressed());
-}
-
-TEST(Baseline, ReportSaysWhetherTheGatePassed) {
-  const MetricTable before{{"listen", figures("listen", 100)}};
-  GateConfig config;
-  std::ostringstream failed;
-  write_gate_report(compare_to_baseline(before, {{"listen", figures("listen", 200)}}, config), config, failed);
-  EXPECT_NE(failed.str().find("REGRESSED"), std::string::npos) << failed.str();
-  EXPECT_NE(failed.str().find("gate: FAILED"), std::string::npos) << failed.str();
-  std::ostringstream passed;
-  write_gate_report(compare_to_baseline(before, before, config), config, passed);
-  EXPECT_NE(passed.str().find("gate: passed"), std::string::npos) << passed.str();
 }
 
 TEST(Baseline, StatisticNamesRoundTrip) {

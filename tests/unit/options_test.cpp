@@ -199,14 +199,54 @@ TEST(Options, IntegersAreDecimalAndInRange) {
 
 // "nan" passed every comparison (the gate could never fail); -5 printed a
 // 300-digit bound.
-TEST(Options, MaxRegressionIsAFinitePercentageUpTo1000) {
-  EXPECT_EQ(parse("--max-regression", "0").options.gate.max_regression_pct, 0.0);
+TEST(Options, MaxRegressionIsAFinitePercentageAbove0UpTo1000) {
+  EXPECT_EQ(parse("--max-regression", "0.5").options.gate.max_regression_pct, 0.5);
   EXPECT_EQ(parse("--max-regression", "12.5").options.gate.max_regression_pct, 12.5);
   EXPECT_EQ(parse("--max-regression", "1000").options.gate.max_regression_pct, 1000.0);
-  for (const char* bad : {"nan", "NaN", "inf", "-inf", "-5", "-0", "1000.5", "1e9", "0x10", "+5", "5%", "ten"}) {
+  for (const char* bad :
+       {"0", "0.0", "nan", "NaN", "inf", "-inf", "-5", "-0", "1000.5", "1e9", "1e1", "0x10", "+5", "5%", "ten"}) {
     EXPECT_EQ(refusal("--max-regression", bad),
-              std::string("--max-regression: '") + bad + "' is not a percentage from 0 to 1000");
+              std::string("--max-regression: '") + bad + "' is not a percentage above 0 and at most 1000");
   }
+}
+
+// A level of significance: 0 could never reject, above 0.5 a "regression"
+// would more likely be noise than not.
+TEST(Options, AlphaIsALevelAbove0UpToOneHalf) {
+  EXPECT_EQ(parse().options.gate.alpha, 0.05);
+  EXPECT_EQ(parse("--alpha", "0.01").options.gate.alpha, 0.01);
+  EXPECT_EQ(parse("--alpha", "0.5").options.gate.alpha, 0.5);
+  for (const char* bad : {"0", "0.51", "1", "nan", "inf", "-0.05", "5e-2", ".05x", "+0.05", "five"}) {
+    EXPECT_EQ(refusal("--alpha", bad), std::string("--alpha: '") + bad + "' is not a level above 0 and at most 0.5");
+  }
+}
+
+TEST(Options, GateOnTakesNoiseFreeOrWall) {
+  EXPECT_EQ(parse().options.gate.figure, GateFigure::NoiseFree);
+  EXPECT_EQ(parse("--gate-on", "wall").options.gate.figure, GateFigure::Wall);
+  EXPECT_EQ(parse("--gate-on", "Noise-Free").options.gate.figure, GateFigure::NoiseFree);
+  EXPECT_EQ(refusal("--gate-on", "cpu"), "--gate-on: unknown figure 'cpu' (noise-free, wall)");
+}
+
+// `compare` takes the same gate options as a traced run, checked the same way.
+TEST(Options, CompareTakesTwoSummariesAndTheGateOptions) {
+  const auto o = parse("compare", "base.json", "new.json", "--alpha", "0.01", "--gate-on", "wall", "--gate", "listen",
+                       "--max-regression", "20", "--gate-stat", "p90")
+                     .options;
+  EXPECT_EQ(o.baseline, "base.json");
+  EXPECT_EQ(o.compared, "new.json");
+  EXPECT_EQ(o.gate.alpha, 0.01);
+  EXPECT_EQ(o.gate.figure, GateFigure::Wall);
+  EXPECT_EQ(o.gate.gated, std::set<std::string>{"listen"});
+  EXPECT_EQ(o.gate.max_regression_pct, 20.0);
+  EXPECT_EQ(o.gate.statistic, GateStatistic::P90);
+  EXPECT_EQ(refusal("compare", "a.json", "b.json", "--alpha", "0"),
+            "--alpha: '0' is not a level above 0 and at most 0.5");
+  EXPECT_EQ(refusal("compare", "a.json", "b.json", "--max-regression", ""), "--max-regression: empty value");
+  EXPECT_EQ(refusal("compare", "a.json", ""), "NEW: empty value");
+  EXPECT_NE(refusal("compare", "a.json").find("NEW is required"), std::string::npos);
+  EXPECT_EQ(refusal("-q", "compare", "a.json", "b.json"), "compare: --quiet is not an option of compare");
+  EXPECT_TRUE(parse("/bin/app").options.compared.empty()) << "a traced run";
 }
 
 // The kernel side keeps 255 bytes of an execve's file name (and its NUL): a
@@ -301,9 +341,15 @@ TEST(Options, GateOptions) {
 }
 
 TEST(Options, GateOptionsWithoutBaselineGiveAWarning) {
-  const auto cl = parse("--max-regression", "5");
-  ASSERT_EQ(cl.warnings.size(), 1u);
-  EXPECT_NE(cl.warnings[0].find("--baseline"), std::string::npos) << cl.warnings[0];
+  for (const char* option : {"--max-regression", "--alpha", "--gate-on", "--gate-stat", "--gate"}) {
+    const std::string value = option == std::string("--gate-on")     ? "wall"
+                              : option == std::string("--gate-stat") ? "p90"
+                              : option == std::string("--gate")      ? "listen"
+                                                                     : "0.1";
+    const auto cl = parse(option, value.c_str());
+    ASSERT_EQ(cl.warnings.size(), 1u) << option;
+    EXPECT_NE(cl.warnings[0].find("only matter with --baseline"), std::string::npos) << cl.warnings[0];
+  }
 }
 
 // A file removed when the test ends.

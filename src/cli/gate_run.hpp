@@ -1,0 +1,26 @@
+#pragma once
+
+#include <iosfwd>
+#include <optional>
+
+#include "cli/options.hpp"
+#include "report/regression_gate.hpp"
+
+namespace hacoboot {
+
+// The regression gate as the tool runs it: after a traced run with
+// --baseline, and on two saved summaries with `compare`, with one report
+// and one exit status for both.
+
+// The --baseline summary (nullopt without one). Throws UsageError (exit 2)
+// naming the file when it is not a summary, or when this run's figures
+// could never be compared with it: checked before anything is traced.
+std::optional<RunFigures> load_baseline(const Options& options);
+
+// Writes the gate's report; returns kExitOk, kExitRegressed or kExitInconclusive.
+int judge_run(const RunFigures& baseline, const RunFigures& now, const GateConfig& config, std::ostream& report);
+
+// `compare BASE NEW`: the report on `out`; returns the exit status.
+int compare_summaries(const Options& options, std::ostream& out);
+
+}  // namespace hacoboot

@@ -1,0 +1,173 @@
+// `hacoboot-sampler compare BASE NEW` on crafted summaries: no root, no
+// tracing; the gate's report on stdout and its exit status.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "support/process.hpp"
+#include "temp_dir.hpp"
+
+namespace hacoboot {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Statistics and samples of boots taking these many ms, as schema 3 writes them.
+Json figure(std::vector<double> ms, bool with_samples = true) {
+  std::sort(ms.begin(), ms.end());
+  std::vector<std::uint64_t> ns;
+  for (const double v : ms) ns.push_back(static_cast<std::uint64_t>(v * 1e6));
+  const auto at = [&](double q) {
+    if (ns.empty()) return std::uint64_t{0};
+    const auto rank = static_cast<std::size_t>(std::ceil(q / 100 * static_cast<double>(ns.size())));
+    return ns.at(std::clamp<std::size_t>(rank, 1, ns.size()) - 1);
+  };
+  std::uint64_t sum = 0;
+  for (const auto v : ns) sum += v;
+  Json out{{"count", ns.size()},
+           {"avg_ns", ns.empty() ? 0 : sum / ns.size()},
+           {"min_ns", ns.empty() ? 0 : ns.front()},
+           {"max_ns", ns.empty() ? 0 : ns.back()},
+           {"exact", true},
+           {"p50_ns", at(50)},
+           {"p90_ns", at(90)},
+           {"p99_ns", at(99)}};
+  if (!with_samples) return out;
+  auto samples = Json::array();
+  for (const auto v : ns) {
+    if (!samples.empty() && samples.back()[0] == v) {
+      samples.back()[1] = samples.back()[1].get<std::uint64_t>() + 1;
+    } else {
+      samples.push_back(Json::array({v, 1}));
+    }
+  }
+  out["samples"] = std::move(samples);
+  return out;
+}
+
+// 20 boots around `ms`, +-1 %.
+std::vector<double> around(double ms, std::size_t boots = 20) {
+  std::vector<double> values;
+  for (std::size_t i = 0; i < boots; ++i) {
+    values.push_back(ms * (0.99 + 0.02 * static_cast<double>(i) / static_cast<double>(boots)));
+  }
+  return values;
+}
+
+struct RunShape {
+  std::vector<double> execve_wall;
+  std::vector<double> listen_wall;
+  std::vector<double> noise_free;  // of both execve and listen; empty: none
+  int schema = 3;
+  std::int64_t start_phase = 1;
+};
+
+Json summary_of(const RunShape& run) {
+  const bool samples = run.schema >= 3;
+  Json doc{{"schema", run.schema}};
+  if (samples) doc["tool"] = {{"name", "hacoboot-sampler"}, {"version", HACOBOOT_EXPECTED_VERSION}};
+  doc["start_phase"] = {{"phase", run.start_phase}, {"name", "X"}};
+  doc["command"] = nullptr;
+  doc["boots"] = {{"started", std::max(run.execve_wall.size(), run.listen_wall.size())}};
+  doc["metrics"] = {{"execve", figure(run.execve_wall, samples)}, {"listen", figure(run.listen_wall, samples)}};
+  for (const char* metric : {"execve", "listen"})
+    doc["metrics"][metric]["noise_free"] = figure(run.noise_free, samples);
+  doc["phases"] = Json::array();
+  return doc;
+}
+
+class CompareTest : public ::testing::Test {
+ protected:
+  std::string write(const std::string& name, const RunShape& run) {
+    const auto path = dir_.path() / name;
+    std::ofstream(path) << summary_of(run).dump(2);
+    return path.string();
+  }
+  it::ProcessResult compare(const std::string& base, const std::string& now, std::vector<std::string> options = {}) {
+    std::vector<std::string> argv{HACOBOOT_SAMPLER_PATH, "compare", base, now};
+    argv.insert(argv.end(), options.begin(), options.end());
+    return it::run_process(argv, dir_.path(), std::chrono::seconds(30));
+  }
+  static void expect_exit(const it::ProcessResult& r, int code) {
+    EXPECT_TRUE(r.status.exited && r.status.code == code)
+        << r.status.describe() << ", expected exit " << code << "\nstdout:\n"
+        << r.out << "stderr:\n"
+        << r.err;
+  }
+  test::TempDir dir_;
+};
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST_F(CompareTest, TheSameFiguresPass) {
+  const auto base = write("base.json", {around(10), around(30), around(8)});
+  const auto r = compare(base, write("new.json", {around(10), around(30), around(8)}));
+  expect_exit(r, 0);
+  EXPECT_TRUE(contains(r.out, "gate: passed")) << r.out;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+TEST_F(CompareTest, ASlowerRunRegresses) {
+  const auto base = write("base.json", {around(10), around(30), around(8)});
+  const auto r = compare(base, write("new.json", {around(10), around(45), around(12)}));
+  expect_exit(r, 3);
+  EXPECT_TRUE(contains(r.out, "gate: REGRESSED")) << r.out;
+}
+
+// CPU contention doubles the wall time of the same work, not its noise-free time.
+TEST_F(CompareTest, ContentionFailsOnlyAWallClockGate) {
+  const auto base = write("base.json", {around(10), around(30), around(8)});
+  const auto busy = write("busy.json", {around(20), around(60), around(8)});
+  expect_exit(compare(base, busy), 0);
+  expect_exit(compare(base, busy, {"--gate-on", "wall"}), 3);
+}
+
+TEST_F(CompareTest, TwoBootsPerRunAreInconclusive) {
+  const auto base = write("base.json", {around(10, 2), around(30, 2), around(8, 2)});
+  const auto r = compare(base, write("new.json", {around(10, 2), around(30, 2), around(8, 2)}));
+  expect_exit(r, 5);
+  EXPECT_TRUE(contains(r.out, "gate: INCONCLUSIVE")) << r.out;
+  EXPECT_TRUE(contains(r.out, "too few for a rank test")) << r.out;
+}
+
+TEST_F(CompareTest, ASchema2BaselineIsComparedByItsPercentileAndSaysSo) {
+  const auto base = write("base.json", {around(10), around(30), around(8), 2});
+  const auto r = compare(base, write("new.json", {around(10), around(45), around(12)}));
+  expect_exit(r, 3);
+  EXPECT_TRUE(contains(r.out, "the baseline has no samples (schema 2)")) << r.out;
+}
+
+TEST_F(CompareTest, WhatCannotBeJudgedIsRefused) {
+  const auto now = write("new.json", {around(10), around(30), around(8)});
+  const auto no_boots = write("none.json", {{}, {}, {}});
+  auto r = compare(no_boots, now);
+  expect_exit(r, 2);
+  EXPECT_TRUE(contains(r.err, "none.json")) << r.err;
+  EXPECT_TRUE(contains(r.err, "the baseline run saw no boot")) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+
+  r = compare(write("from13.json", {around(10), around(30), around(8), 3, 13}), now);
+  expect_exit(r, 2);
+  EXPECT_TRUE(contains(r.err, "the baseline's clock starts at phase 13, this run's at phase 1")) << r.err;
+
+  const auto not_json = dir_.path() / "not.json";
+  std::ofstream(not_json) << "Boots: 20 started\n";
+  r = compare(not_json.string(), now);
+  expect_exit(r, 2);
+  EXPECT_TRUE(contains(r.err, "not.json: not JSON")) << r.err;
+
+  expect_exit(compare(now, now, {"--alpha", "0"}), 2);
+  expect_exit(compare(now, (dir_.path() / "missing.json").string()), 2);
+}
+
+}  // namespace
+}  // namespace hacoboot

@@ -317,7 +317,7 @@ bool compared(const MetricComparison& row) {
 }
 
 // The report's columns: 118 with the longest verdict.
-constexpr const char* kRowFormat = "{:<30} {:<10} {:>9} {:>9} {:>7} {:<18} {:>6}  {}\n";
+constexpr const char* kRowFormat = "{:<29} {:<10} {:>9} {:>9} {:>7} {:<18} {:>6}  {}\n";
 
 void write_row(const MetricComparison& row, const GateConfig& config, std::ostream& out) {
   const bool both = row.baseline_boots > 0 && row.boots > 0;
@@ -329,11 +329,14 @@ void write_row(const MetricComparison& row, const GateConfig& config, std::ostre
   }
   std::string p = "-";
   if (tested(row)) p = row.adjusted_p < 0.001 ? std::string("<0.001") : fmt::format("{:.3f}", row.adjusted_p);
-  out << fmt::format(fmt::runtime(kRowFormat), row.name + (row.gated ? "" : " *"),
-                     both ? gate_figure_name(row.figure) : "-",
+  // A metric that is not gated reads in lower case: a slower phase beside
+  // "gate: passed" is information, not an alarm.
+  auto verdict = std::string(verdict_name(row.verdict));
+  if (!row.gated) verdict = lowercase(verdict) + " *";
+  out << fmt::format(fmt::runtime(kRowFormat), row.name, both ? gate_figure_name(row.figure) : "-",
                      row.baseline_boots > 0 ? format_duration(row.baseline_median_ns) : "-",
                      row.boots > 0 ? format_duration(row.median_ns) : "-",
-                     compared(row) ? percent(row.change_pct) : "-", interval, p, verdict_name(row.verdict));
+                     compared(row) ? percent(row.change_pct) : "-", interval, p, verdict);
 }
 
 // "(alpha 0.05, Holm over 2 gated metrics, at most +10%)"

@@ -15,6 +15,14 @@ inline bool iequals(std::string_view a, std::string_view b) {
   });
 }
 
+// ASCII lower case, for words the tool prints in two registers.
+inline std::string lowercase(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+  return lower;
+}
+
 // Whether text is valid UTF-8 without control characters (C0, DEL, C1, and
 // the line separators and bidirectional controls that make a terminal or a
 // viewer show text other than it is): what a name the tool prints may hold.

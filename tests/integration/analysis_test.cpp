@@ -406,9 +406,12 @@ TEST_F(AnalysisTest, EventsAndSummaryCarryTheCriticalPathAndNoiseFreeFigures) {
   EXPECT_EQ(listens, kBoots);
 
   const auto summary = nlohmann::json::parse(r.out);
-  EXPECT_EQ(summary.at("schema"), 2);
+  EXPECT_EQ(summary.at("schema"), 3);
   const auto& listen = summary.at("metrics").at("listen");
   EXPECT_EQ(listen.at("noise_free").at("count"), kBoots) << summary.dump(2);
+  std::uint64_t sampled = 0;
+  for (const auto& pair : listen.at("noise_free").at("samples")) sampled += pair.at(1).get<std::uint64_t>();
+  EXPECT_EQ(sampled, kBoots) << "the gate ranks every boot's noise-free figure";
   EXPECT_LE(listen.at("noise_free").at("max_ns").get<std::uint64_t>(), listen.at("max_ns").get<std::uint64_t>());
   EXPECT_EQ(summary.at("critical_path").at("listen").at("length").at("count"), kBoots);
   EXPECT_EQ(summary.at("critical_path").at("forks_only"), false);

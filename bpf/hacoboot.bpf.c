@@ -92,6 +92,8 @@ struct thread_states {
 	__u32 reserved;
 	/* the scheduler's count of its CPU time (se.sum_exec_runtime) at its last switch */
 	__u64 runtime;
+	/* its CPU sum as the last reading while it ran reported it: never taken back */
+	__u64 cpu_reported;
 };
 
 /*
@@ -219,6 +221,28 @@ static __always_inline void repair_missed_switch_in(struct thread_states *thread
 		    ran < now - thread->since ? now - ran : thread->since);
 }
 
+/*
+ * Ends a stretch on a CPU at `now`. Of its wall time, what the scheduler's
+ * count of the thread's CPU time grew by is CPU; the rest the thread spent
+ * runnable without running: on a VM, the host running something else on its
+ * virtual CPU (steal time, which that count leaves out, as the thread's CPU
+ * clock does), so it counts as waiting for a CPU. A reading during the
+ * stretch reported all of it as CPU up to then: that much stays CPU.
+ */
+static __always_inline void end_running(struct thread_states *thread, __u64 runtime, __u64 now)
+{
+	__u64 wall = now - thread->since;
+	__u64 cpu = runtime - thread->runtime;
+
+	if (cpu > wall)
+		cpu = wall;
+	if (thread->totals.ns[HACOBOOT_SCHED_CPU] + cpu < thread->cpu_reported)
+		cpu = thread->cpu_reported - thread->totals.ns[HACOBOOT_SCHED_CPU];
+	thread->totals.ns[HACOBOOT_SCHED_CPU] += cpu;
+	thread->totals.ns[HACOBOOT_SCHED_RUN_QUEUE] += wall - cpu;
+	thread->since = now;
+}
+
 static __always_inline void totals_at(const struct thread_states *thread, __u64 now,
 				      struct hacoboot_sched_totals *totals)
 {
@@ -249,6 +273,7 @@ static __always_inline __u32 current_totals(__u64 now, __u32 *flags,
 						now);
 		}
 		totals_at(thread, now, totals);
+		thread->cpu_reported = totals->ns[HACOBOOT_SCHED_CPU];
 		*flags = HACOBOOT_EVENT_SCHED;
 	} else {
 		__builtin_memset(totals, 0, sizeof(*totals));
@@ -321,6 +346,10 @@ static __always_inline void add_thread(__u32 tid, const struct thread_states *th
 		__sync_fetch_and_add(&counters.unaccounted_threads, 1);
 }
 
+/*
+ * runtime 0: a thread accounted while it runs (the supervisor at START_SV)
+ * counts that first stretch as CPU whole, its steal time unknown.
+ */
 static __always_inline void start_thread(__u32 tid, __u32 pid, __u32 boot, __u32 state)
 {
 	struct thread_states thread = {
@@ -805,13 +834,20 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		__u64 runtime = BPF_CORE_READ(prev, se.sum_exec_runtime);
 
 		repair_missed_switch_in(thread, runtime, now);
+		end_running(thread, runtime, now);
 		enter_state(thread, state_switched_out(preempt, prev_state), now);
 		thread->runtime = runtime;
 	}
 	thread = thread_of(next);
 	if (thread) {
+		/* next's count is exact: it has not run since it last changed. */
+		__u64 runtime = BPF_CORE_READ(next, se.sum_exec_runtime);
+
+		/* An entry that still says CPU: its switch-out went unseen. */
+		if (thread->state == HACOBOOT_SCHED_CPU)
+			end_running(thread, runtime, now);
 		enter_state(thread, HACOBOOT_SCHED_CPU, now);
-		thread->runtime = BPF_CORE_READ(next, se.sum_exec_runtime);
+		thread->runtime = runtime;
 	}
 	return 0;
 }

@@ -50,8 +50,9 @@ enum hacoboot_event_kind {
  * is in exactly one state.
  */
 enum hacoboot_sched_state {
-	HACOBOOT_SCHED_CPU = 0,	      /* on a CPU */
-	HACOBOOT_SCHED_RUN_QUEUE = 1, /* runnable since a wakeup, preemption or fork */
+	HACOBOOT_SCHED_CPU = 0,	      /* on a CPU: the scheduler's count of its CPU time */
+	HACOBOOT_SCHED_RUN_QUEUE = 1, /* runnable since a wakeup, preemption or fork; on a VM also
+				       * the host's steal time while it ran */
 	HACOBOOT_SCHED_SLEEP = 2,     /* blocked interruptibly: sleep, pipe, futex, wait... */
 	HACOBOOT_SCHED_IO = 3,	      /* blocked uninterruptibly: disk I/O and the like */
 	HACOBOOT_SCHED_STATES = 4,

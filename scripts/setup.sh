@@ -22,6 +22,7 @@ packages=(
   prometheus     # promtool checks the metrics exposition; the exporter test scrapes with the server
   prometheus-node-exporter  # the exporter test reads --textfile through its textfile collector
   chromium       # renders the --timeline SVG headless in the integration tests
+  python3-junitparser  # reads --gate-junit as CI systems do (tests/support/junit_cases.py)
   # benchmarks (scripts/bench.sh)
   libbenchmark-dev
 )

@@ -54,7 +54,7 @@ run_cases() {
     expect "noise-free wall" --gate-on ""
     expect "--alpha" --al
     expect "compare" comp
-    expect "--gate --gate-on --gate-stat" compare a.json b.json --gate
+    expect "--gate --gate-junit --gate-markdown --gate-on --gate-stat" compare a.json b.json --gate
     expect "wall" compare a.json b.json --gate-on w
     expect "--textfile --textfile-interval --timeline --trace-out" --t
     expect "--serve" --se
@@ -94,7 +94,7 @@ run_cases() {
     offered=$(complete_words -)
     while read -r option; do
         grep -qxF -- "$option" <<<"$offered" || fail "option $option (src/cli/options.cpp) not completed"
-    done < <(grep -oE '(add_option|add_flag|set_version_flag)\("[^"]*"' "$options_cpp" |
+    done < <(grep -oE '(add_option|add_flag|set_version_flag|\.value|\.flag)\("[^"]*"' "$options_cpp" |
         sed -E 's/.*\("//; s/"$//' | tr ',' '\n' | grep -E '^-')
 }
 

@@ -38,7 +38,7 @@ while read -r option; do
     roff=${option//-/\\-}
     regex=${roff//\\/\\\\}
     grep -qE "^\.B[IR]? .*${regex}([^a-z\\\\]|$)" "$page" || fail "option $option (src/cli/options.cpp) not documented"
-done < <(grep -oE '(add_option|add_flag|set_version_flag)\("[^"]*"' "$source_dir/src/cli/options.cpp" |
+done < <(grep -oE '(add_option|add_flag|set_version_flag|\.value|\.flag)\("[^"]*"' "$source_dir/src/cli/options.cpp" |
     sed -E 's/.*\("//; s/"$//' | tr ',' '\n' | grep -E '^-')
 
 # Exit statuses: each a tag of EXIT STATUS.

@@ -3,6 +3,9 @@
 #include <ostream>
 #include <string>
 
+#include "cli/output_file.hpp"
+#include "cli/output_paths.hpp"
+#include "report/gate_report.hpp"
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
 #include "util/text.hpp"
@@ -31,13 +34,33 @@ std::optional<RunFigures> load_baseline(const Options& options) {
   return baseline;
 }
 
-int judge_run(const RunFigures& baseline, const RunFigures& now, const GateConfig& config, std::ostream& report) {
+int judge_run(const RunFigures& baseline, const RunFigures& now, const Options& options, std::ostream& report) {
+  const auto& config = options.gate;
   const auto result = compare_runs(baseline, now, config);
   write_gate_report(result, config, report);
+  if (!options.gate_junit.empty()) {
+    write_output(options.gate_junit, [&](std::ostream& out) { write_gate_junit(result, config, out); });
+  }
+  if (!options.gate_markdown.empty()) {
+    write_output(options.gate_markdown, [&](std::ostream& out) { write_gate_markdown(result, config, out); });
+  }
   return gate_exit_status(result.outcome());
 }
 
+void write_unjudged(const Options& options, std::string_view why) {
+  if (!options.gate_junit.empty()) {
+    write_output(options.gate_junit, [&](std::ostream& out) { write_unjudged_junit(why, out); });
+  }
+  if (!options.gate_markdown.empty()) {
+    write_output(options.gate_markdown, [&](std::ostream& out) { write_unjudged_markdown(why, out); });
+  }
+}
+
 int compare_summaries(const Options& options, std::ostream& out) {
+  check_output_paths(
+      {{.option = "--gate-junit", .path = options.gate_junit},
+       {.option = "--gate-markdown", .path = options.gate_markdown}},
+      {{.option = "compare BASE", .path = options.baseline}, {.option = "compare NEW", .path = options.compared}});
   const auto baseline = load_summary(options.baseline, "compare");
   const auto now = load_summary(options.compared, "compare");
   try {
@@ -46,7 +69,7 @@ int compare_summaries(const Options& options, std::ostream& out) {
     // The message says which of the two it is about.
     throw UsageError("compare " + printable(options.baseline) + " " + printable(options.compared) + ": " + e.what());
   }
-  const int status = judge_run(baseline, now, options.gate, out);
+  const int status = judge_run(baseline, now, options, out);
   out.flush();
   if (!out) throw RuntimeError("writing the gate's report failed");
   return status;

@@ -2,6 +2,7 @@
 
 #include <iosfwd>
 #include <optional>
+#include <string_view>
 
 #include "cli/options.hpp"
 #include "report/regression_gate.hpp"
@@ -17,8 +18,15 @@ namespace hacoboot {
 // could never be compared with it: checked before anything is traced.
 std::optional<RunFigures> load_baseline(const Options& options);
 
-// Writes the gate's report; returns kExitOk, kExitRegressed or kExitInconclusive.
-int judge_run(const RunFigures& baseline, const RunFigures& now, const GateConfig& config, std::ostream& report);
+// Writes the gate's report on `report` and the files the options name
+// (--gate-junit, --gate-markdown); returns kExitOk, kExitRegressed or
+// kExitInconclusive.
+int judge_run(const RunFigures& baseline, const RunFigures& now, const Options& options, std::ostream& report);
+
+// The gate's files when this run's figures are no verdict (its --run
+// command failed): they say why, rather than an earlier run's verdict
+// staying in place.
+void write_unjudged(const Options& options, std::string_view why);
 
 // `compare BASE NEW`: the report on `out`; returns the exit status.
 int compare_summaries(const Options& options, std::ostream& out);

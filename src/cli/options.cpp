@@ -164,6 +164,8 @@ struct GateArguments {
   std::string gated;
   std::string figure;
   std::string alpha;
+  std::string junit;
+  std::string markdown;
 };
 
 // `compare BASE NEW` and its gate options.
@@ -285,6 +287,9 @@ void add_gate_options(const OptionGroup& group, GateArguments& args) {
   group.value("--gate-stat", args.statistic, "STAT",
               "Statistic compared with a baseline without samples: p50 (default), p90, p99, avg, max");
   group.value("--gate", args.gated, "LIST", "Metrics that fail the gate: execve,listen (default), phases, or all");
+  group.value("--gate-junit", args.junit, "FILE", "Also write the gate's verdict to FILE as JUnit XML (CI test view)");
+  group.value("--gate-markdown", args.markdown, "FILE",
+              "Also write the gate's verdict to FILE as a Markdown table (pull-request comment)");
 }
 
 void add_regression_gate(CLI::App& app, Arguments& args) {
@@ -430,10 +435,21 @@ GateConfig checked_gate(const CLI::App& app, const GateArguments& args, const Ph
   return gate;
 }
 
+// The gate's files: a CI job that asks for one reads it, so one that would
+// never be written is an error, not a warning.
+void take_gate_files(const CLI::App& app, const GateArguments& args, Options& opt, bool judged) {
+  for (const char* option : {"--gate-junit", "--gate-markdown"}) {
+    if (given(app, option) && !judged) throw UsageError(std::string(option) + ": written only with --baseline");
+  }
+  opt.gate_junit = args.junit;
+  opt.gate_markdown = args.markdown;
+}
+
 // After check_what_to_trace.
 void check_regression_gate(const CLI::App& app, const Arguments& args, CommandLine& result) {
   auto& opt = result.options;
   opt.gate = checked_gate(app, args.gate, opt.phase_names);
+  take_gate_files(app, args.gate, opt, !opt.baseline.empty());
   const auto options = app.get_options();
   const bool any = std::any_of(options.begin(), options.end(), [](const CLI::Option* option) {
     return option->get_group() == "Regression gate" && option->get_name() != "--baseline" && option->count() > 0;
@@ -454,6 +470,7 @@ CommandLine validated_compare(const CLI::App& app, const CompareArguments& args)
   result.options.baseline = args.baseline;
   result.options.compared = args.compared;
   result.options.gate = checked_gate(*args.command, args.gate, result.options.phase_names);
+  take_gate_files(*args.command, args.gate, result.options, true);
   return result;
 }
 

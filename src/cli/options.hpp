@@ -50,6 +50,8 @@ struct Options {
   std::string baseline;  // a saved --format json summary (`compare`: BASE)
   std::string compared;  // `compare BASE NEW`: NEW; empty: a traced run
   GateConfig gate;
+  std::string gate_junit;     // the gate's verdict as JUnit XML; empty: none
+  std::string gate_markdown;  // ... as a Markdown table
   // Kernel side
   std::uint64_t ring_buffer_bytes = HACOBOOT_DEFAULT_RINGBUF_BYTES;
   std::string btf_cache = kDefaultBtfCacheDir;  // "off": none

@@ -87,4 +87,10 @@ void OutputFile::finish() {
   if (replacement_) replacement_->commit(masked_by_umask(kMode));
 }
 
+void write_output(const std::string& path, const std::function<void(std::ostream&)>& render) {
+  OutputFile out(path, OutputFile::Kind::Replaced);
+  render(out.stream());
+  out.finish();
+}
+
 }  // namespace hacoboot

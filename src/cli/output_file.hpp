@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -54,5 +55,9 @@ class OutputFile {
   std::unique_ptr<std::ostream> owned_stream_;
   std::ostream* stream_ = nullptr;
 };
+
+// An output rendered whole at the end (the summary, the pictures, the gate's
+// files): a Replaced OutputFile, put in place only once complete.
+void write_output(const std::string& path, const std::function<void(std::ostream&)>& render);
 
 }  // namespace hacoboot

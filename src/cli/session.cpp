@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -297,7 +296,9 @@ void check_outputs(const Options& options, const std::string& haconiwa) {
                       {.option = "--events", .path = options.events},
                       {.option = "--timeline", .path = options.timeline},
                       {.option = "--trace-out", .path = options.trace_out},
-                      {.option = "--textfile", .path = options.textfile, .regular_file_only = true}},
+                      {.option = "--textfile", .path = options.textfile, .regular_file_only = true},
+                      {.option = "--gate-junit", .path = options.gate_junit},
+                      {.option = "--gate-markdown", .path = options.gate_markdown}},
                      {{.option = "--baseline", .path = options.baseline}, {.option = "--haconiwa", .path = haconiwa}});
 }
 
@@ -395,13 +396,6 @@ void warn_of_missed_events(const TracerCounters& counters, std::uint64_t undecod
   }
 }
 
-// A summary-type output, rendered whole at the end and put in place only once complete.
-void write_output(const std::string& path, const std::function<void(std::ostream&)>& render) {
-  OutputFile out(path, OutputFile::Kind::Replaced);
-  render(out.stream());
-  out.finish();
-}
-
 void write_reports(const Options& options, BootSinks& sinks, const RunFacts& facts) {
   write_output(options.output, [&](std::ostream& out) {
     make_report_writer(options.format, options.histograms)->write(sinks.summary(), facts, out);
@@ -423,11 +417,13 @@ int exit_status(StopReason stop, ChildProcess* child, const std::optional<RunFig
                 const RunFacts& facts, const Options& options, std::ostream& diagnostics) {
   if (stop == StopReason::RunCommandExited) {
     if (const int status = child->poll_exit().value_or(0); status != 0) {
-      diagnostics << "--run command " << describe_wait_status(status) << '\n';
+      const auto failed = "--run command " + describe_wait_status(status);
+      diagnostics << failed << '\n';
+      if (baseline) write_unjudged(options, failed + ": the figures of a failed run are no verdict");
       return kExitRunCommandFailed;
     }
   }
-  return baseline ? judge_run(*baseline, figures_of_run(summary, facts), options.gate, diagnostics) : kExitOk;
+  return baseline ? judge_run(*baseline, figures_of_run(summary, facts), options, diagnostics) : kExitOk;
 }
 
 }  // namespace

@@ -86,10 +86,6 @@ std::string command_shown(const std::string& command) {
   return command.empty() ? std::string("any first execve") : "COMMAND '" + printable(command) + "'";
 }
 
-std::string percent(double pct) {
-  return fmt::format("{:+.1f}%", pct);
-}
-
 // Every boot of a distribution, or kMaxRankedBoots evenly spaced quantiles of them.
 std::vector<double> values_of(const Distribution& samples) {
   const auto boots = samples.boots();
@@ -200,6 +196,7 @@ std::optional<Ranked> test_row(MetricComparison& row, const Compared& compared, 
     return std::nullopt;
   }
   row.p_value = row.adjusted_p = mann_whitney(ranked.baseline, ranked.now).p_value;
+  row.ranked = true;
   return ranked;
 }
 
@@ -220,10 +217,11 @@ void judge_by_rank_test(MetricComparison& row, bool rejected, const Ranked& rank
   }
   row.verdict = Verdict::Inconclusive;
   row.boots_needed = needed;
-  row.reason = row.change_high_pct > config.max_regression_pct
-                   ? fmt::format("no significant change, but the shift may reach {}", percent(row.change_high_pct))
-                   : fmt::format("{} boots against {} cannot tell +{}% from noise", row.baseline_boots, row.boots,
-                                 config.max_regression_pct);
+  row.reason =
+      row.change_high_pct > config.max_regression_pct
+          ? fmt::format("no significant change, but the shift may reach {}", format_change(row.change_high_pct))
+          : fmt::format("{} boots against {} cannot tell +{}% from noise", row.baseline_boots, row.boots,
+                        config.max_regression_pct);
 }
 
 // One row per metric of either run, figures compared but not yet judged by
@@ -304,59 +302,6 @@ void add_notes(GateResult& result, const RunFigures& baseline, const GateConfig&
   if (any([](const auto& row) { return !row.gated; })) {
     result.notes.emplace_back("* not gated: reported only, its p-value not adjusted");
   }
-}
-
-// A row both runs have figures of, compared by a rank test that ran.
-bool tested(const MetricComparison& row) {
-  return row.method == GateMethod::RankTest && std::min(row.baseline_boots, row.boots) >= kFewestBoots &&
-         row.baseline_median_ns > 0 && row.verdict != Verdict::New && row.verdict != Verdict::Missing;
-}
-
-bool compared(const MetricComparison& row) {
-  return row.baseline_boots > 0 && row.boots > 0 && row.baseline_median_ns > 0;
-}
-
-// The report's columns: 118 with the longest verdict.
-constexpr const char* kRowFormat = "{:<29} {:<10} {:>9} {:>9} {:>7} {:<18} {:>6}  {}\n";
-
-void write_row(const MetricComparison& row, const GateConfig& config, std::ostream& out) {
-  const bool both = row.baseline_boots > 0 && row.boots > 0;
-  std::string interval = "-";
-  if (compared(row)) {
-    interval = row.method == GateMethod::Percentile
-                   ? fmt::format("({} only)", gate_statistic_name(config.statistic))
-                   : fmt::format("[{}, {}]", percent(row.change_low_pct), percent(row.change_high_pct));
-  }
-  std::string p = "-";
-  if (tested(row)) p = row.adjusted_p < 0.001 ? std::string("<0.001") : fmt::format("{:.3f}", row.adjusted_p);
-  // A metric that is not gated reads in lower case: a slower phase beside
-  // "gate: passed" is information, not an alarm.
-  auto verdict = std::string(verdict_name(row.verdict));
-  if (!row.gated) verdict = lowercase(verdict) + " *";
-  out << fmt::format(fmt::runtime(kRowFormat), row.name, both ? gate_figure_name(row.figure) : "-",
-                     row.baseline_boots > 0 ? format_duration(row.baseline_median_ns) : "-",
-                     row.boots > 0 ? format_duration(row.median_ns) : "-",
-                     compared(row) ? percent(row.change_pct) : "-", interval, p, verdict);
-}
-
-// "(alpha 0.05, Holm over 2 gated metrics, at most +10%)"
-std::string terms_of(const GateResult& result, const GateConfig& config) {
-  if (result.tested == 0) {
-    return fmt::format("({} compared, at most +{}%)", gate_statistic_name(config.statistic), config.max_regression_pct);
-  }
-  return fmt::format("(alpha {}, Holm over {} gated metric{}, at most +{}%)", config.alpha, result.tested,
-                     result.tested == 1 ? "" : "s", config.max_regression_pct);
-}
-
-// "execve, listen"; "5 gated metrics" beyond three: the rows name them.
-std::string names_of(const GateResult& result, Verdict verdict) {
-  constexpr std::size_t kMostNamed = 3;
-  std::vector<std::string> names;
-  for (const auto& row : result.rows) {
-    if (row.gated && row.verdict == verdict) names.push_back(row.name);
-  }
-  if (names.size() > kMostNamed) return fmt::format("{} gated metrics", names.size());
-  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 }  // namespace
@@ -465,25 +410,6 @@ GateResult compare_runs(const RunFigures& baseline, const RunFigures& now, const
                    [&](const auto& a, const auto& b) { return time_of(a) < time_of(b); });
   add_notes(result, baseline, config);
   return result;
-}
-
-void write_gate_report(const GateResult& result, const GateConfig& config, std::ostream& out) {
-  const auto confidence = fmt::format("CI {:.0f}%", (1 - config.alpha) * 100);
-  out << fmt::format(fmt::runtime(kRowFormat), "BASELINE COMPARISON", "FIGURE", "BASE P50", "THIS P50", "CHANGE",
-                     confidence, "P HOLM", "VERDICT");
-  for (const auto& row : result.rows) write_row(row, config, out);
-  for (const auto& row : result.rows) {
-    if (!row.gated || row.verdict != Verdict::Inconclusive) continue;
-    out << fmt::format("{}: {}", row.name, row.reason);
-    if (row.boots_needed) out << fmt::format("; about {} boots per run would tell", *row.boots_needed);
-    out << '\n';
-  }
-  for (const auto& note : result.notes) out << "note: " << note << '\n';
-  const auto outcome = result.outcome();
-  std::string why = "no gated metric slower by more than the limit";
-  if (outcome == GateOutcome::Regressed) why = names_of(result, Verdict::Regressed) + " slower by more than the limit";
-  if (outcome == GateOutcome::Inconclusive) why = names_of(result, Verdict::Inconclusive) + " could not be judged";
-  out << fmt::format("gate: {}: {} {}\n", gate_outcome_name(outcome), why, terms_of(result, config));
 }
 
 }  // namespace hacoboot

@@ -75,6 +75,7 @@ struct MetricComparison {
   double change_low_pct = 0;
   double change_high_pct = 0;
   double confidence = 0;  // what the interval achieves (small samples cannot reach 1 - alpha)
+  bool ranked = false;    // the rank test ran: p_value and adjusted_p are its
   double p_value = 1;     // Mann-Whitney, two-sided (RankTest)
   double adjusted_p = 1;  // Holm-adjusted over the gated rows (RankTest)
   // Inconclusive: boots per run that would detect --max-regression at --alpha.
@@ -112,9 +113,5 @@ void check_comparable(const RunFigures& baseline, const RunFigures& now, const G
 void check_baseline(const RunFigures& baseline, const RunOrigin& now, const GateConfig& config);
 
 GateResult compare_runs(const RunFigures& baseline, const RunFigures& now, const GateConfig& config);
-
-// The human report (stderr of a traced run, stdout of `compare`): one row per
-// metric, the notes, and a last line with the outcome.
-void write_gate_report(const GateResult& result, const GateConfig& config, std::ostream& out);
 
 }  // namespace hacoboot

@@ -55,4 +55,8 @@ std::string format_duration(std::uint64_t ns) {
   return fmt::format("{} ns", ns);
 }
 
+std::string format_change(double pct) {
+  return fmt::format("{:+.1f}%", pct);
+}
+
 }  // namespace hacoboot

@@ -54,5 +54,7 @@ std::string describe_failure(const BootFailure& failure, const PhaseNames& names
 
 // "812 ns", "12.3 us", "7.21 ms", "2.24 s": three significant digits.
 std::string format_duration(std::uint64_t ns);
+// "+12.3%", "-0.4%": a change in %, signed, one decimal.
+std::string format_change(double pct);
 
 }  // namespace hacoboot

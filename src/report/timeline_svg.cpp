@@ -651,12 +651,6 @@ Columns columns_for(const std::vector<DrawnBoot>& boots) {
 
 }  // namespace
 
-std::string xml_escape(std::string_view text) {
-  static constexpr std::array<CharEscape, 5> kXml{
-      {{'&', "&amp;"}, {'<', "&lt;"}, {'>', "&gt;"}, {'"', "&quot;"}, {'\'', "&apos;"}}};
-  return escape_chars(text, kXml);
-}
-
 void write_timeline_svg(std::span<const BootRecord> boots, std::ostream& out, const PhaseNames& names,
                         const BootAnalyser& analyse) {
   const auto selection = select_boots(boots, analyse);

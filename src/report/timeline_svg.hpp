@@ -34,7 +34,4 @@ using BootAnalyser = std::function<BootAnalysis(const BootRecord&)>;
 void write_timeline_svg(std::span<const BootRecord> boots, std::ostream& out, const PhaseNames& names = {},
                         const BootAnalyser& analyse = analyse_boot);
 
-// The text with & < > " ' replaced by entities, for XML text and attributes.
-std::string xml_escape(std::string_view text);
-
 }  // namespace hacoboot

@@ -100,4 +100,10 @@ std::string escape_chars(std::string_view text, std::span<const CharEscape> esca
   return escaped;
 }
 
+std::string xml_escape(std::string_view text) {
+  static constexpr std::array<CharEscape, 5> kXml{
+      {{'&', "&amp;"}, {'<', "&lt;"}, {'>', "&gt;"}, {'"', "&quot;"}, {'\'', "&apos;"}}};
+  return escape_chars(text, kXml);
+}
+
 }  // namespace hacoboot

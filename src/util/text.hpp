@@ -43,4 +43,7 @@ struct CharEscape {
 };
 std::string escape_chars(std::string_view text, std::span<const CharEscape> escapes);
 
+// The text with & < > " ' replaced by entities, for XML text and attributes.
+std::string xml_escape(std::string_view text);
+
 }  // namespace hacoboot

@@ -638,6 +638,37 @@ TEST_F(AnalysisTest, TooFewBootsMakeTheGateInconclusive) {
   EXPECT_TRUE(contains(r.err, "gate: INCONCLUSIVE")) << r.err;
 }
 
+// The gate's files of a traced run: its verdict, or, when the --run command
+// failed, that there is none: an earlier run's file never stays in place.
+TEST_F(AnalysisTest, GateFilesSayTheVerdictOrThatAFailedRunHasNone) {
+  const auto baseline = new_file("base.json");
+  expect_exit(run_boots(3, {"-f", "json", "-o", baseline.string(), "-q"}), 0);
+  ASSERT_FALSE(HasFailure());
+  const auto junit = new_file("gate.xml");
+  const auto markdown = new_file("gate.md");
+  const std::vector<std::string> gate{"--baseline",
+                                      baseline.string(),
+                                      "--gate-junit",
+                                      junit.string(),
+                                      "--gate-markdown",
+                                      markdown.string(),
+                                      "--max-regression",
+                                      "1000",
+                                      "-q"};
+  expect_exit(run_boots(3, gate), 0);
+  EXPECT_TRUE(contains(read_file(junit), R"(<property name="outcome" value="passed"/>)")) << read_file(junit);
+  EXPECT_TRUE(contains(read_file(junit), R"(name="listen"/>)")) << read_file(junit);
+  EXPECT_TRUE(read_file(markdown).starts_with("### Boot time against the baseline: passed\n")) << read_file(markdown);
+
+  auto failed = gate;
+  failed.insert(failed.end(), {"--run", "exit 7", app().string()});
+  expect_exit(run_sampler(failed), 4);
+  EXPECT_TRUE(contains(read_file(junit), R"(<error type="not judged" message="--run command exited 7)"))
+      << read_file(junit);
+  EXPECT_TRUE(read_file(markdown).starts_with("### Boot time against the baseline: not judged\n"))
+      << read_file(markdown);
+}
+
 TEST_F(AnalysisTest, MalformedBaselineExitsWith2NamingTheFile) {
   const std::array<std::pair<const char*, const char*>, 2> cases{{
       {"not-json.json", "Boots: 20 started\n"},

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -167,6 +168,77 @@ TEST_F(CompareTest, WhatCannotBeJudgedIsRefused) {
 
   expect_exit(compare(now, now, {"--alpha", "0"}), 2);
   expect_exit(compare(now, (dir_.path() / "missing.json").string()), 2);
+}
+
+// What the CI system reads of the --gate-junit file: junitparser's view
+// (tests/support/junit_cases.py), as "case NAME RESULT TYPE MESSAGE" lines
+// after a "suite NAME TESTS FAILURES ERRORS SKIPPED" line.
+std::string as_ci_reads_it(const std::filesystem::path& junit, const std::filesystem::path& dir) {
+  const auto r = it::run_process({HACOBOOT_JUNIT_CASES, junit.string()}, dir, std::chrono::seconds(30));
+  EXPECT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << ": " << r.err;
+  return r.out;
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST_F(CompareTest, ARegressionIsAFailedTestCaseForTheCiAndARowForTheReviewer) {
+  const auto base = write("base.json", {around(10), around(30), around(8)});
+  const auto junit = dir_.path() / "gate.xml";
+  const auto markdown = dir_.path() / "gate.md";
+  const auto r = compare(base, write("new.json", {around(10), around(45), around(12)}),
+                         {"--gate-junit", junit.string(), "--gate-markdown", markdown.string()});
+  expect_exit(r, 3);
+  const auto cases = as_ci_reads_it(junit, dir_.path());
+  EXPECT_TRUE(contains(cases, "suite\thacoboot-sampler regression gate\t2\t2\t0\t0\n")) << cases;
+  EXPECT_TRUE(contains(cases, "case\tlisten\tfailure\tregressed\tlisten, noise-free: median 7.99 ms -> 12.0 ms, +50"))
+      << cases;
+  EXPECT_TRUE(contains(cases, ": REGRESSED; limit +10%\n")) << cases;
+  const auto table = read_text(markdown);
+  EXPECT_TRUE(table.starts_with("### Boot time against the baseline: REGRESSED\n")) << table;
+  EXPECT_TRUE(contains(table, "| listen | noise-free | 7.99 ms | 12.0 ms | +50")) << table;
+  EXPECT_TRUE(contains(table, "| **REGRESSED** |")) << table;
+}
+
+TEST_F(CompareTest, APassAndAnInconclusiveGateAsTheCiReadsThem) {
+  const auto base = write("base.json", {around(10), around(30), around(8)});
+  const auto junit = dir_.path() / "gate.xml";
+  expect_exit(compare(base, base, {"--gate-junit", junit.string()}), 0);
+  auto cases = as_ci_reads_it(junit, dir_.path());
+  EXPECT_TRUE(contains(cases, "suite\thacoboot-sampler regression gate\t2\t0\t0\t0\n")) << cases;
+  EXPECT_TRUE(contains(cases, "case\texecve\tpassed\t")) << cases;
+  EXPECT_TRUE(contains(cases, "case\tlisten\tpassed\t")) << cases;
+
+  const auto two = write("two.json", {around(10, 2), around(30, 2), around(8, 2)});
+  expect_exit(compare(two, two, {"--gate-junit", junit.string()}), 5);
+  cases = as_ci_reads_it(junit, dir_.path());
+  EXPECT_TRUE(contains(cases, "suite\thacoboot-sampler regression gate\t2\t0\t2\t0\n")) << cases;
+  EXPECT_TRUE(contains(cases, ": INCONCLUSIVE: 2 boots against 2: too few for a rank test; about ")) << cases;
+}
+
+// The gate's files are outputs like any other: checked before anything is
+// read, never an input, never a link.
+TEST_F(CompareTest, GateFilesThatCannotBeWrittenSafelyAreRefused) {
+  const auto base = write("base.json", {around(10), around(30), around(8)});
+  const auto now = write("new.json", {around(10), around(30), around(8)});
+  auto r = compare(base, now, {"--gate-junit", base});
+  expect_exit(r, 2);
+  EXPECT_TRUE(contains(r.err, "--gate-junit")) << r.err;
+  EXPECT_TRUE(read_text(base).starts_with("{")) << "the baseline was overwritten";
+
+  const auto both = (dir_.path() / "gate.out").string();
+  expect_exit(compare(base, now, {"--gate-junit", both, "--gate-markdown", both}), 2);
+
+  const auto target = dir_.path() / "elsewhere";
+  std::ofstream(target) << "keep";
+  std::filesystem::create_symlink(target, dir_.path() / "link.xml");
+  expect_exit(compare(base, now, {"--gate-junit", (dir_.path() / "link.xml").string()}), 2);
+  EXPECT_EQ(read_text(target), "keep");
+
+  expect_exit(compare(base, now, {"--gate-markdown", dir_.path().string()}), 2);
+  expect_exit(compare(base, now, {"--gate-markdown", ""}), 2);
 }
 
 }  // namespace

@@ -76,13 +76,13 @@ TEST(Options, EveryOptionInShortForm) {
 }
 
 TEST(Options, EveryOptionInLongForm) {
-  const auto cl =
-      parse("--haconiwa", "/opt/haconiwa/bin/haconiwa", "--format", "json", "--output", "boot.json", "--events",
-            "boots.jsonl", "--events-format", "jsonl", "--from", "START_FORK", "--run", "make boot", "--count", "3",
-            "--duration", "5m", "--warmup", "2", "--hist", "--timeline", "boots.svg", "--trace-out", "boots.trace.json",
-            "--baseline", "base.json", "--max-regression", "15.5", "--gate-stat", "p90", "--gate",
-            "execve,CONTAINER_CHROOTED,16", "--btf-cache", "/tmp/btf", "--syscall-hooks", "raw_syscalls",
-            "--usdt-attach", "perf", "--quiet", "--verbose", "/bin/busybox");
+  const auto cl = parse("--haconiwa", "/opt/haconiwa/bin/haconiwa", "--format", "json", "--output", "boot.json",
+                        "--events", "boots.jsonl", "--events-format", "jsonl", "--from", "START_FORK", "--run",
+                        "make boot", "--count", "3", "--duration", "5m", "--warmup", "2", "--hist", "--timeline",
+                        "boots.svg", "--trace-out", "boots.trace.json", "--baseline", "base.json", "--max-regression",
+                        "15.5", "--gate-stat", "p90", "--gate", "execve,CONTAINER_CHROOTED,16", "--gate-junit",
+                        "gate.xml", "--gate-markdown", "gate.md", "--btf-cache", "/tmp/btf", "--syscall-hooks",
+                        "raw_syscalls", "--usdt-attach", "perf", "--quiet", "--verbose", "/bin/busybox");
   const auto& o = cl.options;
   EXPECT_EQ(o.command, "/bin/busybox");
   EXPECT_EQ(o.haconiwa, "/opt/haconiwa/bin/haconiwa");
@@ -102,6 +102,8 @@ TEST(Options, EveryOptionInLongForm) {
   EXPECT_EQ(o.gate.max_regression_pct, 15.5);
   EXPECT_EQ(o.gate.statistic, GateStatistic::P90);
   EXPECT_EQ(o.gate.gated, (std::set<std::string>{"execve", "phase:18", "phase:16"}));
+  EXPECT_EQ(o.gate_junit, "gate.xml");
+  EXPECT_EQ(o.gate_markdown, "gate.md");
   EXPECT_EQ(o.btf_cache, "/tmp/btf");
   EXPECT_EQ(o.syscall_hooks, SyscallHooks::RawSyscalls);
   EXPECT_EQ(o.usdt_attach, UsdtAttach::Perf);
@@ -120,6 +122,17 @@ TEST(Options, FormatValuesIgnoreCase) {
   EXPECT_EQ(parse("-f", "TSV").options.format, ReportFormat::Tsv);
   EXPECT_EQ(parse("--events-format", "JSONL").options.events_format, EventsFormat::Jsonl);
   EXPECT_EQ(parse("--events-format", "tsv").options.events_format, EventsFormat::Tsv);
+}
+
+// A CI job that asks for the gate's files reads them: one that would never
+// be written is refused, not warned about.
+TEST(Options, GateFilesNeedABaselineOrCompare) {
+  EXPECT_THROW(parse("--gate-junit", "gate.xml"), UsageError);
+  EXPECT_THROW(parse("--gate-markdown", "gate.md"), UsageError);
+  EXPECT_THROW(parse("--baseline", "base.json", "--gate-junit", ""), UsageError);
+  const auto cl = parse("compare", "base.json", "new.json", "--gate-junit", "gate.xml", "--gate-markdown", "gate.md");
+  EXPECT_EQ(cl.options.gate_junit, "gate.xml");
+  EXPECT_EQ(cl.options.gate_markdown, "gate.md");
 }
 
 TEST(Options, UnknownFormatIsAUsageError) {

@@ -7,54 +7,19 @@
 #include <utility>
 #include <vector>
 
-#include "model/sample_stats.hpp"
+#include "gate_runs.hpp"
+#include "report/gate_report.hpp"
 #include "report/report.hpp"
 #include "util/errors.hpp"
 
 namespace hacoboot {
 namespace {
 
-// One figure of boots taking these many ms, with its samples (a schema 3 summary's).
-FigureStats figure(const std::vector<double>& ms) {
-  SampleStats s;
-  for (const double v : ms) s.add(static_cast<std::uint64_t>(v * 1e6));
-  return {.count = s.count(),
-          .avg_ns = s.avg(),
-          .p50_ns = s.percentile(50),
-          .p90_ns = s.percentile(90),
-          .p99_ns = s.percentile(99),
-          .max_ns = s.max(),
-          .samples = {.counts = s.value_counts(), .exact = true}};
-}
-
-// The same figure as a summary of schema 1 or 2 has it: no samples.
-FigureStats without_samples(FigureStats f) {
-  f.samples = {};
-  return f;
-}
-
-// `boots` values around `ms`, spread by +-1 %.
-std::vector<double> around(double ms, std::size_t boots = 20) {
-  std::vector<double> values;
-  for (std::size_t i = 0; i < boots; ++i) {
-    values.push_back(ms * (0.99 + 0.02 * static_cast<double>(i) / static_cast<double>(boots)));
-  }
-  return values;
-}
-
-RunFigures run_of(MetricTable metrics) {
-  std::uint64_t boots = 0;
-  for (const auto& [key, metric] : metrics) boots = std::max(boots, metric.wall.count);
-  return {.origin = {.schema = 3, .tool_version = tool_version(), .start_phase = 1, .command = ""},
-          .boots = boots,
-          .metrics = std::move(metrics)};
-}
-
-// execve and listen by wall time only (no scheduler readings).
-RunFigures wall_run(const std::vector<double>& execve_ms, const std::vector<double>& listen_ms) {
-  return run_of({{"execve", {.name = "execve", .wall = figure(execve_ms), .noise_free = std::nullopt}},
-                 {"listen", {.name = "listen", .wall = figure(listen_ms), .noise_free = std::nullopt}}});
-}
+using test::around;
+using test::figure;
+using test::run_of;
+using test::wall_run;
+using test::without_samples;
 
 const MetricComparison& row_of(const GateResult& result, const std::string& key) {
   for (const auto& row : result.rows) {

@@ -50,5 +50,11 @@ TEST(Printable, AsManyBytesAsAsked) {
   EXPECT_EQ(printable(message, message.size()), std::string(1'000, 'a') + "\\x1B");
 }
 
+TEST(XmlEscape, ReplacesEveryMarkupCharacter) {
+  EXPECT_EQ(xml_escape(R"(a<b>&"c"'d')"), "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos;");
+  EXPECT_EQ(xml_escape("boot 3 (hpid 42)"), "boot 3 (hpid 42)");
+  EXPECT_EQ(xml_escape("µs"), "µs");
+}
+
 }  // namespace
 }  // namespace hacoboot

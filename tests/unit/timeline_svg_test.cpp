@@ -17,6 +17,7 @@
 
 #include "model/critical_path.hpp"
 #include "model/lanes.hpp"
+#include "util/text.hpp"
 
 namespace hacoboot {
 namespace {
@@ -239,12 +240,6 @@ std::map<std::string, double> part_widths(const std::string& step) {
     widths[(*it)[1]] = std::stod((*it)[2]);
   }
   return widths;
-}
-
-TEST(XmlEscape, ReplacesEveryMarkupCharacter) {
-  EXPECT_EQ(xml_escape(R"(a<b>&"c"'d')"), "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos;");
-  EXPECT_EQ(xml_escape("boot 3 (hpid 42)"), "boot 3 (hpid 42)");
-  EXPECT_EQ(xml_escape("µs"), "µs");
 }
 
 TEST(XmlChecker, CatchesWhatItIsFor) {

@@ -6,6 +6,8 @@
 #   sudo scripts/bench.sh --quick    # one short repetition of each (CI smoke run, ~1 min)
 #   sudo scripts/bench.sh --previous REV   # also the tool as of git revision REV,
 #                                          # side by side in rows 1, 4, 7 and 10
+#   sudo scripts/bench.sh --gate-rates     # how often the regression gate is right,
+#                                          # quiet and under load (~15 min; bench/gate_rates.py)
 #
 # Installs packages only through scripts/setup.sh, and only as root
 # (HACOBOOT_SKIP_SETUP=1 skips it); builds into ${BUILD_DIR:-build-bench}
@@ -21,6 +23,11 @@ cd "$(dirname "$0")/.."
 build_dir="${BUILD_DIR:-build-bench}"
 cmake -S . -B "$build_dir" -DHACOBOOT_BUILD_TESTS=OFF -DHACOBOOT_BUILD_BENCH=ON >/dev/null
 cmake --build "$build_dir" -j "$(nproc)" >/dev/null
+
+if [ "${1:-}" = --gate-rates ]; then
+  shift
+  exec python3 bench/gate_rates.py --build-dir "$build_dir" "$@"
+fi
 
 args=()
 while [ $# -gt 0 ]; do

@@ -121,7 +121,28 @@ void write_cached_ids(const std::filesystem::path& file, const SyscallTracepoint
   remove_superseded(directory, std::string(kCachePrefix), "", file);
 }
 
+// Whether `root` is where tracefs is mounted: its events/ is there, or
+// there but out of this user's reach (tracefs's root is root's, mode 0700).
+bool tracefs_at(const char* root) {
+  struct stat st {};
+  return ::stat((std::string(root) + "/events").c_str(), &st) == 0 || errno == EACCES;
+}
+
 }  // namespace
+
+std::optional<MountedTracefs> mounted_tracefs() {
+  for (const char* root : {kTracefs, kDebugfsTracing}) {
+    if (!tracefs_at(root)) continue;
+    if (const auto ids = read_ids(id_paths(root))) return MountedTracefs{.root = root, .ids = to_ids(*ids)};
+    const int error = errno;
+    return MountedTracefs{
+        .root = root,
+        .ids = Failure{error == EACCES   ? std::string("its files are unreadable without uid 0 or CAP_DAC_READ_SEARCH")
+                       : error == ENOENT ? std::string("it has no syscalls:* events (CONFIG_FTRACE_SYSCALLS)")
+                                         : std::string(std::strerror(error))}};
+  }
+  return std::nullopt;
+}
 
 SyscallTracepointLookup::SyscallTracepointLookup(const std::filesystem::path& cache_dir) {
   for (const char* root : {kTracefs, kDebugfsTracing}) {

@@ -16,6 +16,16 @@ struct SyscallTracepointIds {
   int listen_exit = -1;   // syscalls:sys_exit_listen
 };
 
+// The ids in a tracefs mounted on the host (at /sys/kernel/tracing, or
+// debugfs's tracing/), for --check: where it is mounted, and the ids or why
+// they cannot be read (its files are root's; no syscalls:* events). nullopt:
+// tracefs is not mounted.
+struct MountedTracefs {
+  std::string root;
+  Expected<SyscallTracepointIds> ids;
+};
+std::optional<MountedTracefs> mounted_tracefs();
+
 // Reads the ids from tracefs: the mounted one, or, when tracefs is not
 // mounted, one mounted for a moment in the private mount namespace of a
 // short-lived child, so the host's mounts are never touched. The child runs

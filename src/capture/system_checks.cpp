@@ -11,26 +11,13 @@
 #include <string_view>
 
 #include "capture/capture_errors.hpp"
+#include "capture/kernel_support.hpp"
 #include "capture/usdt_notes.hpp"
 #include "util/errors.hpp"
 #include "util/text.hpp"
 
 namespace hacoboot {
 namespace {
-
-constexpr int kCapSysAdmin = 21;
-constexpr int kCapPerfmon = 38;
-constexpr int kCapBpf = 39;
-
-std::uint64_t effective_capabilities() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    constexpr std::string_view kKey = "CapEff:";
-    if (line.compare(0, kKey.size(), kKey) == 0) return std::stoull(line.substr(kKey.size()), nullptr, 16);
-  }
-  return 0;
-}
 
 bool is_regular_file(const std::string& path) {
   struct stat st {};
@@ -76,17 +63,43 @@ std::vector<UsdtProbe> require_phase_probe(const std::string& path) {
   return sites;
 }
 
-void require_kernel_btf() {
+void require_kernel_btf(const std::string& btf_file) {
+  if (!btf_file.empty()) {
+    if (const auto problem = btf_file_problem(btf_file))
+      throw UsageError("--btf " + printable(btf_file) + ": " + *problem);
+    return;
+  }
   if (::access(kKernelBtf, R_OK) != 0) {
     throw RuntimeError(std::string("kernel BTF not found (") + kKernelBtf +
-                       "): this kernel was built without CONFIG_DEBUG_INFO_BTF, which CO-RE needs");
+                       "): this kernel was built without CONFIG_DEBUG_INFO_BTF, which CO-RE needs; give a BTF "
+                       "file of this kernel with --btf (BTFHub has them for many distribution kernels)");
   }
 }
 
+const char* capability_name(Capability capability) {
+  switch (capability) {
+    case Capability::DacReadSearch: return "CAP_DAC_READ_SEARCH";
+    case Capability::SysPtrace: return "CAP_SYS_PTRACE";
+    case Capability::SysAdmin: return "CAP_SYS_ADMIN";
+    case Capability::Perfmon: return "CAP_PERFMON";
+    case Capability::Bpf: return "CAP_BPF";
+  }
+  return "?";
+}
+
+Capabilities Capabilities::effective() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    constexpr std::string_view kKey = "CapEff:";
+    if (line.compare(0, kKey.size(), kKey) == 0)
+      return Capabilities(std::stoull(line.substr(kKey.size()), nullptr, 16));
+  }
+  return Capabilities(0);
+}
+
 void require_bpf_privileges() {
-  const auto caps = effective_capabilities();
-  const auto has = [caps](int cap) { return (caps >> cap) & 1U; };
-  if (has(kCapSysAdmin) || (has(kCapBpf) && has(kCapPerfmon))) return;
+  if (Capabilities::effective().may_trace()) return;
   throw RuntimeError("needs root or CAP_BPF+CAP_PERFMON to load BPF programs: run it with sudo");
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,8 +29,29 @@ std::string resolve_haconiwa(const std::string& name);
 // returns that probe's sites (their notes), which the tracer attaches to.
 std::vector<UsdtProbe> require_phase_probe(const std::string& path);
 
-// Throws RuntimeError unless the kernel exposes its BTF (CO-RE needs it).
-void require_kernel_btf();
+// The kernel types CO-RE reads: `btf_file` (--btf) when given, else the
+// kernel's own. Throws UsageError when btf_file is no BTF, RuntimeError when
+// the kernel has none (built without CONFIG_DEBUG_INFO_BTF) and none is given.
+void require_kernel_btf(const std::string& btf_file);
+
+// The capabilities the tool asks about (capability numbers of linux/capability.h).
+enum class Capability : int { DacReadSearch = 2, SysPtrace = 19, SysAdmin = 21, Perfmon = 38, Bpf = 39 };
+const char* capability_name(Capability capability);  // "CAP_BPF"
+
+// This process's effective capabilities.
+class Capabilities {
+ public:
+  static Capabilities effective();
+  explicit Capabilities(std::uint64_t mask) : mask_(mask) {}
+  [[nodiscard]] bool has(Capability capability) const { return ((mask_ >> static_cast<int>(capability)) & 1U) != 0; }
+  // Load and attach tracing programs: CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN.
+  [[nodiscard]] bool may_trace() const {
+    return has(Capability::SysAdmin) || (has(Capability::Bpf) && has(Capability::Perfmon));
+  }
+
+ private:
+  std::uint64_t mask_;
+};
 
 // Throws RuntimeError unless this process may load and attach tracing programs.
 void require_bpf_privileges();

@@ -314,6 +314,9 @@ void add_kernel_side(CLI::App& app, Arguments& args) {
   group.value("--ringbuf-size", args.ring_buffer_size, "SIZE",
               fmt::format("BPF ring buffer size (default {}M; rounded up to a power of two)",
                           HACOBOOT_DEFAULT_RINGBUF_BYTES >> 20));
+  group.value("--btf", opt.btf, "FILE",
+              "Kernel types (BTF) from FILE, for a kernel without /sys/kernel/btf/vmlinux (e.g. BTFHub's "
+              "file of it); no BTF cache then");
   group.value("--btf-cache", opt.btf_cache, "DIR",
               fmt::format("Where the kernel types the programs read are cached per kernel, for a fast start "
                           "(default {}; 'off': read the whole kernel BTF at every start)",
@@ -324,6 +327,9 @@ void add_kernel_side(CLI::App& app, Arguments& args) {
   group.value("--usdt-attach", args.usdt_attach, "HOW",
               "How the probe is attached: auto (default: uprobe_multi when the kernel has it), uprobe_multi "
               "(one BPF link, Linux 6.6+), perf (libbpf's perf uprobes)");
+  group.flag("--check", opt.check,
+             "Say whether this host can trace (kernel, BTF, capabilities, tracefs, cache, the haconiwa "
+             "binary) and exit: 0 ready, 1 not; attaches and writes nothing");
   group.flag("-q,--quiet", opt.quiet, "No progress line on a terminal");
   group.flag("-v,--verbose", opt.verbose, "libbpf's log and the attach choices on stderr");
 }
@@ -489,6 +495,7 @@ void check_kernel_side(const CLI::App& app, const Arguments& args, Options& opt)
 }
 
 void check_command(CommandLine& result) {
+  if (result.options.check && result.options.list) throw UsageError("--check and --list: one at a time");
   const auto& command = result.options.command;
   // The kernel side keeps HACOBOOT_FILENAME_LEN bytes of an execve's file
   // name, its NUL included: a longer COMMAND could never match.

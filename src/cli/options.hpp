@@ -26,6 +26,7 @@ struct Options {
   std::string haconiwa = "haconiwa";  // binary holding the probe (PATH lookup without '/')
   std::optional<std::uint32_t> pid;   // only launches under this running haconiwa process
   bool list = false;                  // print the binary's USDT probes and exit
+  bool check = false;                 // say whether this host can trace, and exit
   std::int64_t start_phase = kPhaseStartSupervisor;
   PhaseNames phase_names;
   // When to stop
@@ -54,6 +55,7 @@ struct Options {
   std::string gate_markdown;  // ... as a Markdown table
   // Kernel side
   std::uint64_t ring_buffer_bytes = HACOBOOT_DEFAULT_RINGBUF_BYTES;
+  std::string btf = {};                         // kernel types from this file; empty: the kernel's own
   std::string btf_cache = kDefaultBtfCacheDir;  // "off": none
   SyscallHooks syscall_hooks = SyscallHooks::Auto;
   UsdtAttach usdt_attach = UsdtAttach::Auto;

@@ -28,6 +28,7 @@
 #include "cli/probe_listing.hpp"
 #include "cli/progress.hpp"
 #include "cli/stop_signals.hpp"
+#include "cli/system_check.hpp"
 #include "cli/tracer_start.hpp"
 #include "exporter/boot_metrics.hpp"
 #include "exporter/metrics_server.hpp"
@@ -56,17 +57,6 @@ constexpr auto kBtfCachePatience = std::chrono::seconds(2);
 // How often boots whose exit events were lost are looked for: they would
 // otherwise stay in flight for ever in a long-running exporter.
 constexpr auto kExpiryInterval = std::chrono::seconds(60);
-
-// The haconiwa binary: --pid's through /proc (whatever mount namespace it
-// runs in), or --haconiwa's.
-std::string haconiwa_binary(const Options& options) {
-  if (!options.pid) return resolve_haconiwa(options.haconiwa);
-  auto exe = "/proc/" + std::to_string(*options.pid) + "/exe";
-  if (::access(exe.c_str(), R_OK) != 0) {
-    throw UsageError("--pid " + std::to_string(*options.pid) + ": cannot read " + exe + ": " + std::strerror(errno));
-  }
-  return exe;
-}
 
 bool process_exists(std::uint32_t pid) {
   return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
@@ -299,7 +289,9 @@ void check_outputs(const Options& options, const std::string& haconiwa) {
                       {.option = "--textfile", .path = options.textfile, .regular_file_only = true},
                       {.option = "--gate-junit", .path = options.gate_junit},
                       {.option = "--gate-markdown", .path = options.gate_markdown}},
-                     {{.option = "--baseline", .path = options.baseline}, {.option = "--haconiwa", .path = haconiwa}});
+                     {{.option = "--baseline", .path = options.baseline},
+                      {.option = "--haconiwa", .path = haconiwa},
+                      {.option = "--btf", .path = options.btf}});
 }
 
 // What the run needs, checked before anything is loaded and before any file
@@ -314,7 +306,7 @@ struct Preflight {
 Preflight check_before_loading(const Options& options) {
   auto baseline = load_baseline(options);
   auto run_as = options.run_as ? std::optional(resolve_run_as(*options.run_as)) : std::nullopt;
-  require_kernel_btf();
+  require_kernel_btf(options.btf);
   require_bpf_privileges();
   auto haconiwa = haconiwa_binary(options);
   auto phase_probe_sites = require_phase_probe(haconiwa);
@@ -438,13 +430,15 @@ int list_probes(const Options& options, std::ostream& out) {
 
 int run_session(const Options& options, std::ostream& diagnostics) {
   if (options.list) return list_probes(options, std::cout);
+  if (options.check) return check_system(options, std::cout);
   if (!options.compared.empty()) return compare_summaries(options, std::cout);
   auto checked = check_before_loading(options);
   // Before loading: a Ctrl-C while attaching still ends with a summary.
   const StopSignals stop_signals(/*sighup_reopens=*/options.serve.has_value() || !options.textfile.empty());
   Pipeline pipeline(options);
   std::optional<CoreBtfCache> btf_cache;
-  if (options.btf_cache != "off") btf_cache.emplace(options.btf_cache, Tracer::bpf_object());
+  // Kernel types from --btf are that file's, not this kernel's to cache.
+  if (options.btf_cache != "off" && options.btf.empty()) btf_cache.emplace(options.btf_cache, Tracer::bpf_object());
   const auto tracer =
       start_tracer(options, tracer_config(options, checked.haconiwa, std::move(checked.phase_probe_sites)),
                    btf_cache ? &*btf_cache : nullptr, diagnostics,

@@ -1,16 +1,20 @@
 #include "cli/tracer_start.hpp"
 
+#include <fmt/format.h>
+
 #include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
 
 #include "capture/capture_errors.hpp"
+#include "capture/kernel_support.hpp"
 #include "capture/syscall_tracepoints.hpp"
 #include "capture/system_checks.hpp"
 #include "cli/capture_hints.hpp"
 #include "util/errors.hpp"
 #include "util/expected.hpp"
+#include "util/text.hpp"
 
 namespace hacoboot {
 namespace {
@@ -112,10 +116,28 @@ Expected<std::unique_ptr<Tracer>> try_cached_kernel_types(Attacher& attacher, co
   }
 }
 
-}  // namespace
+// What the kernel refused says why on a kernel older than the oldest the
+// tool supports: its bare errno would not.
+[[noreturn]] void rethrow_with_kernel_hint() {
+  try {
+    throw;
+  } catch (const UprobeMultiError&) {
+    throw;  // has its own hint
+  } catch (const SyscallTracepointError&) {
+    throw;
+  } catch (const RuntimeError& error) {
+    const auto release = running_kernel_release();
+    const auto version = parse_kernel_release(release);
+    if (!version || *version >= kOldestKernel) throw;
+    throw RuntimeError(
+        fmt::format("{}; this kernel, Linux {}, is older than {}.{}, the oldest this tool supports "
+                    "(hacoboot-sampler --check says what it lacks)",
+                    error.what(), printable(release), kOldestKernel.major, kOldestKernel.minor));
+  }
+}
 
-std::unique_ptr<Tracer> start_tracer(const Options& options, Tracer::Config config, CoreBtfCache* btf_cache,
-                                     std::ostream& diagnostics, const Tracer::RecordSink& sink) {
+std::unique_ptr<Tracer> attach_tracer(const Options& options, Tracer::Config config, CoreBtfCache* btf_cache,
+                                      std::ostream& diagnostics, const Tracer::RecordSink& sink) {
   std::optional<SyscallTracepointLookup> lookup;
   // The tracepoint ids are cached beside the kernel types, or not at all.
   if (options.syscall_hooks != SyscallHooks::RawSyscalls) lookup.emplace(btf_cache ? options.btf_cache : "");
@@ -124,6 +146,11 @@ std::unique_ptr<Tracer> start_tracer(const Options& options, Tracer::Config conf
   const StartLog log(diagnostics, options.verbose);
   Attacher attacher(std::move(config), syscall_tracepoints, sink, log);
 
+  if (!options.btf.empty()) {
+    log.say("kernel types from " + options.btf + " (--btf)");
+    attacher.use_kernel_types(options.btf);
+    return attacher.attach();
+  }
   if (const auto cached = btf_cache ? btf_cache->cached() : std::nullopt) {
     log.say("kernel types from " + cached->string() + " (cached)");
     auto tracer = try_cached_kernel_types(attacher, cached->string());
@@ -136,6 +163,17 @@ std::unique_ptr<Tracer> start_tracer(const Options& options, Tracer::Config conf
   auto tracer = attacher.attach();
   if (btf_cache) log.say(describe_btf_filling(btf_cache->start_filling()));
   return tracer;
+}
+
+}  // namespace
+
+std::unique_ptr<Tracer> start_tracer(const Options& options, Tracer::Config config, CoreBtfCache* btf_cache,
+                                     std::ostream& diagnostics, const Tracer::RecordSink& sink) {
+  try {
+    return attach_tracer(options, std::move(config), btf_cache, diagnostics, sink);
+  } catch (const RuntimeError&) {
+    rethrow_with_kernel_hint();
+  }
 }
 
 }  // namespace hacoboot

@@ -67,12 +67,6 @@ void expect_exit(const ProcessResult& r, int code) {
   EXPECT_TRUE(r.status.exited && r.status.code == code) << "expected exit status " << code << ", got " << describe(r);
 }
 
-void write_text(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  ASSERT_TRUE(out.good()) << "writing " << path;
-}
-
 bool contains(const std::string& text, std::string_view part) {
   return text.find(part) != std::string::npos;
 }
@@ -335,7 +329,7 @@ class AnalysisTest : public IntegrationTest {
   // Writes a --phase-names file naming phase 12 MY_NAMESPACES.
   std::filesystem::path phase_names_file() {
     const auto path = new_file("names.txt");
-    write_text(path, "# our name for the namespaces phase\n12 MY_NAMESPACES\n");
+    write_file(path, "# our name for the namespaces phase\n12 MY_NAMESPACES\n");
     return path;
   }
 
@@ -445,7 +439,7 @@ TEST_F(AnalysisTest, TimelineRendersInABrowser) {
   ASSERT_FALSE(HasFailure());
   // What a white page weighs, to tell a drawing from a blank screenshot.
   const auto empty_path = new_file("empty.svg");
-  write_text(empty_path,
+  write_file(empty_path,
              "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\"/>\n");
 
   const auto blank = read_png(screenshot(*chromium, empty_path));
@@ -677,7 +671,7 @@ TEST_F(AnalysisTest, MalformedBaselineExitsWith2NamingTheFile) {
   for (const auto& [stem, content] : cases) {
     SCOPED_TRACE(stem);
     const auto path = new_file(stem);
-    write_text(path, content);
+    write_file(path, content);
     const auto r = run_sampler({"--baseline", path.string(), "--run", "true"});
     expect_exit(r, 2);
     EXPECT_EQ(split_lines(r.err).size(), 1U) << "stderr: " << r.err;

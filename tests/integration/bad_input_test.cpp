@@ -543,6 +543,12 @@ std::vector<BadInputCase> rows() {
       C("RunAsUnknownUser", {"--run-as", "no-such-user-here"}, 2, "--run-as: no user 'no-such-user-here'"),
       // The kernel
       C("KernelWithoutBtf", {}, 1, "kernel BTF not found").without_kernel_btf(),
+      // --btf: the kernel types from a file, which must be one.
+      C("BtfIsADirectory", {"--btf", "{dir}", "-o", "{dir}/keep.json"}, 2, "--btf {dir}: not a regular file")
+          .keeps("{dir}/keep.json"),
+      C("BtfIsNotBtf", {"--btf", "{dir}/not-json.json"}, 2, "--btf {dir}/not-json.json: not BTF"),
+      C("BtfIsMissing", {"--btf", "{dir}/no-such.btf"}, 2, "--btf {dir}/no-such.btf: No such file or directory"),
+
       // Not an error: a relative COMMAND is only warned about, and the run goes on.
       C("RelativeCommandWarnsButRuns", {"hacoboot-demo-app"}, 0,
         "warning: COMMAND 'hacoboot-demo-app' is not an absolute path")

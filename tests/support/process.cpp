@@ -259,6 +259,12 @@ std::string read_file(const std::filesystem::path& path) {
   return text.str();
 }
 
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out.flush()) throw std::runtime_error("writing " + path.string() + " failed");
+}
+
 void make_socket_file(const std::filesystem::path& path) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;

@@ -101,6 +101,8 @@ std::string shell_quote(const std::string& text);
 std::string shell_command(const std::vector<std::string>& argv);
 
 std::string read_file(const std::filesystem::path& path);
+// Creates or truncates path with text; throws std::runtime_error when it cannot.
+void write_file(const std::filesystem::path& path, const std::string& text);
 
 // Leaves a UNIX socket's file at path, as a daemon leaves one in its
 // directory; throws std::runtime_error when it cannot.

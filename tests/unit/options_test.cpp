@@ -126,6 +126,16 @@ TEST(Options, FormatValuesIgnoreCase) {
 
 // A CI job that asks for the gate's files reads them: one that would never
 // be written is refused, not warned about.
+TEST(Options, CheckAndBtf) {
+  const auto cl = parse("--check", "--btf", "/boot/vmlinux.btf");
+  EXPECT_TRUE(cl.options.check);
+  EXPECT_EQ(cl.options.btf, "/boot/vmlinux.btf");
+  EXPECT_FALSE(parse().options.check);
+  EXPECT_TRUE(parse().options.btf.empty());
+  EXPECT_THROW(parse("--btf", ""), UsageError);
+  EXPECT_THROW(parse("--check", "--list"), UsageError);
+}
+
 TEST(Options, GateFilesNeedABaselineOrCompare) {
   EXPECT_THROW(parse("--gate-junit", "gate.xml"), UsageError);
   EXPECT_THROW(parse("--gate-markdown", "gate.md"), UsageError);

@@ -1,0 +1,55 @@
+#pragma once
+
+#include <array>
+#include <compare>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace hacoboot {
+
+// What the BPF side needs of the kernel, and the Linux release that brought
+// each: the table README's "Kernel requirements" gives and --check applies.
+
+struct KernelVersion {
+  int major = 0;
+  int minor = 0;
+  auto operator<=>(const KernelVersion&) const = default;
+};
+
+// "6.18.44-fc-v1045" -> 6.18; nullopt for what is no release.
+std::optional<KernelVersion> parse_kernel_release(std::string_view release);
+// uname's release of the running kernel.
+std::string running_kernel_release();
+
+struct KernelFeature {
+  std::string_view name;
+  KernelVersion since;
+  std::string_view needed_for;
+  // What the tool does without it; empty: it cannot trace.
+  std::string_view without;
+};
+
+inline constexpr std::array<KernelFeature, 7> kKernelFeatures{{
+    {"kernel BTF in /sys/kernel/btf", {5, 4}, "CO-RE: the kernel's type layout", "--btf FILE"},
+    {"BPF ring buffer", {5, 8}, "every event", ""},
+    {"CAP_BPF and CAP_PERFMON", {5, 8}, "tracing without root", "root (CAP_SYS_ADMIN)"},
+    {"BPF atomic fetch-and-add", {5, 12}, "the threads each launch lists", ""},
+    {"bpf_for_each_map_elem", {5, 13}, "ending a launch's accounting", ""},
+    {"sched_switch's prev_state", {5, 18}, "scheduler states", ""},
+    {"uprobe_multi links", {6, 6}, "one link for the probe, a fast exit", "perf uprobes"},
+}};
+
+// The newest release a feature the tool cannot do without came with.
+inline constexpr KernelVersion kOldestKernel{5, 18};
+
+// Whether the kernel has a BPF ring buffer, by a map created and closed;
+// nullopt when the probe itself failed. Without CAP_BPF the creation is
+// refused, which reads as "no": ask only a process that may trace.
+std::optional<bool> kernel_has_ring_buffer();
+
+// Whether `path` holds BTF (raw, as /sys/kernel/btf/vmlinux or BTFHub's
+// files), or what is wrong with it.
+std::optional<std::string> btf_file_problem(const std::string& path);
+
+}  // namespace hacoboot

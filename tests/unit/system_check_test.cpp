@@ -65,7 +65,9 @@ TEST(KernelRelease, VersionsCompareAsReleases) {
 TEST(KernelFeatures, EachSaysWhatNeedsItAndRequiredOnesAreNoNewerThanTheOldestKernel) {
   for (const auto& feature : kKernelFeatures) {
     EXPECT_FALSE(feature.needed_for.empty()) << feature.name;
-    if (feature.without.empty()) EXPECT_LE(feature.since, kOldestKernel) << feature.name;
+    if (feature.without.empty()) {
+      EXPECT_LE(feature.since, kOldestKernel) << feature.name;
+    }
   }
 }
 

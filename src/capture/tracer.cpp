@@ -124,6 +124,10 @@ void Tracer::RingBufferDeleter::operator()(ring_buffer* rb) const {
   ring_buffer__free(rb);
 }
 
+void Tracer::LinkDeleter::operator()(bpf_link* link) const {
+  bpf_link__destroy(link);
+}
+
 Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   g_verbose = config.verbose;
   libbpf_set_print(print_libbpf);
@@ -198,7 +202,8 @@ void Tracer::attach_phase_probe(const Config& config, const Expected<UsdtMultiAt
   if (plan) {
     const bpf_map* specs = bpf_object__find_map_by_name(skeleton_->obj, "__bpf_usdt_specs");
     if (specs == nullptr) throw RuntimeError("the BPF object has no USDT spec map");
-    phase_link_ = attach_usdt_multi(bpf_program__fd(program), bpf_map__fd(specs), bpf_map__value_size(specs), *plan);
+    phase_link_ = attach_usdt_multi(bpf_program__fd(program), bpf_map__fd(specs), bpf_map__value_size(specs), *plan, 0);
+    spec_ids_used_ = static_cast<std::uint32_t>(plan->sites.size());
     usdt_attachment_ = {.uprobe_multi = true, .why_not_uprobe_multi = {}};
     return;
   }
@@ -209,6 +214,31 @@ void Tracer::attach_phase_probe(const Config& config, const Expected<UsdtMultiAt
     fail("attaching USDT haconiwa:bootstrap_phase_pass in " + config.haconiwa_path, errno);
   }
   usdt_attachment_ = {.uprobe_multi = false, .why_not_uprobe_multi = plan.error()};
+}
+
+void Tracer::attach_phase_probe_to(const std::string& binary, const std::vector<UsdtProbe>& sites) {
+  bpf_program* program = skeleton_->progs.on_phase;
+  if (!usdt_attachment_.uprobe_multi) {
+    // libbpf's USDT manager gives these sites spec ids of their own.
+    std::unique_ptr<bpf_link, LinkDeleter> link(
+        bpf_program__attach_usdt(program, -1, binary.c_str(), "haconiwa", "bootstrap_phase_pass", nullptr));
+    if (!link) fail("attaching USDT haconiwa:bootstrap_phase_pass in " + binary, errno);
+    more_perf_links_.push_back(std::move(link));
+    return;
+  }
+  // libbpf's perf uprobes cannot join: its manager would hand out the spec
+  // ids the links use.
+  const auto plan = plan_usdt_multi_attach(binary, sites);
+  if (!plan) throw RuntimeError(binary + ": " + plan.error());
+  const bpf_map* specs = bpf_object__find_map_by_name(skeleton_->obj, "__bpf_usdt_specs");
+  if (specs == nullptr) throw RuntimeError("the BPF object has no USDT spec map");
+  if (spec_ids_used_ + plan->sites.size() > bpf_map__max_entries(specs)) {
+    throw RuntimeError(binary + ": no room left for its probe sites (" + std::to_string(bpf_map__max_entries(specs)) +
+                       " USDT specs at most)");
+  }
+  more_phase_links_.push_back(attach_usdt_multi(bpf_program__fd(program), bpf_map__fd(specs),
+                                                bpf_map__value_size(specs), *plan, spec_ids_used_));
+  spec_ids_used_ += static_cast<std::uint32_t>(plan->sites.size());
 }
 
 void Tracer::attach_syscall_tracepoints(const SyscallTracepointIds& ids) {
@@ -257,6 +287,8 @@ Tracer::~Tracer() {
   auto& links = skeleton_->links;
   std::vector<std::thread> detaching;
   if (phase_link_.valid()) detaching.emplace_back([link = std::move(phase_link_)]() mutable { link.reset(); });
+  for (auto& more : more_phase_links_) detaching.emplace_back([link = std::move(more)]() mutable { link.reset(); });
+  for (auto& more : more_perf_links_) detaching.emplace_back([link = std::move(more)]() mutable { link.reset(); });
   for (bpf_link** link :
        {&links.on_phase, &links.on_fork, &links.on_exec, &links.on_exit, &links.on_sys_enter, &links.on_sys_exit,
         &links.on_execve, &links.on_listen_exit, &links.on_sched_switch, &links.on_sched_waking}) {

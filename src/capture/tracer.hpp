@@ -20,6 +20,7 @@
 #include "util/expected.hpp"
 #include "util/unique_fd.hpp"
 
+struct bpf_link;
 struct hacoboot_bpf;
 struct ring_buffer;
 
@@ -93,6 +94,11 @@ class Tracer {
   // record available to the sink. An exception from the sink propagates.
   void poll(std::chrono::milliseconds timeout);
 
+  // Attaches the phase probe to another file too, the way the first was:
+  // the haconiwa binary replaced at its path by an upgrade (processes of the
+  // old file still run, and keep its probe). Throws RuntimeError.
+  void attach_phase_probe_to(const std::string& binary, const std::vector<UsdtProbe>& sites);
+
   [[nodiscard]] TracerCounters counters() const;
   // Whether execve/listen come from the per-syscall tracepoints.
   [[nodiscard]] bool per_syscall_tracepoints() const { return per_syscall_tracepoints_; }
@@ -112,6 +118,9 @@ class Tracer {
   struct RingBufferDeleter {
     void operator()(ring_buffer* rb) const;
   };
+  struct LinkDeleter {
+    void operator()(bpf_link* link) const;
+  };
   static int on_record(void* self, void* data, std::size_t size);
   void choose_syscall_programs(bool tracepoints, bool raw_syscalls);
   void attach_syscall_hooks(const Config& config);
@@ -127,6 +136,11 @@ class Tracer {
   UsdtAttachment usdt_attachment_;
   std::unique_ptr<hacoboot_bpf, SkeletonDeleter> skeleton_;
   UniqueFd phase_link_;  // the uprobe_multi link; unset: the skeleton's on_phase link
+  // The probe in the files that replaced the first (attach_phase_probe_to),
+  // as uprobe_multi links or libbpf's perf uprobes.
+  std::vector<UniqueFd> more_phase_links_;
+  std::vector<std::unique_ptr<bpf_link, LinkDeleter>> more_perf_links_;
+  std::uint32_t spec_ids_used_ = 0;  // entries of the USDT spec map the uprobe_multi links use
   std::unique_ptr<ring_buffer, RingBufferDeleter> ring_buffer_;
 };
 

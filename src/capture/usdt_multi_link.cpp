@@ -117,7 +117,8 @@ Expected<UsdtMultiAttach> plan_usdt_multi_attach(const std::string& binary, cons
   return plan;
 }
 
-UniqueFd attach_usdt_multi(int program_fd, int spec_map_fd, std::size_t spec_value_size, const UsdtMultiAttach& plan) {
+UniqueFd attach_usdt_multi(int program_fd, int spec_map_fd, std::size_t spec_value_size, const UsdtMultiAttach& plan,
+                           std::uint32_t first_spec_id) {
   if (spec_value_size != sizeof(UsdtSpec)) {
     throw UprobeMultiError("libbpf's USDT spec map holds " + std::to_string(spec_value_size) + "-byte values, not " +
                                std::to_string(sizeof(UsdtSpec)),
@@ -126,8 +127,9 @@ UniqueFd attach_usdt_multi(int program_fd, int spec_map_fd, std::size_t spec_val
   std::vector<std::uint64_t> offsets;
   std::vector<std::uint64_t> semaphores;
   std::vector<std::uint64_t> cookies;
-  for (std::uint32_t id = 0; id < plan.sites.size(); ++id) {
-    const auto& site = plan.sites[id];
+  for (std::uint32_t i = 0; i < plan.sites.size(); ++i) {
+    const auto& site = plan.sites[i];
+    const std::uint32_t id = first_spec_id + i;
     const UsdtSpec spec = spec_of(site);
     if (bpf_map_update_elem(spec_map_fd, &id, &spec, BPF_ANY) != 0) {
       throw RuntimeError(std::string("writing the USDT argument specs: ") + std::strerror(errno));

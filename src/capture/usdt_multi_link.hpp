@@ -40,9 +40,11 @@ Expected<UsdtMultiAttach> plan_usdt_multi_attach(const std::string& binary, cons
 // 1.1 and Debian 12: the attach type a program is loaded with to take the link.
 inline constexpr int kUprobeMultiAttachType = 48;
 
-// Writes each site's argument locations into libbpf's spec map (entry i for
-// site i, its BPF cookie) and creates the link. Throws RuntimeError, or
+// Writes each site's argument locations into libbpf's spec map (entry
+// first_spec_id + i for site i, its BPF cookie: a second binary's sites
+// follow the first's) and creates the link. Throws RuntimeError, or
 // UprobeMultiError when this libbpf's spec map is not the one it knows.
-UniqueFd attach_usdt_multi(int program_fd, int spec_map_fd, std::size_t spec_value_size, const UsdtMultiAttach& plan);
+UniqueFd attach_usdt_multi(int program_fd, int spec_map_fd, std::size_t spec_value_size, const UsdtMultiAttach& plan,
+                           std::uint32_t first_spec_id);
 
 }  // namespace hacoboot

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <vector>
 
+#include "capture/binary_watch.hpp"
 #include "capture/cgroup_paths.hpp"
 #include "capture/core_btf_cache.hpp"
 #include "capture/system_checks.hpp"
@@ -23,6 +24,7 @@
 #include "capture/usdt_notes.hpp"
 #include "cli/child_process.hpp"
 #include "cli/gate_run.hpp"
+#include "cli/haconiwa_upgrades.hpp"
 #include "cli/output_file.hpp"
 #include "cli/output_paths.hpp"
 #include "cli/probe_listing.hpp"
@@ -93,6 +95,10 @@ class MetricsExport {
   void add(const BootRecord& boot) {
     const std::lock_guard lock(mutex_);
     metrics_.add(boot);
+  }
+  void set_haconiwa_files(std::uint64_t attached, std::uint64_t replacements) {
+    const std::lock_guard lock(mutex_);
+    metrics_.set_haconiwa_files(attached, replacements);
   }
   // Called from the event loop: fresh gauges, and the textfile when due (or `now`).
   void update(const TracerCounters& counters, std::uint64_t events_lost, std::uint64_t in_flight, bool write_now) {
@@ -239,6 +245,10 @@ class Pipeline {
   [[nodiscard]] std::uint64_t settled_boots() const { return settled_; }
   [[nodiscard]] std::optional<std::uint16_t> metrics_port() const { return metrics_.port(); }
   BootSinks& sinks() { return sinks_; }
+  // After the haconiwa binary's path was looked at (HaconiwaUpgrades).
+  void haconiwa_files(const HaconiwaUpgrades& upgrades) {
+    if (metrics_.enabled()) metrics_.set_haconiwa_files(upgrades.files_attached(), upgrades.replacements());
+  }
 
  private:
   // Resolved while the container is alive: its cgroup may be gone when the boot ends.
@@ -300,6 +310,9 @@ struct Preflight {
   std::optional<RunFigures> baseline;
   std::optional<RunIdentity> run_as;
   std::string haconiwa;
+  // The file the probe goes to, followed across upgrades; none for --pid,
+  // whose /proc/PID/exe is one process's file for good.
+  std::optional<FileVersion> haconiwa_file;
   std::vector<UsdtProbe> phase_probe_sites;
 };
 
@@ -309,11 +322,13 @@ Preflight check_before_loading(const Options& options) {
   require_kernel_btf(options.btf);
   require_bpf_privileges();
   auto haconiwa = haconiwa_binary(options);
+  const auto haconiwa_file = options.pid ? std::nullopt : file_version(haconiwa);
   auto phase_probe_sites = require_phase_probe(haconiwa);
   check_outputs(options, haconiwa);
   return {.baseline = std::move(baseline),
           .run_as = std::move(run_as),
           .haconiwa = std::move(haconiwa),
+          .haconiwa_file = haconiwa_file,
           .phase_probe_sites = std::move(phase_probe_sites)};
 }
 
@@ -343,8 +358,10 @@ void announce_start(const Options& options, const std::string& haconiwa, std::op
 enum class StopReason : std::uint8_t { Signal, RunCommandExited, CountReached, DurationElapsed };
 
 // Polls the ring buffer until a stop signal, the end of the --run command,
-// -n N settled boots or the --duration.
-StopReason run_event_loop(Tracer& tracer, Pipeline& pipeline, const Options& options, ChildProcess* child) {
+// -n N settled boots or the --duration; follows the haconiwa binary's
+// upgrades meanwhile.
+StopReason run_event_loop(Tracer& tracer, Pipeline& pipeline, const Options& options, ChildProcess* child,
+                          HaconiwaUpgrades* upgrades) {
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
   auto next_expiry = started + kExpiryInterval;
@@ -358,6 +375,10 @@ StopReason run_event_loop(Tracer& tracer, Pipeline& pipeline, const Options& opt
     const bool expire = Clock::now() >= next_expiry;
     pipeline.after_poll(tracer.counters(), expire);
     if (expire) next_expiry = Clock::now() + kExpiryInterval;
+    if (upgrades) {
+      upgrades->check(tracer, Clock::now());
+      pipeline.haconiwa_files(*upgrades);
+    }
     if (StopSignals::take_reopen_request()) pipeline.sinks().reopen_rows();
     if (child && child->poll_exit()) return StopReason::RunCommandExited;
     if (options.count && pipeline.settled_boots() >= *options.count) return StopReason::CountReached;
@@ -447,7 +468,10 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   const auto child = start_run_command(options, checked.run_as);
   announce_start(options, checked.haconiwa, pipeline.metrics_port(), diagnostics);
 
-  const auto stop = run_event_loop(*tracer, pipeline, options, child.get());
+  std::optional<HaconiwaUpgrades> upgrades;
+  if (checked.haconiwa_file) upgrades.emplace(checked.haconiwa, *checked.haconiwa_file, options.quiet, diagnostics);
+
+  const auto stop = run_event_loop(*tracer, pipeline, options, child.get(), upgrades ? &*upgrades : nullptr);
   tracer->poll(std::chrono::milliseconds(0));
   const auto counters = tracer->counters();
   pipeline.finish(counters);

@@ -225,6 +225,13 @@ void BootMetrics::write_counters(Exposition& e, const PhaseNames& names) const {
            "Phase events ignored in the kernel: of no launch seen starting (begun before tracing, or not Haconiwa's).",
            untracked_phases_);
   e.scalar("hacoboot_boots_in_flight", "gauge", "Boots being traced now.", boots_in_flight_);
+  e.scalar("hacoboot_haconiwa_files_attached", "gauge",
+           "Files the probe is attached to: the haconiwa binary, and those it replaced (upgrades) that processes may "
+           "still run.",
+           haconiwa_files_);
+  e.scalar("hacoboot_haconiwa_replacements_total", "counter",
+           "New files seen at the haconiwa binary's path (a package upgrade renames one over it).",
+           haconiwa_replacements_);
   e.family("hacoboot_build_info", "gauge", "The hacoboot-sampler version exporting these metrics; always 1.");
   e.sample("hacoboot_build_info", "version=\"" + escape_label_value(HACOBOOT_VERSION) + "\"", "1");
 }

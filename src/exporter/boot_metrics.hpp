@@ -44,6 +44,12 @@ class BootMetrics {
   // The kernel side's count of phase events it dropped, cumulative.
   void set_untracked_phases(std::uint64_t total) { untracked_phases_ = total; }
   void set_boots_in_flight(std::uint64_t boots) { boots_in_flight_ = boots; }
+  // The files the probe is attached to, and the new files seen at the
+  // haconiwa binary's path (upgrades), cumulative.
+  void set_haconiwa_files(std::uint64_t attached, std::uint64_t replacements) {
+    haconiwa_files_ = attached;
+    haconiwa_replacements_ = replacements;
+  }
 
   // Every family, with HELP and TYPE, even before the first boot (counters
   // at 0) so that dashboards show zeros rather than "no data".
@@ -85,6 +91,8 @@ class BootMetrics {
   std::uint64_t lost_events_ = 0;
   std::uint64_t untracked_phases_ = 0;
   std::uint64_t boots_in_flight_ = 0;
+  std::uint64_t haconiwa_files_ = 1;
+  std::uint64_t haconiwa_replacements_ = 0;
 };
 
 // A label value escaped for the text format: backslash, double quote and

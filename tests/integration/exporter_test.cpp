@@ -456,6 +456,84 @@ TEST_F(ExporterTest, PrometheusScrapesTheBootsOfTheServedMetrics) {
 }
 
 // ---------------------------------------------------------------------------
+// A Haconiwa upgrade: a new binary renamed over the old one while the
+// exporter runs, and a boot of the old one still in flight then
+// ---------------------------------------------------------------------------
+// The value of the unlabelled sample `name` in an exposition; kAbsent when none.
+std::uint64_t sample_of(const std::string& exposition, const std::string& name) {
+  const auto line = line_starting(exposition, name + " ");
+  return line.empty() ? kAbsent : std::stoull(line.substr(name.size() + 1));
+}
+
+// Both ways of attaching the probe take a second file.
+class UpgradeTest : public ExporterTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(UpgradeTest, BootsOfAnUpgradedBinaryAndOfTheOldOneAreAllCounted) {
+  constexpr int kOldBoots = 3;
+  constexpr int kNewBoots = 4;
+  // The path the tool watches, as a package puts haconiwa there.
+  const auto bin = dir() / "bin";
+  std::filesystem::create_directory(bin);
+  const auto haconiwa = bin / "haconiwa";
+  std::filesystem::copy_file(launcher(), haconiwa);
+  Process tool({sampler().string(), "--haconiwa", haconiwa.string(), "--btf-cache", HACOBOOT_TEST_BTF_CACHE, "--serve",
+                "127.0.0.1:0", "--format", "json", app().string()},
+               dir());
+  ASSERT_TRUE(tool.wait_for_text("/metrics\n", true, 90s)) << tool.err();
+  const auto port = served_port(tool.err());
+  ASSERT_NE(port, 0) << tool.err();
+
+  const auto boot_argv = [&](const std::filesystem::path& truth, const std::vector<std::string>& args) {
+    std::vector<std::string> argv{haconiwa.string(), "--truth", truth.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--", app().string(), "--hold-ms", "0"});
+    return argv;
+  };
+  const auto old_truth = new_file("old-truth.tsv");
+  const auto old_boots = run_process(boot_argv(old_truth, {"-n", std::to_string(kOldBoots)}), dir(), 120s);
+  ASSERT_TRUE(old_boots.status.exited && old_boots.status.code == 0) << old_boots.err;
+  // One more boot of the old file, its container held after phase 12 while
+  // the upgrade happens: it runs the old file to its listen.
+  const auto held_truth = new_file("held-truth.tsv");
+  Process held(boot_argv(held_truth, {"--phase-delay", "12:3000"}), dir());
+  ASSERT_TRUE(wait_until([&] { return read_file(held_truth).find("\tcontainer_pid\t") != std::string::npos; }, 60s))
+      << "the held boot never forked its container: " << read_file(held_truth);
+
+  // The upgrade: a new file written beside it, renamed over it.
+  const auto staged = bin / ".haconiwa.dpkg-new";
+  std::filesystem::copy_file(launcher(), staged);
+  std::filesystem::rename(staged, haconiwa);
+  ASSERT_TRUE(tool.wait_for_text("is a new file (inode ", true, 30s)) << tool.err();
+  EXPECT_NE(line_containing(tool.err(), "the probe is attached to it too"), "") << tool.err();
+
+  const auto new_truth = new_file("new-truth.tsv");
+  const auto new_boots = run_process(boot_argv(new_truth, {"-n", std::to_string(kNewBoots)}), dir(), 120s);
+  ASSERT_TRUE(new_boots.status.exited && new_boots.status.code == 0) << new_boots.err;
+  const auto held_end = held.wait_or_kill(60s);
+  ASSERT_TRUE(held_end.exited && held_end.code == 0) << held_end.describe();
+
+  constexpr std::uint64_t kAll = kOldBoots + 1 + kNewBoots;
+  std::string metrics;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        metrics = http_get(port, "/metrics").body;
+        return sample_of(metrics, "hacoboot_boots_completed_total") == kAll;
+      },
+      30s))
+      << line_starting(metrics, "hacoboot_boots_");
+  EXPECT_EQ(sample_of(metrics, "hacoboot_boots_started_total"), kAll);
+  EXPECT_EQ(sample_of(metrics, "hacoboot_boots_incomplete_total"), 0U);
+  EXPECT_EQ(sample_of(metrics, "hacoboot_events_lost_total"), 0U);
+  EXPECT_EQ(sample_of(metrics, "hacoboot_haconiwa_files_attached"), 2U);
+  EXPECT_EQ(sample_of(metrics, "hacoboot_haconiwa_replacements_total"), 1U);
+  stop_tracer(tool);
+  const auto summary = nlohmann::json::parse(tool.out());
+  expect_boot_counts(summary, kAll, kAll, kAll, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Attach, UpgradeTest, ::testing::Values("uprobe_multi", "perf"));
+
+// ---------------------------------------------------------------------------
 // The HTTP module: installed with the tool, loaded only for --serve
 // ---------------------------------------------------------------------------
 // What the process `pid` has mapped, /proc/PID/maps.

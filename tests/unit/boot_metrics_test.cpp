@@ -124,6 +124,15 @@ TEST(BootMetrics, BuildInfoCarriesTheVersion) {
   EXPECT_EQ(sample(out.str(), "hacoboot_build_info{version=\"" HACOBOOT_EXPECTED_VERSION "\"}"), "1");
 }
 
+TEST(BootMetrics, SayHowManyHaconiwaFilesTheProbeIsIn) {
+  BootMetrics m;
+  m.set_haconiwa_files(2, 1);
+  std::ostringstream out;
+  m.write(out, {});
+  EXPECT_EQ(sample(out.str(), "hacoboot_haconiwa_files_attached"), "2");
+  EXPECT_EQ(sample(out.str(), "hacoboot_haconiwa_replacements_total"), "1");
+}
+
 TEST(BootMetrics, ValueOnABoundGoesInThatBucket) {
   BootMetrics m;
   m.add(started_boot(0, {{1, 0}}, 1'000'000, 1'000'001));  // execve exactly 1 ms, listen 1 ns later

@@ -64,7 +64,7 @@ CheckLine feature_line(const KernelFeature& feature, const std::optional<KernelV
   const auto item = fmt::format("{} ({}+)", feature.name, version_text(feature.since));
   const bool by_version = !version || *version >= feature.since;
   const bool has = probed.value_or(by_version);
-  const auto how = probed ? "probed" : "by version";
+  const std::string_view how = probed ? "probed" : "by version";
   if (has) return ok(item, fmt::format("yes, {}: {}", how, feature.needed_for));
   if (feature.without.empty()) return missing(item, fmt::format("no, {}: needed for {}", how, feature.needed_for));
   return fallback(item, fmt::format("no, {}: {} instead", how, feature.without));

@@ -158,6 +158,9 @@ CheckLine cache_line(const Options& options) {
   if (::lstat(directory.c_str(), &st) != 0) {
     return ok(item, shown + " not there yet: the first run reads the kernel's whole BTF and fills it");
   }
+  if (!S_ISDIR(st.st_mode)) {
+    return fallback(item, shown + " is not a directory: not used, every start reads the kernel's whole BTF");
+  }
   if (!owned_by_us_alone(directory, S_IFDIR)) {
     return fallback(item, fmt::format("{} is not this user's alone (owner uid {}, mode {:o}): not used, every start "
                                       "reads the kernel's whole BTF",

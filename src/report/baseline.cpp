@@ -37,16 +37,6 @@ std::string phase_key(std::int64_t phase) {
   return "phase:" + std::to_string(phase);
 }
 
-FigureStats figure_of(const SampleStats& s) {
-  return {.count = s.count(),
-          .avg_ns = s.avg(),
-          .p50_ns = s.percentile(50),
-          .p90_ns = s.percentile(90),
-          .p99_ns = s.percentile(99),
-          .max_ns = s.max(),
-          .samples = {.counts = s.value_counts(), .exact = s.exact()}};
-}
-
 // A summary that is JSON but not one the tool wrote (hand-edited, another
 // tool's); the caller names the file.
 struct NotASummary : std::runtime_error {
@@ -300,6 +290,16 @@ RunFigures parse_baseline(std::string_view json_text, const std::string& source)
   } catch (const NotASummary& e) {
     throw UsageError(file + ": not a hacoboot-sampler summary: " + e.what());
   }
+}
+
+FigureStats figure_of(const SampleStats& s) {
+  return {.count = s.count(),
+          .avg_ns = s.avg(),
+          .p50_ns = s.percentile(50),
+          .p90_ns = s.percentile(90),
+          .p99_ns = s.percentile(99),
+          .max_ns = s.max(),
+          .samples = {.counts = s.value_counts(), .exact = s.exact()}};
 }
 
 RunFigures figures_of_run(const Summary& summary, const RunFacts& facts) {

@@ -79,5 +79,7 @@ RunFigures parse_baseline(std::string_view json_text, const std::string& source)
 
 // The same figures of this run (metrics with samples only).
 RunFigures figures_of_run(const Summary& summary, const RunFacts& facts);
+// One figure of this run, from its SampleStats.
+FigureStats figure_of(const SampleStats& s);
 
 }  // namespace hacoboot

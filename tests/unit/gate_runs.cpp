@@ -13,13 +13,7 @@ namespace hacoboot::test {
 FigureStats figure(const std::vector<double>& ms) {
   SampleStats s;
   for (const double v : ms) s.add(static_cast<std::uint64_t>(v * 1e6));
-  return {.count = s.count(),
-          .avg_ns = s.avg(),
-          .p50_ns = s.percentile(50),
-          .p90_ns = s.percentile(90),
-          .p99_ns = s.percentile(99),
-          .max_ns = s.max(),
-          .samples = {.counts = s.value_counts(), .exact = true}};
+  return figure_of(s);
 }
 
 FigureStats without_samples(FigureStats f) {

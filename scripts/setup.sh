@@ -31,7 +31,9 @@ check_packages=(
   prometheus-node-exporter  # the exporter test reads --textfile through its textfile collector
   chromium       # renders the --timeline SVG headless in the integration tests
   python3-junitparser  # reads --gate-junit as CI systems do (tests/support/junit_cases.py)
-  debootstrap    # a fresh Debian root for scripts/first-run-time.sh
+  debootstrap    # a fresh Debian root: the package test (ctest -L package), scripts/first-run-time.sh
+  dpkg-dev       # dpkg-shlibdeps: CPack computes the package's dependencies with it
+  systemd        # systemd-analyze verifies the service unit and scores its exposure
   # benchmarks (scripts/bench.sh)
   libbenchmark-dev
 )

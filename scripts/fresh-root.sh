@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# A fresh Debian 12 machine in a directory, for the tests and measurements that
+# must start from nothing (the package test, the demo's first-run time):
+#
+#   scripts/fresh-root.sh make DIR         # DIR becomes a pristine bookworm minbase root
+#   scripts/fresh-root.sh run DIR CMD...   # CMD chrooted in DIR, with /proc, /sys, /dev
+#
+# make: debootstrap --variant=minbase from the host's mirror, with the host's
+# apt sources; the first one is kept as a tarball (DIR.tar) that later makes
+# restore in seconds instead of downloading it all again. Any DIR there was
+# is replaced. run: the mounts are undone however CMD ends; DEBIAN_FRONTEND
+# is passed in, nothing else of the environment. As root.
+set -euo pipefail
+
+usage() {
+  echo "usage: $0 make DIR | run DIR COMMAND [ARG...]" >&2
+  exit 2
+}
+
+# The host's Debian mirror: the first URIs of its deb822 sources, else of its
+# one-line sources.list.
+host_mirror() {
+  local mirror
+  mirror=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+  [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)
+  echo "${mirror:-http://deb.debian.org/debian}"
+}
+
+# A run killed outright (SIGKILL: a test runner's timeout) leaves its mounts,
+# host directories among them: undone, newest first, before anything under
+# DIR is deleted, and DIR is kept if one stays.
+mounts_under() {
+  awk -v root="$(realpath "$1")" '$5 == root || index($5, root "/") == 1 { print $5 }' /proc/self/mountinfo
+}
+unmount_leftovers() {
+  local point
+  mounts_under "$1" | tac | while read -r point; do umount --lazy "$point" 2>/dev/null || true; done
+  if [ -n "$(mounts_under "$1")" ]; then
+    echo "$0: still mounted under $1, not deleting it: $(mounts_under "$1" | tr '\n' ' ')" >&2
+    exit 1
+  fi
+}
+
+make_root() {
+  local root=$1 tarball=$1.tar
+  [ ! -d "$root" ] || unmount_leftovers "$root"
+  rm -rf --one-file-system "$root"
+  mkdir -p "$root"
+  if [ -f "$tarball" ]; then
+    tar -xf "$tarball" -C "$root"
+    return
+  fi
+  debootstrap --variant=minbase bookworm "$root" "$(host_mirror)" >"$root.debootstrap.log" 2>&1 || {
+    tail -20 "$root.debootstrap.log" >&2
+    exit 1
+  }
+  # The host's suites (updates, security) and mirror, as a real machine has.
+  rm -f "$root/etc/apt/sources.list"
+  cp -a /etc/apt/sources.list.d/. "$root/etc/apt/sources.list.d/"
+  [ ! -f /etc/apt/sources.list ] || cp /etc/apt/sources.list "$root/etc/apt/"
+  cp /etc/resolv.conf "$root/etc/"
+  # Only apt's lists are missing then: apt-get update is part of every first run.
+  rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
+  tar -cf "$tarball.tmp" -C "$root" . && mv "$tarball.tmp" "$tarball"
+}
+
+run_in_root() {
+  local root=$1
+  shift
+  mounted=()
+  # shellcheck disable=SC2317 # called by the trap
+  unmount_all() {
+    local i
+    # --lazy detaches the mounts below each too (/dev/pts).
+    for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount --lazy "${mounted[i]}" || true; done
+  }
+  trap unmount_all EXIT
+  # A mount point as a machine's / is (the demo launcher makes it private).
+  mount --bind "$root" "$root"
+  mounted+=("$root")
+  mount --make-private "$root"
+  mount -t proc proc "$root/proc"
+  mounted+=("$root/proc")
+  # Read-only: nothing inside may change the host's kernel settings.
+  mount --bind -o ro /sys "$root/sys"
+  mounted+=("$root/sys")
+  # With /dev/pts, which apt wants for its log.
+  mount --rbind /dev "$root/dev"
+  mounted+=("$root/dev")
+  mount --make-rslave "$root/dev"
+  # A clean environment, as a login has; the caller's apt front end passes.
+  chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+    ${DEBIAN_FRONTEND:+DEBIAN_FRONTEND="$DEBIAN_FRONTEND"} "$@"
+}
+
+[ $# -ge 2 ] || usage
+[ "$(id -u)" -eq 0 ] || { echo "$0: debootstrap, mount and chroot need root" >&2; exit 1; }
+case $1 in
+  make) [ $# -eq 2 ] || usage; make_root "$2" ;;
+  run) [ $# -ge 3 ] || usage; shift; run_in_root "$@" ;;
+  *) usage ;;
+esac

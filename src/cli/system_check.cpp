@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -217,7 +218,8 @@ std::string items_in(const std::vector<CheckLine>& lines, CheckState state) {
 std::string haconiwa_binary(const Options& options) {
   if (!options.pid) return resolve_haconiwa(options.haconiwa);
   auto exe = "/proc/" + std::to_string(*options.pid) + "/exe";
-  if (::access(exe.c_str(), R_OK) != 0) {
+  // With the effective ids and capabilities (CAP_SYS_PTRACE), as the open will be.
+  if (::faccessat(AT_FDCWD, exe.c_str(), R_OK, AT_EACCESS) != 0) {
     throw UsageError("--pid " + std::to_string(*options.pid) + ": cannot read " + exe + ": " + std::strerror(errno));
   }
   return exe;

@@ -71,6 +71,13 @@ class Attacher {
  private:
   void attached(const Tracer& tracer) {
     if (tracer.per_syscall_tracepoints()) lookup_->keep();
+    // A lookup that found no ids leaves every syscall of the host paying for
+    // a program: worth a warning, not only -v (a service without the
+    // privilege to read tracefs would slow its host in silence).
+    if (!tracer.per_syscall_tracepoints() && why_raw_syscalls_.empty()) {
+      log_.warn("execve/listen through raw_syscalls, a program on every syscall of the host: " +
+                lookup_->result().error() + " (hacoboot-sampler --check says more)");
+    }
     log_.say(
         "execve/listen through " +
         (tracer.per_syscall_tracepoints()

@@ -7,14 +7,16 @@
 namespace hacoboot {
 namespace {
 
-enum class Lane : std::uint8_t { Supervisor, Container, Either };
+// Which process of a launch passes a step (model/lanes.hpp's Lane knows the
+// threads; this, only the phase numbers).
+enum class Passer : std::uint8_t { Supervisor, Container, Either };
 
 // The process that passes a phase, from its group (phases.hpp).
-Lane lane_of(const Step& step) {
-  if (step.kind != Step::Kind::Phase) return Lane::Container;
-  if (step.phase >= kFirstUserPhase) return Lane::Either;
-  if (step.phase >= kFirstContainerPhase && step.phase < kFirstNetworkPhase) return Lane::Container;
-  return Lane::Supervisor;
+Passer passer_of(const Step& step) {
+  if (step.kind != Step::Kind::Phase) return Passer::Container;
+  if (step.phase >= kFirstUserPhase) return Passer::Either;
+  if (step.phase >= kFirstContainerPhase && step.phase < kFirstNetworkPhase) return Passer::Container;
+  return Passer::Supervisor;
 }
 
 }  // namespace
@@ -70,7 +72,7 @@ std::optional<BootFailure> BootRecord::failure() const {
   // the container's own last step says where it failed; before its first,
   // the fork that created it.
   const auto own = std::find_if(steps.rbegin(), steps.rend(), [](const StepTiming& s) {
-    return lane_of(s.step) != Lane::Supervisor || s.step == Step{Step::Kind::Phase, kPhaseStartFork};
+    return passer_of(s.step) != Passer::Supervisor || s.step == Step{Step::Kind::Phase, kPhaseStartFork};
   });
   if (own != steps.rend()) failure.last_step = own->step;
   return failure;
@@ -121,14 +123,15 @@ std::vector<StepTiming> BootRecord::timeline() const {
   for (auto it = steps.begin(); it != steps.end(); ++it) {
     it->since_start = since_start(it->ts_ns);
     if (it == steps.begin()) continue;
-    const Lane lane = lane_of(it->step);
+    const Passer passer = passer_of(it->step);
     const auto earlier = [&](auto predicate) {
       const auto found = std::find_if(std::make_reverse_iterator(it), steps.rend(), predicate);
       return found == steps.rend() ? std::optional<std::uint64_t>() : found->ts_ns;
     };
-    auto previous = earlier([lane](const StepTiming& s) { return lane != Lane::Either && lane_of(s.step) == lane; });
+    auto previous =
+        earlier([passer](const StepTiming& s) { return passer != Passer::Either && passer_of(s.step) == passer; });
     // The container's first step counts from the fork that created it.
-    if (!previous && lane == Lane::Container) {
+    if (!previous && passer == Passer::Container) {
       previous = earlier([](const StepTiming& s) { return s.step == Step{Step::Kind::Phase, kPhaseStartFork}; });
     }
     if (!previous) previous = std::prev(it)->ts_ns;

@@ -16,12 +16,12 @@ double normal_cdf(double z) {
   return 0.5 * std::erfc(-z / std::numbers::sqrt2);
 }
 
-struct Ranked {
+struct RankSums {
   double candidate_rank_sum = 0;
   double tie_term = 0;  // sum over groups of equal values of t^3 - t
 };
 
-Ranked rank(std::span<const double> baseline, std::span<const double> candidate) {
+RankSums rank(std::span<const double> baseline, std::span<const double> candidate) {
   struct Value {
     double value;
     bool from_candidate;
@@ -31,7 +31,7 @@ Ranked rank(std::span<const double> baseline, std::span<const double> candidate)
   for (const double v : baseline) all.push_back({v, false});
   for (const double v : candidate) all.push_back({v, true});
   std::sort(all.begin(), all.end(), [](const Value& a, const Value& b) { return a.value < b.value; });
-  Ranked ranked;
+  RankSums ranked;
   for (std::size_t first = 0; first < all.size();) {
     std::size_t last = first;
     while (last + 1 < all.size() && all[last + 1].value == all[first].value) ++last;
@@ -65,12 +65,12 @@ double cdf(const std::vector<double>& distribution, std::size_t u) {
   return std::accumulate(distribution.begin(), distribution.begin() + static_cast<std::ptrdiff_t>(u) + 1, 0.0);
 }
 
-bool exact_applies(std::size_t m, std::size_t n, const Ranked& ranked) {
+bool exact_applies(std::size_t m, std::size_t n, const RankSums& ranked) {
   return m < kExactBelow && n < kExactBelow && ranked.tie_term == 0;
 }
 
 // U's standard deviation under the null hypothesis, corrected for ties.
-double u_spread(std::size_t m, std::size_t n, const Ranked& ranked) {
+double u_spread(std::size_t m, std::size_t n, const RankSums& ranked) {
   const auto mm = static_cast<double>(m);
   const auto nn = static_cast<double>(n);
   const double all = mm + nn;
@@ -94,7 +94,7 @@ RankTest mann_whitney(std::span<const double> baseline, std::span<const double> 
   const std::size_t m = baseline.size();
   const std::size_t n = candidate.size();
   if (m == 0 || n == 0) return test;
-  const Ranked ranked = rank(baseline, candidate);
+  const RankSums ranked = rank(baseline, candidate);
   const auto nn = static_cast<double>(n);
   test.u = ranked.candidate_rank_sum - nn * (nn + 1) / 2;
   const double middle = static_cast<double>(m * n) / 2;
@@ -133,7 +133,7 @@ std::optional<ShiftEstimate> hodges_lehmann(std::span<const double> baseline, st
   // The interval [D(k), D(pairs + 1 - k)] (1-based) leaves out k - 1
   // differences on each side: P(U <= k - 1) each, alpha / 2 at most.
   const double alpha = 1 - confidence;
-  const Ranked ranked = rank(baseline, candidate);
+  const RankSums ranked = rank(baseline, candidate);
   std::size_t k = 1;
   if (exact_applies(m, n, ranked)) {
     const auto distribution = u_distribution(m, n);

@@ -89,9 +89,19 @@ struct thread_states {
 	struct hacoboot_sched_totals totals;
 	/* the launch it is accounted for */
 	__u32 boot;
-	__u32 reserved;
-	/* the scheduler's count of its CPU time (se.sum_exec_runtime) at its last switch */
+	/* whether `runtime` is the scheduler's count at `since` (else: not yet known) */
+	__u32 runtime_known;
+	/*
+	 * The scheduler's count of its CPU time (se.sum_exec_runtime) at its
+	 * last switch, which began the stretch on a CPU when it runs.
+	 */
 	__u64 runtime;
+	/* running: of the stretch since `since`, the time found not on a CPU (steal) */
+	__u64 waited;
+	/* running: its CPU's steal time (cpu_steal_of) when the stretch began there */
+	__u64 steal_at_start;
+	__u32 stretch_cpu;
+	__u32 reserved;
 	/* its CPU sum as the last reading while it ran reported it: never taken back */
 	__u64 cpu_reported;
 };
@@ -195,13 +205,100 @@ static __always_inline __u64 *launcher_slot(__u32 pid)
 	return &launchers_in_slot[pid & (LAUNCHER_SLOTS - 1)];
 }
 
-/* The sums of a thread's states up to `now`, its current one included. */
+/*
+ * A stretch on a CPU is not all CPU time: on a VM the host may run something
+ * else on the virtual CPU (steal time), which the scheduler's count of the
+ * thread's CPU time leaves out, as the thread's CPU clock does. Of a
+ * stretch's wall time, what that count grew by is CPU and the rest waiting
+ * for a CPU (run queue). At a switch the count is up to date; in between,
+ * the CPU's own steal time says as much up to its runqueue clock's last
+ * update. `waited` keeps the part of the stretch so far found not on a CPU,
+ * and a reading counts the rest as CPU.
+ */
+static __always_inline void stretch_states(const struct thread_states *thread, __u64 now,
+					   __u64 *cpu, __u64 *run_queue)
+{
+	__u64 wall = now - thread->since;
+	__u64 waited = thread->waited < wall ? thread->waited : wall;
+
+	*cpu = wall - waited;
+	*run_queue = waited;
+}
+
 /* Adds the time since `since` to the thread's current state and enters `state`. */
 static __always_inline void enter_state(struct thread_states *thread, __u32 state, __u64 now)
 {
-	thread->totals.ns[thread->state & (HACOBOOT_SCHED_STATES - 1)] += now - thread->since;
+	__u64 cpu, run_queue;
+
+	if (thread->state == HACOBOOT_SCHED_CPU) {
+		stretch_states(thread, now, &cpu, &run_queue);
+		thread->totals.ns[HACOBOOT_SCHED_CPU] += cpu;
+		thread->totals.ns[HACOBOOT_SCHED_RUN_QUEUE] += run_queue;
+	} else {
+		thread->totals.ns[thread->state & (HACOBOOT_SCHED_STATES - 1)] +=
+		    now - thread->since;
+	}
 	thread->since = now;
 	thread->state = state;
+	thread->waited = 0;
+}
+
+/*
+ * The steal (and IRQ) time of the CPU `task` is on, summed since boot, as of
+ * its runqueue clock's last update (a tick, a switch, a wakeup): how far the
+ * runqueue's clock ran ahead of the clock tasks are charged by. 0 without
+ * CONFIG_FAIR_GROUP_SCHED, which links a task's queue to its runqueue.
+ */
+static __always_inline __u64 cpu_steal_of(struct task_struct *task)
+{
+	struct rq *rq;
+
+	if (!bpf_core_field_exists(((struct cfs_rq *)0)->rq))
+		return 0;
+	rq = BPF_CORE_READ(task, se.cfs_rq, rq);
+	if (!rq)
+		return 0;
+	return BPF_CORE_READ(rq, clock) - BPF_CORE_READ(rq, clock_task);
+}
+
+/*
+ * What is known now of a stretch on a CPU of `task`: its CPU's steal time
+ * since the stretch began (up to the runqueue clock's last update, at most a
+ * tick ago), and at a switch, where `runtime` is the scheduler's count just
+ * updated (0 elsewhere), the wall time beyond what that count grew by, once
+ * the stretch's starting count is known. Readings during the stretch reported
+ * it as CPU up to then: that much stays CPU.
+ */
+static __always_inline void update_stretch(struct thread_states *thread, struct task_struct *task,
+					   __u64 runtime, __u64 now)
+{
+	__u64 wall = now - thread->since;
+	__u64 ran = runtime - thread->runtime;
+	__u64 waited = 0;
+	__u64 reported;
+
+	/* The steal of another CPU than the one the stretch began on says nothing. */
+	if (bpf_get_smp_processor_id() == thread->stretch_cpu)
+		waited = cpu_steal_of(task) - thread->steal_at_start;
+
+	if (runtime && thread->runtime_known && ran < wall && wall - ran > waited)
+		waited = wall - ran;
+	reported = thread->cpu_reported > thread->totals.ns[HACOBOOT_SCHED_CPU]
+		       ? thread->cpu_reported - thread->totals.ns[HACOBOOT_SCHED_CPU]
+		       : 0;
+	if (waited > wall - reported)
+		waited = wall - reported;
+	if (waited > thread->waited)
+		thread->waited = waited;
+}
+
+/* A stretch on a CPU of `task`, the current CPU, begins at `at`. */
+static __always_inline void begin_stretch(struct thread_states *thread, struct task_struct *task,
+					  __u64 at)
+{
+	enter_state(thread, HACOBOOT_SCHED_CPU, at);
+	thread->steal_at_start = cpu_steal_of(task);
+	thread->stretch_cpu = bpf_get_smp_processor_id();
 }
 
 /*
@@ -210,44 +307,31 @@ static __always_inline void enter_state(struct thread_states *thread, __u32 stat
  * The scheduler's own count of its CPU time since its last switch, `runtime`
  * now, says when it began to run; before that it was in its recorded state.
  */
-static __always_inline void repair_missed_switch_in(struct thread_states *thread, __u64 runtime,
+static __always_inline void repair_missed_switch_in(struct thread_states *thread,
+						    struct task_struct *task, __u64 runtime,
 						    __u64 now)
 {
 	__u64 ran = runtime - thread->runtime;
 
 	if (thread->state == HACOBOOT_SCHED_CPU)
 		return;
-	enter_state(thread, HACOBOOT_SCHED_CPU,
-		    ran < now - thread->since ? now - ran : thread->since);
+	begin_stretch(thread, task, ran < now - thread->since ? now - ran : thread->since);
 }
 
-/*
- * Ends a stretch on a CPU at `now`. Of its wall time, what the scheduler's
- * count of the thread's CPU time grew by is CPU; the rest the thread spent
- * runnable without running: on a VM, the host running something else on its
- * virtual CPU (steal time, which that count leaves out, as the thread's CPU
- * clock does), so it counts as waiting for a CPU. A reading during the
- * stretch reported all of it as CPU up to then: that much stays CPU.
- */
-static __always_inline void end_running(struct thread_states *thread, __u64 runtime, __u64 now)
-{
-	__u64 wall = now - thread->since;
-	__u64 cpu = runtime - thread->runtime;
-
-	if (cpu > wall)
-		cpu = wall;
-	if (thread->totals.ns[HACOBOOT_SCHED_CPU] + cpu < thread->cpu_reported)
-		cpu = thread->cpu_reported - thread->totals.ns[HACOBOOT_SCHED_CPU];
-	thread->totals.ns[HACOBOOT_SCHED_CPU] += cpu;
-	thread->totals.ns[HACOBOOT_SCHED_RUN_QUEUE] += wall - cpu;
-	thread->since = now;
-}
-
+/* The sums of a thread's states up to `now`, its current one included. */
 static __always_inline void totals_at(const struct thread_states *thread, __u64 now,
 				      struct hacoboot_sched_totals *totals)
 {
+	__u64 cpu, run_queue;
+
 	*totals = thread->totals;
-	totals->ns[thread->state & (HACOBOOT_SCHED_STATES - 1)] += now - thread->since;
+	if (thread->state == HACOBOOT_SCHED_CPU) {
+		stretch_states(thread, now, &cpu, &run_queue);
+		totals->ns[HACOBOOT_SCHED_CPU] += cpu;
+		totals->ns[HACOBOOT_SCHED_RUN_QUEUE] += run_queue;
+	} else {
+		totals->ns[thread->state & (HACOBOOT_SCHED_STATES - 1)] += now - thread->since;
+	}
 }
 
 /*
@@ -262,16 +346,16 @@ static __always_inline __u32 current_totals(__u64 now, __u32 *flags,
 	struct thread_states *thread = threads_alive ? bpf_map_lookup_elem(&threads, &tid) : NULL;
 
 	if (thread) {
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
 		/*
 		 * It runs now: a reading must not count that as waiting. The
 		 * task's CPU count is read only then, off the common path.
 		 */
-		if (thread->state != HACOBOOT_SCHED_CPU) {
-			struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-
-			repair_missed_switch_in(thread, BPF_CORE_READ(task, se.sum_exec_runtime),
-						now);
-		}
+		if (thread->state != HACOBOOT_SCHED_CPU)
+			repair_missed_switch_in(thread, task,
+						BPF_CORE_READ(task, se.sum_exec_runtime), now);
+		update_stretch(thread, task, 0, now);
 		totals_at(thread, now, totals);
 		thread->cpu_reported = totals->ns[HACOBOOT_SCHED_CPU];
 		*flags = HACOBOOT_EVENT_SCHED;
@@ -347,13 +431,19 @@ static __always_inline void add_thread(__u32 tid, const struct thread_states *th
 }
 
 /*
- * runtime 0: a thread accounted while it runs (the supervisor at START_SV)
- * counts that first stretch as CPU whole, its steal time unknown.
+ * A thread accounted while it runs (the supervisor at START_SV) has no known
+ * count for its stretch yet (update_stretch); one that waits gets it when it
+ * is switched in.
  */
 static __always_inline void start_thread(__u32 tid, __u32 pid, __u32 boot, __u32 state)
 {
 	struct thread_states thread = {
 	    .pid = pid, .state = state, .since = bpf_ktime_get_ns(), .boot = boot};
+
+	if (state == HACOBOOT_SCHED_CPU) {
+		thread.steal_at_start = cpu_steal_of((struct task_struct *)bpf_get_current_task());
+		thread.stretch_cpu = bpf_get_smp_processor_id();
+	}
 
 	if (boot && bpf_map_lookup_elem(&accounted_launches, &boot))
 		add_thread(tid, &thread);
@@ -833,10 +923,11 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		/* prev's count is up to date here: the switch has just updated it. */
 		__u64 runtime = BPF_CORE_READ(prev, se.sum_exec_runtime);
 
-		repair_missed_switch_in(thread, runtime, now);
-		end_running(thread, runtime, now);
+		repair_missed_switch_in(thread, prev, runtime, now);
+		update_stretch(thread, prev, runtime, now);
 		enter_state(thread, state_switched_out(preempt, prev_state), now);
 		thread->runtime = runtime;
+		thread->runtime_known = 1;
 	}
 	thread = thread_of(next);
 	if (thread) {
@@ -845,9 +936,10 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 
 		/* An entry that still says CPU: its switch-out went unseen. */
 		if (thread->state == HACOBOOT_SCHED_CPU)
-			end_running(thread, runtime, now);
-		enter_state(thread, HACOBOOT_SCHED_CPU, now);
+			update_stretch(thread, next, runtime, now);
+		begin_stretch(thread, next, now);
 		thread->runtime = runtime;
+		thread->runtime_known = 1;
 	}
 	return 0;
 }

@@ -29,8 +29,20 @@ struct signal_struct {
 	atomic_t live;
 } __attribute__((preserve_access_index));
 
+/* A CPU's runqueue: its clock, and its clock less steal and IRQ time. */
+struct rq {
+	__u64 clock;
+	__u64 clock_task;
+} __attribute__((preserve_access_index));
+
+/* With CONFIG_FAIR_GROUP_SCHED, the runqueue a fair task's queue is on. */
+struct cfs_rq {
+	struct rq *rq;
+} __attribute__((preserve_access_index));
+
 struct sched_entity {
 	__u64 sum_exec_runtime;
+	struct cfs_rq *cfs_rq;
 } __attribute__((preserve_access_index));
 
 struct task_struct {

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <utility>
 #include <vector>
 
 #include "model/phases.hpp"
@@ -24,7 +23,8 @@ Json stats_of(const SampleStats& s) {
   return out;
 }
 
-using ValueCounts = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+// A sample pair packed: its value then its boots, native byte order.
+constexpr std::size_t kPackedPair = 2 * sizeof(std::uint64_t);
 
 // A figure the regression gate compares: its statistics and the per-boot
 // samples a rank test needs, as [value_ns, boots] pairs in ascending value
@@ -35,8 +35,13 @@ using ValueCounts = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
 Json gated_stats_of(const SampleStats& s) {
   Json out = stats_of(s);
   const auto counts = s.value_counts();
-  Json::binary_t packed(std::vector<std::uint8_t>(counts.size() * sizeof(ValueCounts::value_type)));
-  std::memcpy(packed.data(), counts.data(), packed.size());
+  Json::binary_t packed(std::vector<std::uint8_t>(counts.size() * kPackedPair));
+  auto* at = packed.data();
+  for (const auto& [value, boots] : counts) {
+    std::memcpy(at, &value, sizeof value);
+    std::memcpy(at + sizeof value, &boots, sizeof boots);
+    at += kPackedPair;
+  }
   out["samples"] = Json::binary(std::move(packed));
   return out;
 }
@@ -44,16 +49,18 @@ Json gated_stats_of(const SampleStats& s) {
 // Packed samples (gated_stats_of) as write_indented writes an array of
 // [value, boots] arrays: a pair a line.
 void write_samples(const Json::binary_t& packed, std::ostream& out, int depth) {
-  ValueCounts counts(packed.size() / sizeof(ValueCounts::value_type));
-  std::memcpy(counts.data(), packed.data(), counts.size() * sizeof(ValueCounts::value_type));
-  if (counts.empty()) {
+  if (packed.empty()) {
     out << "[]";
     return;
   }
   const std::string indent(static_cast<std::size_t>(depth + 1) * 2, ' ');
   out << "[\n";
-  for (std::size_t i = 0; i < counts.size(); ++i) {
-    out << (i == 0 ? "" : ",\n") << indent << '[' << counts[i].first << ',' << counts[i].second << ']';
+  for (std::size_t at = 0; at + kPackedPair <= packed.size(); at += kPackedPair) {
+    std::uint64_t value = 0;
+    std::uint64_t boots = 0;
+    std::memcpy(&value, packed.data() + at, sizeof value);
+    std::memcpy(&boots, packed.data() + at + sizeof value, sizeof boots);
+    out << (at == 0 ? "" : ",\n") << indent << '[' << value << ',' << boots << ']';
   }
   out << '\n' << std::string(static_cast<std::size_t>(depth) * 2, ' ') << ']';
 }

@@ -1,8 +1,8 @@
 #include "cli/system_check.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

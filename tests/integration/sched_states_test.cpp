@@ -41,6 +41,16 @@ using namespace std::chrono_literals;
 
 constexpr std::uint64_t kNsPerMs = 1'000'000;
 
+// The least CPU time a step holding a burn of `burn_ns` (by the thread's own
+// clock) may read. A reading between switches knows its CPU's steal time only
+// up to the runqueue clock's last update, a tick ago at most: on a VM whose
+// host steals much, a step can read a few hundred microseconds off (-520 us of
+// 20 ms seen in CI). CpuOfABurnsStepAgreesWithTheLaunchersThreadClock bounds
+// that error at 5 %; the tests of where a burn falls allow the same.
+constexpr std::uint64_t most_of_burn(std::uint64_t burn_ns) {
+  return burn_ns - burn_ns / 20;
+}
+
 // Runs argv (whose phase probe is in `program`) under a Tracer and returns
 // the events it decoded, all of them: the run's processes are gone by then.
 std::vector<Event> trace_run(const std::filesystem::path& program, const std::vector<std::string>& argv,
@@ -478,7 +488,7 @@ TEST_F(SchedStatesTest, CpuBurnIsCpuTimeOfItsStep) {
 
   const SchedTotals step = step_between(*start, *burnt);
   // The burn lies within the step; what the machine's load adds is run queue time.
-  EXPECT_GE(step.cpu, burn_cpu_ns - burn_cpu_ns / 100) << "the container's own clock: " << burn_cpu_ns << " ns";
+  EXPECT_GE(step.cpu, most_of_burn(burn_cpu_ns)) << "the container's own clock: " << burn_cpu_ns << " ns";
   EXPECT_GE(step.cpu, (step.cpu + step.sleep + step.io) * 9 / 10) << "sleep " << step.sleep << ", io " << step.io;
   const auto excess = static_cast<std::int64_t>(step.cpu) - static_cast<std::int64_t>(burn_cpu_ns);
   RecordProperty("cpu_minus_thread_clock_ns", std::to_string(excess));
@@ -546,7 +556,7 @@ TEST_F(SchedStatesTest, WithTheDonePipeTheSupervisorsEndSetupIsOffThePathToListe
   EXPECT_GE(end_setup->duration(), 20 * kNsPerMs) << "it waited through the container's burn";
   EXPECT_EQ(end_setup->on_listen_path_ns, 0U);
   ASSERT_TRUE(burnt->states);
-  EXPECT_GE(burnt->states->cpu, 20 * kNsPerMs);
+  EXPECT_GE(burnt->states->cpu, most_of_burn(20 * kNsPerMs)) << "the container's 20 ms burn";
   EXPECT_EQ(burnt->on_listen_path_ns, burnt->duration()) << "the container's burn is on the path";
   EXPECT_TRUE(analysis.noise_free_listen());
 }

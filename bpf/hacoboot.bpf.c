@@ -206,38 +206,35 @@ static __always_inline __u64 *launcher_slot(__u32 pid)
 }
 
 /*
- * A stretch on a CPU is not all CPU time: on a VM the host may run something
+ * Adds to `totals` the time since `since` in the thread's current state. A
+ * stretch on a CPU is not all CPU time: on a VM the host may run something
  * else on the virtual CPU (steal time), which the scheduler's count of the
  * thread's CPU time leaves out, as the thread's CPU clock does. Of a
  * stretch's wall time, what that count grew by is CPU and the rest waiting
  * for a CPU (run queue). At a switch the count is up to date; in between,
  * the CPU's own steal time says as much up to its runqueue clock's last
  * update. `waited` keeps the part of the stretch so far found not on a CPU,
- * and a reading counts the rest as CPU.
+ * and the rest counts as CPU.
  */
-static __always_inline void stretch_states(const struct thread_states *thread, __u64 now,
-					   __u64 *cpu, __u64 *run_queue)
+static __always_inline void add_time_since(const struct thread_states *thread, __u64 now,
+					   struct hacoboot_sched_totals *totals)
 {
 	__u64 wall = now - thread->since;
-	__u64 waited = thread->waited < wall ? thread->waited : wall;
+	__u64 waited;
 
-	*cpu = wall - waited;
-	*run_queue = waited;
+	if (thread->state != HACOBOOT_SCHED_CPU) {
+		totals->ns[thread->state & (HACOBOOT_SCHED_STATES - 1)] += wall;
+		return;
+	}
+	waited = thread->waited < wall ? thread->waited : wall;
+	totals->ns[HACOBOOT_SCHED_CPU] += wall - waited;
+	totals->ns[HACOBOOT_SCHED_RUN_QUEUE] += waited;
 }
 
 /* Adds the time since `since` to the thread's current state and enters `state`. */
 static __always_inline void enter_state(struct thread_states *thread, __u32 state, __u64 now)
 {
-	__u64 cpu, run_queue;
-
-	if (thread->state == HACOBOOT_SCHED_CPU) {
-		stretch_states(thread, now, &cpu, &run_queue);
-		thread->totals.ns[HACOBOOT_SCHED_CPU] += cpu;
-		thread->totals.ns[HACOBOOT_SCHED_RUN_QUEUE] += run_queue;
-	} else {
-		thread->totals.ns[thread->state & (HACOBOOT_SCHED_STATES - 1)] +=
-		    now - thread->since;
-	}
+	add_time_since(thread, now, &thread->totals);
 	thread->since = now;
 	thread->state = state;
 	thread->waited = 0;
@@ -292,13 +289,20 @@ static __always_inline void update_stretch(struct thread_states *thread, struct 
 		thread->waited = waited;
 }
 
+/* Where a stretch of `task` on the current CPU begins: that CPU, and its steal time now. */
+static __always_inline void mark_stretch_start(struct thread_states *thread,
+					       struct task_struct *task)
+{
+	thread->steal_at_start = cpu_steal_of(task);
+	thread->stretch_cpu = bpf_get_smp_processor_id();
+}
+
 /* A stretch on a CPU of `task`, the current CPU, begins at `at`. */
 static __always_inline void begin_stretch(struct thread_states *thread, struct task_struct *task,
 					  __u64 at)
 {
 	enter_state(thread, HACOBOOT_SCHED_CPU, at);
-	thread->steal_at_start = cpu_steal_of(task);
-	thread->stretch_cpu = bpf_get_smp_processor_id();
+	mark_stretch_start(thread, task);
 }
 
 /*
@@ -322,16 +326,8 @@ static __always_inline void repair_missed_switch_in(struct thread_states *thread
 static __always_inline void totals_at(const struct thread_states *thread, __u64 now,
 				      struct hacoboot_sched_totals *totals)
 {
-	__u64 cpu, run_queue;
-
 	*totals = thread->totals;
-	if (thread->state == HACOBOOT_SCHED_CPU) {
-		stretch_states(thread, now, &cpu, &run_queue);
-		totals->ns[HACOBOOT_SCHED_CPU] += cpu;
-		totals->ns[HACOBOOT_SCHED_RUN_QUEUE] += run_queue;
-	} else {
-		totals->ns[thread->state & (HACOBOOT_SCHED_STATES - 1)] += now - thread->since;
-	}
+	add_time_since(thread, now, totals);
 }
 
 /*
@@ -440,10 +436,8 @@ static __always_inline void start_thread(__u32 tid, __u32 pid, __u32 boot, __u32
 	struct thread_states thread = {
 	    .pid = pid, .state = state, .since = bpf_ktime_get_ns(), .boot = boot};
 
-	if (state == HACOBOOT_SCHED_CPU) {
-		thread.steal_at_start = cpu_steal_of((struct task_struct *)bpf_get_current_task());
-		thread.stretch_cpu = bpf_get_smp_processor_id();
-	}
+	if (state == HACOBOOT_SCHED_CPU)
+		mark_stretch_start(&thread, (struct task_struct *)bpf_get_current_task());
 
 	if (boot && bpf_map_lookup_elem(&accounted_launches, &boot))
 		add_thread(tid, &thread);

@@ -26,15 +26,20 @@ host_mirror() {
   echo "${mirror:-http://deb.debian.org/debian}"
 }
 
-# A run killed outright (SIGKILL: a test runner's timeout) leaves its mounts,
-# host directories among them: undone, newest first, before anything under
-# DIR is deleted, and DIR is kept if one stays.
 mounts_under() {
   awk -v root="$(realpath "$1")" '$5 == root || index($5, root "/") == 1 { print $5 }' /proc/self/mountinfo
 }
-unmount_leftovers() {
+# Every mount at or below DIR, newest first (--lazy detaches the mounts below
+# each too: /dev/pts).
+unmount_under() {
   local point
   mounts_under "$1" | tac | while read -r point; do umount --lazy "$point" 2>/dev/null || true; done
+}
+# A run killed outright (SIGKILL: a test runner's timeout) leaves its mounts,
+# host directories among them: undone before anything under DIR is deleted,
+# and DIR is kept if one stays.
+unmount_leftovers() {
+  unmount_under "$1"
   if [ -n "$(mounts_under "$1")" ]; then
     echo "$0: still mounted under $1, not deleting it: $(mounts_under "$1" | tr '\n' ' ')" >&2
     exit 1
@@ -67,26 +72,16 @@ make_root() {
 run_in_root() {
   local root=$1
   shift
-  mounted=()
-  # shellcheck disable=SC2317 # called by the trap
-  unmount_all() {
-    local i
-    # --lazy detaches the mounts below each too (/dev/pts).
-    for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount --lazy "${mounted[i]}" || true; done
-  }
-  trap unmount_all EXIT
+  # shellcheck disable=SC2064 # the root as it is now: the trap runs after this function
+  trap "unmount_under $(printf %q "$root")" EXIT
   # A mount point as a machine's / is (the demo launcher makes it private).
   mount --bind "$root" "$root"
-  mounted+=("$root")
   mount --make-private "$root"
   mount -t proc proc "$root/proc"
-  mounted+=("$root/proc")
   # Read-only: nothing inside may change the host's kernel settings.
   mount --bind -o ro /sys "$root/sys"
-  mounted+=("$root/sys")
   # With /dev/pts, which apt wants for its log.
   mount --rbind /dev "$root/dev"
-  mounted+=("$root/dev")
   mount --make-rslave "$root/dev"
   # A clean environment, as a login has; the caller's apt front end passes.
   chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \

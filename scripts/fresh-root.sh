@@ -3,17 +3,23 @@
 # must start from nothing (the package test, the demo's first-run time):
 #
 #   scripts/fresh-root.sh make DIR         # DIR becomes a pristine bookworm minbase root
+#   scripts/fresh-root.sh tarball FILE     # only the tarball that make unpacks
 #   scripts/fresh-root.sh run DIR CMD...   # CMD chrooted in DIR, with /proc, /sys, /dev
 #
 # make: debootstrap --variant=minbase from the host's mirror, with the host's
-# apt sources; the first one is kept as a tarball (DIR.tar) that later makes
-# restore in seconds instead of downloading it all again. Any DIR there was
-# is replaced. run: the mounts are undone however CMD ends; DEBIAN_FRONTEND
-# is passed in, nothing else of the environment. As root.
+# apt sources; the result is kept as a tarball (DIR.tar, or
+# $HACOBOOT_FRESH_ROOT_TARBALL: CI keeps one across runs) that later makes
+# unpack in seconds instead of downloading it all again. A tarball is used
+# only when it matches the checksum written beside it (FILE.sha256) and is
+# younger than $HACOBOOT_FRESH_ROOT_MAX_DAYS (default 7: the mirror moves on,
+# and an old root would test the package against old dependencies); else it
+# is made again. Any DIR there was is replaced. run: the mounts are undone
+# however CMD ends; DEBIAN_FRONTEND is passed in, nothing else of the
+# environment. As root.
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 make DIR | run DIR COMMAND [ARG...]" >&2
+  echo "usage: $0 make DIR | tarball FILE | run DIR COMMAND [ARG...]" >&2
   exit 2
 }
 
@@ -46,15 +52,24 @@ unmount_leftovers() {
   fi
 }
 
-make_root() {
-  local root=$1 tarball=$1.tar
-  [ ! -d "$root" ] || unmount_leftovers "$root"
-  rm -rf --one-file-system "$root"
-  mkdir -p "$root"
-  if [ -f "$tarball" ]; then
-    tar -xf "$tarball" -C "$root"
-    return
+# Whether TARBALL can be unpacked as it is: its checksum matches, and it is
+# not older than the mirror's changes may be let go.
+tarball_usable() {
+  local tarball=$1 max_days=${HACOBOOT_FRESH_ROOT_MAX_DAYS:-7}
+  [ -f "$tarball" ] && [ -f "$tarball.sha256" ] || return 1
+  if [ -n "$(find "$tarball" -mtime "+$((max_days - 1))")" ]; then
+    echo "$0: $tarball is older than $max_days days: made again" >&2
+    return 1
   fi
+  (cd "$(dirname "$tarball")" && sha256sum --quiet --check "$(basename "$tarball").sha256") || {
+    echo "$0: $tarball does not match its checksum: made again" >&2
+    return 1
+  }
+}
+
+# A pristine root in DIR, from the mirror.
+bootstrap() {
+  local root=$1
   debootstrap --variant=minbase bookworm "$root" "$(host_mirror)" >"$root.debootstrap.log" 2>&1 || {
     tail -20 "$root.debootstrap.log" >&2
     exit 1
@@ -66,7 +81,28 @@ make_root() {
   cp /etc/resolv.conf "$root/etc/"
   # Only apt's lists are missing then: apt-get update is part of every first run.
   rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
-  tar -cf "$tarball.tmp" -C "$root" . && mv "$tarball.tmp" "$tarball"
+}
+
+# TARBALL, usable (tarball_usable), made from a new root when it was not.
+make_tarball() {
+  local tarball=$1 scratch
+  tarball_usable "$tarball" && return
+  mkdir -p "$(dirname "$tarball")"
+  scratch=$(mktemp -d "$tarball.root.XXXXXX")
+  bootstrap "$scratch"
+  tar -cf "$tarball.tmp" -C "$scratch" .
+  rm -rf --one-file-system "$scratch" "$scratch.debootstrap.log"
+  (cd "$(dirname "$tarball")" && sha256sum "$(basename "$tarball").tmp" | sed 's/\.tmp$//' >"$(basename "$tarball").sha256")
+  mv "$tarball.tmp" "$tarball"
+}
+
+make_root() {
+  local root=$1 tarball=${HACOBOOT_FRESH_ROOT_TARBALL:-$1.tar}
+  [ ! -d "$root" ] || unmount_leftovers "$root"
+  rm -rf --one-file-system "$root"
+  make_tarball "$tarball"
+  mkdir -p "$root"
+  tar -xf "$tarball" -C "$root"
 }
 
 run_in_root() {
@@ -92,6 +128,7 @@ run_in_root() {
 [ "$(id -u)" -eq 0 ] || { echo "$0: debootstrap, mount and chroot need root" >&2; exit 1; }
 case $1 in
   make) [ $# -eq 2 ] || usage; make_root "$2" ;;
+  tarball) [ $# -eq 2 ] || usage; make_tarball "$2" ;;
   run) [ $# -ge 3 ] || usage; shift; run_in_root "$@" ;;
   *) usage ;;
 esac

@@ -34,6 +34,7 @@ check_packages=(
   debootstrap    # a fresh Debian root: the package test (ctest -L package), scripts/first-run-time.sh
   dpkg-dev       # dpkg-shlibdeps: CPack computes the package's dependencies with it
   systemd        # systemd-analyze verifies the service unit and scores its exposure
+  ccache         # CI's compiler cache, kept across runs (.ci/run)
   # benchmarks (scripts/bench.sh)
   libbenchmark-dev
 )

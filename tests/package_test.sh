@@ -7,13 +7,17 @@
 # (tests/systemd_unit_test.sh), purges the package and checks that nothing of
 # it is left.
 #
-#   tests/package_test.sh SOURCE_DIR WORK_DIR
+#   tests/package_test.sh SOURCE_DIR WORK_DIR [BUILD_DIR]
 #
-# Root, and the network to the Debian mirror. The first run debootstraps the
-# root and keeps it as a tarball in WORK_DIR, which later runs unpack.
+# BUILD_DIR: a build configured for /usr to package as it is (CI's main
+# build); without it the package is built in WORK_DIR/build. Root, and the
+# network to the Debian mirror. The first run debootstraps the root and keeps
+# it as a tarball in WORK_DIR (or $HACOBOOT_FRESH_ROOT_TARBALL), which later
+# runs unpack.
 set -euo pipefail
 source_dir=$1
 work=$2
+build=${3:-}
 if [ "$(id -u)" -ne 0 ]; then
   echo "package test: needs root (debootstrap, mount, chroot): skipped"
   exit 77
@@ -23,9 +27,14 @@ step() { echo "--- $* ($((SECONDS - start)) s)"; }
 
 step "building the package"
 mkdir -p "$work"
-deb=$(BUILD_DIR="$work/build" "$source_dir/scripts/package.sh")
+if [ -n "$build" ]; then
+  deb=$(BUILD_DIR="$build" "$source_dir/scripts/package.sh" --built)
+else
+  build=$work/build
+  deb=$(BUILD_DIR="$build" "$source_dir/scripts/package.sh")
+fi
 echo "$deb"
-demo=$work/build/demo
+demo=$build/demo
 
 step "a fresh Debian 12 root"
 root=$work/root

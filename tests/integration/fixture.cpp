@@ -10,13 +10,10 @@
 #include <string_view>
 #include <thread>
 
+#include "support/build_paths.hpp"
+
 namespace hacoboot::it {
 namespace {
-
-#if !defined(HACOBOOT_SAMPLER_PATH) || !defined(HACOBOOT_LAUNCHER_PATH) || !defined(HACOBOOT_DEMO_APP_PATH) || \
-    !defined(HACOBOOT_TRACEFS_STATE)
-#error "the build must define HACOBOOT_{SAMPLER,LAUNCHER,DEMO_APP}_PATH and HACOBOOT_TRACEFS_STATE"
-#endif
 
 bool bpf_required() {
   const char* value = std::getenv("HACOBOOT_REQUIRE_BPF");
@@ -68,8 +65,8 @@ void IntegrationTest::SetUp() {
   std::string pattern = (std::filesystem::temp_directory_path() / "hacoboot-it-XXXXXX").string();
   ASSERT_NE(::mkdtemp(pattern.data()), nullptr) << "mkdtemp " << pattern;
   dir_ = pattern;
-  launcher_ = copy_program(HACOBOOT_LAUNCHER_PATH, dir_);
-  app_ = copy_program(HACOBOOT_DEMO_APP_PATH, dir_);
+  launcher_ = copy_program(test::launcher(), dir_);
+  app_ = copy_program(test::demo_app(), dir_);
 }
 
 void IntegrationTest::TearDown() {
@@ -83,7 +80,7 @@ void IntegrationTest::TearDown() {
 }
 
 std::filesystem::path IntegrationTest::sampler() {
-  return HACOBOOT_SAMPLER_PATH;
+  return test::sampler();
 }
 
 void IntegrationTest::open_to_other_users() const {
@@ -114,7 +111,7 @@ std::vector<std::string> IntegrationTest::sampler_argv(const std::vector<std::st
   std::vector<std::string> argv{sampler().string(), "--haconiwa", launcher_.string()};
   // The tests' own BTF cache: the host's is not theirs to fill.
   if (std::find(args.begin(), args.end(), "--btf-cache") == args.end()) {
-    argv.insert(argv.end(), {"--btf-cache", HACOBOOT_TEST_BTF_CACHE});
+    argv.insert(argv.end(), {"--btf-cache", test::btf_cache().string()});
   }
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
@@ -155,7 +152,7 @@ TracedBoots IntegrationTest::trace_boots(const std::vector<std::string>& launche
 }
 
 std::vector<std::string> with_tracefs(Tracefs state, const std::vector<std::string>& command) {
-  std::vector<std::string> argv{HACOBOOT_TRACEFS_STATE, state == Tracefs::Mounted ? "mounted" : "unmounted"};
+  std::vector<std::string> argv{test::tracefs_state().string(), state == Tracefs::Mounted ? "mounted" : "unmounted"};
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;
 }

@@ -11,10 +11,7 @@
 #include <vector>
 
 #include "fixture.hpp"
-
-#ifndef HACOBOOT_REFERENCE_BT
-#error "the build must define HACOBOOT_REFERENCE_BT"
-#endif
+#include "support/build_paths.hpp"
 
 namespace hacoboot::it {
 namespace {
@@ -58,9 +55,9 @@ TEST_F(ReferenceTest, SameCountsAndAveragesAsTheReferenceScript) {
   if (!bpftrace) GTEST_SKIP() << "bpftrace is not in PATH: the comparison with the reference script is optional";
 
   // reference.bt uses the syscalls:* tracepoints, which need tracefs.
-  Process reference(
-      with_tracefs(Tracefs::Mounted, {bpftrace->string(), HACOBOOT_REFERENCE_BT, launcher().string(), app().string()}),
-      dir());
+  Process reference(with_tracefs(Tracefs::Mounted, {bpftrace->string(), test::reference_bt().string(),
+                                                    launcher().string(), app().string()}),
+                    dir());
   ASSERT_TRUE(reference.wait_for_text("Attaching", false, 120s)) << "bpftrace did not start\n--- stderr ---\n"
                                                                  << reference.err();
   // bpftrace prints "Attaching N probes..." before it attaches them.

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "exporter/listen_address.hpp"
+#include "support/build_paths.hpp"
 #include "temp_dir.hpp"
 #include "util/errors.hpp"
 #include "util/unique_fd.hpp"
@@ -30,7 +31,7 @@ using namespace std::chrono_literals;
 
 const ListenAddress kAnyLoopbackPort{"127.0.0.1", 0};
 // The tests run from their own directory, not the tool's.
-const std::filesystem::path kModule = HACOBOOT_HTTP_MODULE;
+const std::filesystem::path kModule = test::http_module();
 
 MetricsServer::Render fixed(std::string body) {
   return [body = std::move(body)] { return body; };

@@ -38,12 +38,6 @@ constexpr std::array<std::uint64_t, 18> kBucketBoundsNs{
     10'000'000,    25'000'000,    50'000'000,    100'000'000,    250'000'000,    500'000'000,
     1'000'000'000, 2'500'000'000, 5'000'000'000, 10'000'000'000, 30'000'000'000, 60'000'000'000};
 
-// As fixture.cpp: a missing prerequisite skips, or fails under CI.
-bool bpf_required() {
-  const char* value = std::getenv("HACOBOOT_REQUIRE_BPF");
-  return value != nullptr && std::string_view(value) == "1";
-}
-
 // A program of a Debian package: in PATH, else in /usr/bin (a sudo or ctest
 // PATH may lack it).
 std::optional<std::filesystem::path> find_program(const std::string& name) {

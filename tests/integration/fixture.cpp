@@ -13,12 +13,13 @@
 #include "support/build_paths.hpp"
 
 namespace hacoboot::it {
-namespace {
 
 bool bpf_required() {
   const char* value = std::getenv("HACOBOOT_REQUIRE_BPF");
   return value != nullptr && std::string_view(value) == "1";
 }
+
+namespace {
 
 std::string status_and_stderr(const ProcessResult& r) {
   return r.status.describe() + "\n--- stderr ---\n" + r.err + "--- stdout ---\n" + r.out;

@@ -27,6 +27,10 @@ inline const std::vector<std::string> kPerSyscallPrograms = {"on_execve", "on_li
 inline const std::vector<std::string> kRawSyscallPrograms = {"on_sys_enter", "on_sys_exit"};
 inline const std::size_t kFewestPrograms = kCommonPrograms.size() + kRawSyscallPrograms.size();
 
+// HACOBOOT_REQUIRE_BPF=1 (CI): what would skip a test, a missing
+// prerequisite or a lost race, fails it instead.
+bool bpf_required();
+
 struct TracedBoots {
   ProcessResult result;  // of hacoboot-sampler
   nlohmann::json summary;

@@ -267,9 +267,9 @@ BpfIds bpf_ids_held_by(pid_t pid) {
       const auto colon = line.find(':');
       if (colon == std::string::npos) continue;
       const auto key = line.substr(0, colon);
-      if (key != "prog_id" && key != "link_id") continue;
+      if (key != "prog_id" && key != "link_id" && key != "map_id") continue;
       const auto value = static_cast<std::uint32_t>(std::stoul(line.substr(colon + 1)));
-      (key == "prog_id" ? ids.programs : ids.links).insert(value);
+      (key == "prog_id" ? ids.programs : key == "link_id" ? ids.links : ids.maps).insert(value);
     }
   }
   return ids;

@@ -112,10 +112,11 @@ void expect_boot_counts(const nlohmann::json& summary, std::uint64_t started, st
 // Returns the hpids of the traced boots.
 std::set<std::uint32_t> expect_boots_match_truth(const TracedBoots& traced, std::size_t expected_boots);
 
-// BPF program and link ids held open by a process (from /proc/PID/fdinfo).
+// BPF program, link and map ids held open by a process (from /proc/PID/fdinfo).
 struct BpfIds {
   std::set<std::uint32_t> programs;
   std::set<std::uint32_t> links;
+  std::set<std::uint32_t> maps;
 };
 BpfIds bpf_ids_held_by(pid_t pid);
 

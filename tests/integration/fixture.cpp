@@ -176,6 +176,14 @@ std::string wait_for_file_command(const std::filesystem::path& file) {
   return "while [ ! -e " + shell_quote(file.string()) + " ] && kill -0 $PPID 2>/dev/null; do sleep 0.05; done";
 }
 
+std::string wait_for_truth_command(const std::filesystem::path& truth, const std::string& key, int count) {
+  // grep -c prints nothing while the file does not exist yet.
+  const auto lines =
+      "$(grep -c -F -e " + shell_quote("\t" + key + "\t") + " " + shell_quote(truth.string()) + " 2>/dev/null)";
+  return "while n=" + lines + "; [ \"${n:-0}\" -lt " + std::to_string(count) +
+         " ] && kill -0 $PPID 2>/dev/null; do sleep 0.05; done";
+}
+
 void expect_boot_counts(const nlohmann::json& summary, std::uint64_t started, std::uint64_t execve,
                         std::uint64_t listen, std::uint64_t incomplete) {
   const auto boots = summary.value("boots", nlohmann::json::object());

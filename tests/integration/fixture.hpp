@@ -85,6 +85,8 @@ class IntegrationTest : public ::testing::Test {
 // A --run command part that waits until `file` exists, or until the tracer
 // (its parent) is gone: a test that fails never leaves it looping.
 std::string wait_for_file_command(const std::filesystem::path& file);
+// Likewise until `count` lines of a launcher's truth file record `key`.
+std::string wait_for_truth_command(const std::filesystem::path& truth, const std::string& key, int count);
 
 // `command` in a private mount namespace where tracefs is mounted (the
 // host's, or one of its own), or where it is not, whatever the host's state

@@ -59,6 +59,11 @@ constexpr auto kStopCheck = 100ms;
 // descriptor of the tool). Past it the accept loop waits for one to end,
 // within the bounds above; newer connections wait in the kernel's queue.
 constexpr std::size_t kMaxConnections = 128;
+// Requests answered on one connection, the last with "Connection: close":
+// a client pipelining several requests in one write, or scraping over a kept
+// connection, gets them all answered up to this many (httplib's own default
+// of 5 dropped the rest of a pipelined write), and then connects again.
+constexpr std::size_t kRequestsPerConnection = 100;
 
 // Blocks every signal in the calling thread while alive, so that threads
 // started meanwhile begin with all signals blocked.
@@ -147,14 +152,21 @@ void ConnectionThreads::work() {
   }
 }
 
-// One request and its answer on a connection, as httplib reads and writes
-// them, within kRequestSeconds and kAnswerSeconds.
-class DeadlineStream final : public httplib::Stream {
+// A connection's requests and their answers, as httplib reads and writes
+// them: each request within kRequestSeconds, each answer within
+// kAnswerSeconds. What is received past a request (a client pipelining its
+// next ones in the same write) stays buffered for the next: httplib reads
+// only through the stream, never the socket.
+class ConnectionStream final : public httplib::Stream {
  public:
   // `listener` is the server's listening socket, -1 once it stops.
-  DeadlineStream(int socket, const std::atomic<socket_t>& listener)
-      : socket_(socket), listener_(listener), request_deadline_(Clock::now() + kRequestSeconds) {}
+  ConnectionStream(int socket, const std::atomic<socket_t>& listener) : socket_(socket), listener_(listener) {}
 
+  // The bounds start again for the next request and its answer.
+  void next_request() {
+    request_deadline_ = Clock::now() + kRequestSeconds;
+    answer_deadline_.reset();
+  }
   [[nodiscard]] bool is_readable() const override { return begin_ < end_ || wait_for(POLLIN, request_deadline_); }
   [[nodiscard]] bool is_writable() const override {
     return wait_for(POLLOUT, answer_deadline_.value_or(Clock::now() + kAnswerSeconds));
@@ -185,7 +197,7 @@ class DeadlineStream final : public httplib::Stream {
   std::size_t end_ = 0;
 };
 
-bool DeadlineStream::wait_for(short events, Clock::time_point deadline) const {
+bool ConnectionStream::wait_for(short events, Clock::time_point deadline) const {
   for (auto now = Clock::now(); now < deadline && listener_ != INVALID_SOCKET; now = Clock::now()) {
     const auto slice = std::min<Clock::duration>(deadline - now, kStopCheck);
     pollfd ready{socket_, events, 0};
@@ -196,7 +208,7 @@ bool DeadlineStream::wait_for(short events, Clock::time_point deadline) const {
   return false;
 }
 
-ssize_t DeadlineStream::read(char* data, std::size_t size) {
+ssize_t ConnectionStream::read(char* data, std::size_t size) {
   if (begin_ == end_) {
     if (!is_readable()) return -1;
     const ssize_t received = ::recv(socket_, buffer_.data(), buffer_.size(), 0);
@@ -210,7 +222,7 @@ ssize_t DeadlineStream::read(char* data, std::size_t size) {
   return static_cast<ssize_t>(taken);
 }
 
-ssize_t DeadlineStream::write(const char* data, std::size_t size) {
+ssize_t ConnectionStream::write(const char* data, std::size_t size) {
   if (!answer_deadline_) answer_deadline_ = Clock::now() + kAnswerSeconds;
   if (!is_writable()) return -1;
   // What fits now; httplib writes the rest in further calls, each waiting
@@ -231,7 +243,7 @@ void numeric_address(const sockaddr_storage& address, socklen_t length, std::str
   std::from_chars(digits.data(), digits.data() + digits.size(), port);
 }
 
-void DeadlineStream::get_remote_ip_and_port(std::string& ip, int& port) const {
+void ConnectionStream::get_remote_ip_and_port(std::string& ip, int& port) const {
   sockaddr_storage address{};
   socklen_t length = sizeof(address);
   if (::getpeername(socket_, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
@@ -239,7 +251,7 @@ void DeadlineStream::get_remote_ip_and_port(std::string& ip, int& port) const {
   }
 }
 
-void DeadlineStream::get_local_ip_and_port(std::string& ip, int& port) const {
+void ConnectionStream::get_local_ip_and_port(std::string& ip, int& port) const {
   sockaddr_storage address{};
   socklen_t length = sizeof(address);
   if (::getsockname(socket_, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
@@ -247,7 +259,7 @@ void DeadlineStream::get_local_ip_and_port(std::string& ip, int& port) const {
   }
 }
 
-// httplib's server with its connections read through DeadlineStream.
+// httplib's server with its connections read through ConnectionStream.
 class ScrapeServer final : public httplib::Server {
  public:
   // httplib listens with a backlog of 5: a burst of connections overflowed
@@ -262,9 +274,10 @@ class ScrapeServer final : public httplib::Server {
 
 bool ScrapeServer::process_and_close_socket(socket_t socket) {
   const UniqueFd connection(socket);
+  ConnectionStream stream(connection.get(), svr_sock_);
   bool kept_alive = true;
   for (auto left = keep_alive_max_count_; kept_alive && left > 0; --left) {
-    DeadlineStream stream(connection.get(), svr_sock_);
+    stream.next_request();
     // Nothing within the bound, or the server stops: the connection ends.
     if (!stream.is_readable()) break;
     bool closed = false;
@@ -298,6 +311,7 @@ HttplibEndpoint::HttplibEndpoint(RenderMetrics render) {
   server_->new_task_queue = [] { return std::make_unique<ConnectionThreads>().release(); };
   // What the Keep-Alive header announces: the wait for the next request.
   server_->set_keep_alive_timeout(kRequestSeconds.count());
+  server_->set_keep_alive_max_count(kRequestsPerConnection);
   server_->Get("/metrics", [render = std::move(render)](const httplib::Request&, httplib::Response& response) {
     response.set_content(render(), kMetricsContentType);
   });

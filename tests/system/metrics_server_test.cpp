@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "exporter/listen_address.hpp"
+#include "raw_http.hpp"
 #include "temp_dir.hpp"
 #include "util/errors.hpp"
 #include "util/unique_fd.hpp"
@@ -27,6 +28,7 @@ namespace hacoboot {
 namespace {
 
 using namespace std::chrono_literals;
+using test::connect_and_send;
 
 const ListenAddress kAnyLoopbackPort{"127.0.0.1", 0};
 // The tests run from their own directory, not the tool's.
@@ -34,20 +36,6 @@ const std::filesystem::path kModule = HACOBOOT_HTTP_MODULE;
 
 MetricsServer::Render fixed(std::string body) {
   return [body = std::move(body)] { return body; };
-}
-
-// A client connected to the server on `port` that sends `sent` and then
-// nothing more, its connection left open.
-UniqueFd connect_and_send(std::uint16_t port, const std::string& sent) {
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) return {};
-  if (!sent.empty() && ::send(fd.get(), sent.data(), sent.size(), MSG_NOSIGNAL) < 0) return {};
-  return fd;
 }
 
 TEST(MetricsServer, ServesMetricsAsTextFormat004) {

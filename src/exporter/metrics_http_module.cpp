@@ -64,6 +64,22 @@ constexpr std::size_t kMaxConnections = 128;
 // connection, gets them all answered up to this many (httplib's own default
 // of 5 dropped the rest of a pipelined write), and then connects again.
 constexpr std::size_t kRequestsPerConnection = 100;
+// What a request may make its connection hold, whatever its client sends
+// (httplib itself reads a body of any length, and a header line until it
+// ends). The request line and headers take at most kRequestBytes, in at most
+// kRequestLines lines (a scrape is a handful of short ones): past either, the
+// answer is 431 and the connection closes. The endpoint takes no body: a
+// request announcing one is answered 413 and closed, its body unread; any
+// method but GET and HEAD, 405 (httplib would read their body to the end).
+// Range is ignored: httplib answers it with the page once per range asked
+// for, thousands of pages for one request. So a connection holds its read
+// buffer, at most kRequestBytes of request as httplib parses it, and the page
+// it answers with; the endpoint, at most kMaxConnections times that.
+constexpr std::size_t kRequestBytes = 8192;
+constexpr std::size_t kRequestLines = 64;
+// Instead of httplib's answer to a request it saw cut short (400, or none).
+constexpr std::string_view kRequestTooLarge =
+    "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
 
 // Blocks every signal in the calling thread while alive, so that threads
 // started meanwhile begin with all signals blocked.
@@ -153,10 +169,10 @@ void ConnectionThreads::work() {
 }
 
 // A connection's requests and their answers, as httplib reads and writes
-// them: each request within kRequestSeconds, each answer within
-// kAnswerSeconds. What is received past a request (a client pipelining its
-// next ones in the same write) stays buffered for the next: httplib reads
-// only through the stream, never the socket.
+// them: each request within kRequestSeconds, kRequestBytes and kRequestLines,
+// each answer within kAnswerSeconds. What is received past a request (a
+// client pipelining its next ones in the same write) stays buffered for the
+// next: httplib reads only through the stream, never the socket.
 class ConnectionStream final : public httplib::Stream {
  public:
   // `listener` is the server's listening socket, -1 once it stops.
@@ -166,6 +182,8 @@ class ConnectionStream final : public httplib::Stream {
   void next_request() {
     request_deadline_ = Clock::now() + kRequestSeconds;
     answer_deadline_.reset();
+    request_bytes_ = 0;
+    request_lines_ = 0;
   }
   [[nodiscard]] bool is_readable() const override { return begin_ < end_ || wait_for(POLLIN, request_deadline_); }
   [[nodiscard]] bool is_writable() const override {
@@ -179,6 +197,11 @@ class ConnectionStream final : public httplib::Stream {
   // Whether kRequestSeconds have passed: httplib answers a request cut
   // short (400), and would then wait for the next one.
   [[nodiscard]] bool request_overdue() const { return Clock::now() >= request_deadline_; }
+  // Whether the request went on past kRequestBytes or kRequestLines: httplib
+  // saw it cut short, and its answer was not sent.
+  [[nodiscard]] bool request_too_large() const { return too_large_; }
+  // Answers such a request with kRequestTooLarge.
+  void refuse_request_too_large();
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -195,6 +218,10 @@ class ConnectionStream final : public httplib::Stream {
   std::array<char, 4096> buffer_{};
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
+  // Of the request being read, as given to httplib.
+  std::size_t request_bytes_ = 0;
+  std::size_t request_lines_ = 0;
+  bool too_large_ = false;
 };
 
 bool ConnectionStream::wait_for(short events, Clock::time_point deadline) const {
@@ -209,6 +236,10 @@ bool ConnectionStream::wait_for(short events, Clock::time_point deadline) const 
 }
 
 ssize_t ConnectionStream::read(char* data, std::size_t size) {
+  if (request_bytes_ == kRequestBytes || request_lines_ == kRequestLines) {
+    too_large_ = true;
+    return -1;
+  }
   if (begin_ == end_) {
     if (!is_readable()) return -1;
     const ssize_t received = ::recv(socket_, buffer_.data(), buffer_.size(), 0);
@@ -216,18 +247,32 @@ ssize_t ConnectionStream::read(char* data, std::size_t size) {
     begin_ = 0;
     end_ = static_cast<std::size_t>(received);
   }
-  const std::size_t taken = std::min(size, end_ - begin_);
-  std::memcpy(data, buffer_.data() + begin_, taken);
+  const char* from = buffer_.data() + begin_;
+  std::size_t taken = std::min({size, end_ - begin_, kRequestBytes - request_bytes_});
+  // At most one line at a time, counted as httplib reads it.
+  if (const auto* newline = static_cast<const char*>(std::memchr(from, '\n', taken)); newline != nullptr) {
+    taken = static_cast<std::size_t>(newline - from) + 1;
+    ++request_lines_;
+  }
+  std::memcpy(data, from, taken);
   begin_ += taken;
+  request_bytes_ += taken;
   return static_cast<ssize_t>(taken);
 }
 
 ssize_t ConnectionStream::write(const char* data, std::size_t size) {
+  if (too_large_) return -1;
   if (!answer_deadline_) answer_deadline_ = Clock::now() + kAnswerSeconds;
   if (!is_writable()) return -1;
   // What fits now; httplib writes the rest in further calls, each waiting
   // within the same deadline.
   return ::send(socket_, data, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+void ConnectionStream::refuse_request_too_large() {
+  answer_deadline_ = Clock::now() + kAnswerSeconds;
+  // A few bytes: they fit in an empty socket buffer at once.
+  if (is_writable()) ::send(socket_, kRequestTooLarge.data(), kRequestTooLarge.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 // `address` as numbers, as httplib gives it to handlers.
@@ -259,6 +304,28 @@ void ConnectionStream::get_local_ip_and_port(std::string& ip, int& port) const {
   }
 }
 
+// The status refusing `request`, 0 when it is served (see kRequestBytes).
+int refusal_status(const httplib::Request& request) {
+  if (request.has_header("Transfer-Encoding") ||
+      (request.has_header("Content-Length") && request.get_header_value("Content-Length") != "0")) {
+    return 413;  // Content Too Large
+  }
+  return request.method == "GET" || request.method == "HEAD" ? 0 : 405;  // Method Not Allowed
+}
+
+// What the endpoint makes of `request` before httplib routes it: Range
+// ignored; a refused request's answer closes the connection (a body left
+// unread is no next request), with no "100 Continue" before it. Whether
+// `request` is refused.
+bool prepare_request(httplib::Request& request) {
+  request.ranges.clear();
+  if (refusal_status(request) == 0) return false;
+  request.headers.erase("Expect");
+  request.headers.erase("Connection");
+  request.set_header("Connection", "close");
+  return true;
+}
+
 // httplib's server with its connections read through ConnectionStream.
 class ScrapeServer final : public httplib::Server {
  public:
@@ -281,7 +348,11 @@ bool ScrapeServer::process_and_close_socket(socket_t socket) {
     // Nothing within the bound, or the server stops: the connection ends.
     if (!stream.is_readable()) break;
     bool closed = false;
-    kept_alive = process_request(stream, left == 1, closed, nullptr) && !closed && !stream.request_overdue();
+    bool refused = false;
+    const bool answered = process_request(
+        stream, left == 1, closed, [&refused](httplib::Request& request) { refused = prepare_request(request); });
+    if (stream.request_too_large()) stream.refuse_request_too_large();
+    kept_alive = answered && !closed && !refused && !stream.request_too_large() && !stream.request_overdue();
   }
   ::shutdown(connection.get(), SHUT_RDWR);
   return true;
@@ -312,6 +383,13 @@ HttplibEndpoint::HttplibEndpoint(RenderMetrics render) {
   // What the Keep-Alive header announces: the wait for the next request.
   server_->set_keep_alive_timeout(kRequestSeconds.count());
   server_->set_keep_alive_max_count(kRequestsPerConnection);
+  server_->set_pre_routing_handler([](const httplib::Request& request, httplib::Response& response) {
+    const int refused = refusal_status(request);
+    if (refused == 0) return httplib::Server::HandlerResponse::Unhandled;
+    response.status = refused;
+    if (refused == 405) response.set_header("Allow", "GET, HEAD");
+    return httplib::Server::HandlerResponse::Handled;
+  });
   server_->Get("/metrics", [render = std::move(render)](const httplib::Request&, httplib::Response& response) {
     response.set_content(render(), kMetricsContentType);
   });

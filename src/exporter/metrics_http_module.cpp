@@ -333,6 +333,10 @@ class ScrapeServer final : public httplib::Server {
   // it, and the kernel dropped the scraper's SYN, which is resent only after
   // 1 s, then 3 s. listen(2) again on the bound socket sets a new backlog.
   void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+  // httplib closes its socket once it has served; one never served is ours.
+  void close_unserved() {
+    if (const socket_t socket = svr_sock_.exchange(INVALID_SOCKET); socket != INVALID_SOCKET) ::close(socket);
+  }
 
  private:
   // Overrides httplib's (private, virtual: its extension point for TLS).
@@ -361,10 +365,17 @@ bool ScrapeServer::process_and_close_socket(socket_t socket) {
 class HttplibEndpoint final : public MetricsEndpoint {
  public:
   explicit HttplibEndpoint(RenderMetrics render);
+  HttplibEndpoint(const HttplibEndpoint&) = delete;
+  HttplibEndpoint& operator=(const HttplibEndpoint&) = delete;
+  HttplibEndpoint(HttplibEndpoint&&) = delete;
+  HttplibEndpoint& operator=(HttplibEndpoint&&) = delete;
+  ~HttplibEndpoint() override {
+    if (!accept_loop_.joinable()) server_->close_unserved();
+  }
 
   // The host is an IP literal (parse_listen_address): no resolver involved.
   Expected<void> bind(const std::string& host, std::uint16_t port);
-  void start();
+  void serve() override;
   [[nodiscard]] std::uint16_t port() const override { return port_; }
 
  private:
@@ -372,7 +383,7 @@ class HttplibEndpoint final : public MetricsEndpoint {
   std::uint16_t port_ = 0;
   std::atomic<bool> accept_loop_ended_ = false;
   // Last, destroyed first: its destructor stops the server (the stop
-  // callback in start()), then joins the accept loop.
+  // callback in serve()), then joins the accept loop.
   std::jthread accept_loop_;
 };
 
@@ -415,7 +426,8 @@ Expected<void> HttplibEndpoint::bind(const std::string& host, std::uint16_t port
   return {};
 }
 
-void HttplibEndpoint::start() {
+void HttplibEndpoint::serve() {
+  if (accept_loop_.joinable()) return;
   {
     const BlockedSignals blocked;  // the stop signals belong to the tracing thread
     accept_loop_ = std::jthread([this](const std::stop_token& stopping) {
@@ -444,7 +456,6 @@ extern "C" __attribute__((visibility("default"))) hacoboot::OpenedEndpoint hacob
   try {
     auto server = std::make_unique<hacoboot::HttplibEndpoint>(std::move(render));
     if (const auto bound = server->bind(host, port); !bound) return hacoboot::Failure{bound.error()};
-    server->start();
     return std::unique_ptr<hacoboot::MetricsEndpoint>(std::move(server));
   } catch (const std::exception& e) {
     return hacoboot::Failure{e.what()};

@@ -37,8 +37,9 @@ TEST(MetricsRequests, AnswersEveryPipelinedRequestInOrder) {
   for (const std::size_t pipelined : {2U, 10U}) {
     SCOPED_TRACE(std::to_string(pipelined) + " requests in one write");
     std::atomic<int> scrapes = 0;
-    const MetricsServer server(
+    MetricsServer server(
         kAnyLoopbackPort, [&scrapes] { return std::to_string(++scrapes); }, kModule);
+    server.serve();
     const auto client = test::connect_and_send(server.port(), scrape_requests(pipelined));
     ASSERT_TRUE(client.valid());
     const auto read = test::read_answers(client.get(), pipelined);
@@ -69,8 +70,9 @@ TEST(MetricsRequests, RefusesABodyAnOtherMethodAndTooManyHeaders) {
       {"POST /metrics HTTP/1.1\r\nHost: exporter\r\n\r\n", 405},
       {"GET /metrics HTTP/1.1\r\n" + many_headers + "\r\n", 431},
   };
-  const MetricsServer server(
+  MetricsServer server(
       kAnyLoopbackPort, [] { return "hacoboot_boots_started_total 3\n"; }, kModule);
+  server.serve();
   for (const auto& [request, status] : refused) {
     SCOPED_TRACE(request.substr(0, request.find("\r\n\r\n")).substr(0, 120));
     // The request, then a scrape on the same connection: never answered.
@@ -88,8 +90,9 @@ TEST(MetricsRequests, RefusesABodyAnOtherMethodAndTooManyHeaders) {
 // the page many times over for one request.
 TEST(MetricsRequests, AnswersTheWholePageWhateverRangeAsksFor) {
   const std::string page = "hacoboot_boots_started_total 3\n";
-  const MetricsServer server(
+  MetricsServer server(
       kAnyLoopbackPort, [&page] { return page; }, kModule);
+  server.serve();
   std::string ranges = "bytes=0-";
   for (int i = 0; i < 500; ++i) ranges += ",0-";
   httplib::Client client("127.0.0.1", server.port());
@@ -163,8 +166,9 @@ void PrintTo(const EndlessRequest& request, std::ostream* out) {
 class EndlessRequestTest : public ::testing::TestWithParam<EndlessRequest> {};
 
 TEST_P(EndlessRequestTest, IsClosedWithinABoundOfMemoryAndScrapesGoOn) {
-  const MetricsServer server(
+  MetricsServer server(
       kAnyLoopbackPort, [] { return "hacoboot_boots_started_total 3\n"; }, kModule);
+  server.serve();
   ASSERT_TRUE(reset_peak_memory()) << "cannot reset VmHWM through /proc/self/clear_refs";
   const auto before = memory_bytes("VmRSS");
   std::vector<std::size_t> sent(kClients);

@@ -29,6 +29,7 @@
 #include "cli/output_paths.hpp"
 #include "cli/probe_listing.hpp"
 #include "cli/progress.hpp"
+#include "cli/service_ready.hpp"
 #include "cli/stop_signals.hpp"
 #include "cli/system_check.hpp"
 #include "cli/tracer_start.hpp"
@@ -88,6 +89,9 @@ class MetricsExport {
     next_textfile_ = std::chrono::steady_clock::now();
   }
   [[nodiscard]] bool enabled() const { return server_.has_value() || !config_.textfile.empty(); }
+  void serve() {
+    if (server_) server_->serve();
+  }
   [[nodiscard]] std::optional<std::uint16_t> port() const {
     return server_ ? std::optional(server_->port()) : std::nullopt;
   }
@@ -204,7 +208,8 @@ class Pipeline {
         sinks_(boot_sinks_config(options)),
         tracker_({.start_phase = options.start_phase, .command = options.command},
                  [this](const BootRecord& boot) { on_boot_done(boot); }),
-        // Bound before anything is loaded: a port in use fails fast.
+        // Bound before anything is loaded: a port in use fails fast. Served
+        // once the probes are live (serve_metrics).
         metrics_(metrics_export_config(options)) {
     tracker_.on_settled([this](const BootRecord& boot) { on_boot_settled(boot); });
   }
@@ -244,6 +249,7 @@ class Pipeline {
   // Boots past the warm-up that listened or ended: what --count counts.
   [[nodiscard]] std::uint64_t settled_boots() const { return settled_; }
   [[nodiscard]] std::optional<std::uint16_t> metrics_port() const { return metrics_.port(); }
+  void serve_metrics() { metrics_.serve(); }
   BootSinks& sinks() { return sinks_; }
   // After the haconiwa binary's path was looked at (HaconiwaUpgrades).
   void haconiwa_files(const HaconiwaUpgrades& upgrades) {
@@ -465,6 +471,10 @@ int run_session(const Options& options, std::ostream& diagnostics) {
                    btf_cache ? &*btf_cache : nullptr, diagnostics,
                    [&pipeline](std::span<const std::byte> record) { pipeline.on_record(record); });
   pipeline.sinks().open_rows();
+  // Ready means tracing: whatever waits for /metrics or for systemd before
+  // it starts containers must not start one the probes would miss.
+  pipeline.serve_metrics();
+  notify_service_ready(diagnostics);
   const auto child = start_run_command(options, checked.run_as);
   announce_start(options, checked.haconiwa, pipeline.metrics_port(), diagnostics);
 

@@ -17,17 +17,21 @@
 
 namespace hacoboot {
 
-// A listening scrape endpoint; stopped, its threads joined, when destroyed.
+// A listening scrape endpoint, answering once served; stopped, its threads
+// joined, when destroyed.
 class MetricsEndpoint : public Interface {
  public:
   [[nodiscard]] virtual std::uint16_t port() const = 0;
+  // Answers from now on: connections made before waited in the kernel's
+  // listen queue. Once; again does nothing.
+  virtual void serve() = 0;
 };
 
 using RenderMetrics = std::function<std::string()>;
 
-// The module's one exported function. `host` is an IP literal; port 0 asks
-// the kernel for one. Fails with why it cannot listen (errors, not
-// exceptions, cross the boundary).
+// The module's one exported function: an endpoint listening, not yet
+// served. `host` is an IP literal; port 0 asks the kernel for one. Fails with
+// why it cannot listen (errors, not exceptions, cross the boundary).
 using OpenedEndpoint = Expected<std::unique_ptr<MetricsEndpoint>>;
 using OpenMetricsEndpoint = OpenedEndpoint(const std::string& host, std::uint16_t port, RenderMetrics render);
 inline constexpr const char* kOpenMetricsEndpointSymbol = "hacoboot_open_metrics_endpoint";

@@ -59,6 +59,27 @@ constexpr auto kStopCheck = 100ms;
 // descriptor of the tool). Past it the accept loop waits for one to end,
 // within the bounds above; newer connections wait in the kernel's queue.
 constexpr std::size_t kMaxConnections = 128;
+// Requests answered on one connection, the last with "Connection: close":
+// a client pipelining several requests in one write, or scraping over a kept
+// connection, gets them all answered up to this many (httplib's own default
+// of 5 dropped the rest of a pipelined write), and then connects again.
+constexpr std::size_t kRequestsPerConnection = 100;
+// What a request may make its connection hold, whatever its client sends
+// (httplib itself reads a body of any length, and a header line until it
+// ends). The request line and headers take at most kRequestBytes, in at most
+// kRequestLines lines (a scrape is a handful of short ones): past either, the
+// answer is 431 and the connection closes. The endpoint takes no body: a
+// request announcing one is answered 413 and closed, its body unread; any
+// method but GET and HEAD, 405 (httplib would read their body to the end).
+// Range is ignored: httplib answers it with the page once per range asked
+// for, thousands of pages for one request. So a connection holds its read
+// buffer, at most kRequestBytes of request as httplib parses it, and the page
+// it answers with; the endpoint, at most kMaxConnections times that.
+constexpr std::size_t kRequestBytes = 8192;
+constexpr std::size_t kRequestLines = 64;
+// Instead of httplib's answer to a request it saw cut short (400, or none).
+constexpr std::string_view kRequestTooLarge =
+    "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
 
 // Blocks every signal in the calling thread while alive, so that threads
 // started meanwhile begin with all signals blocked.
@@ -147,14 +168,23 @@ void ConnectionThreads::work() {
   }
 }
 
-// One request and its answer on a connection, as httplib reads and writes
-// them, within kRequestSeconds and kAnswerSeconds.
-class DeadlineStream final : public httplib::Stream {
+// A connection's requests and their answers, as httplib reads and writes
+// them: each request within kRequestSeconds, kRequestBytes and kRequestLines,
+// each answer within kAnswerSeconds. What is received past a request (a
+// client pipelining its next ones in the same write) stays buffered for the
+// next: httplib reads only through the stream, never the socket.
+class ConnectionStream final : public httplib::Stream {
  public:
   // `listener` is the server's listening socket, -1 once it stops.
-  DeadlineStream(int socket, const std::atomic<socket_t>& listener)
-      : socket_(socket), listener_(listener), request_deadline_(Clock::now() + kRequestSeconds) {}
+  ConnectionStream(int socket, const std::atomic<socket_t>& listener) : socket_(socket), listener_(listener) {}
 
+  // The bounds start again for the next request and its answer.
+  void next_request() {
+    request_deadline_ = Clock::now() + kRequestSeconds;
+    answer_deadline_.reset();
+    request_bytes_ = 0;
+    request_lines_ = 0;
+  }
   [[nodiscard]] bool is_readable() const override { return begin_ < end_ || wait_for(POLLIN, request_deadline_); }
   [[nodiscard]] bool is_writable() const override {
     return wait_for(POLLOUT, answer_deadline_.value_or(Clock::now() + kAnswerSeconds));
@@ -167,6 +197,11 @@ class DeadlineStream final : public httplib::Stream {
   // Whether kRequestSeconds have passed: httplib answers a request cut
   // short (400), and would then wait for the next one.
   [[nodiscard]] bool request_overdue() const { return Clock::now() >= request_deadline_; }
+  // Whether the request went on past kRequestBytes or kRequestLines: httplib
+  // saw it cut short, and its answer was not sent.
+  [[nodiscard]] bool request_too_large() const { return too_large_; }
+  // Answers such a request with kRequestTooLarge.
+  void refuse_request_too_large();
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -183,9 +218,13 @@ class DeadlineStream final : public httplib::Stream {
   std::array<char, 4096> buffer_{};
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
+  // Of the request being read, as given to httplib.
+  std::size_t request_bytes_ = 0;
+  std::size_t request_lines_ = 0;
+  bool too_large_ = false;
 };
 
-bool DeadlineStream::wait_for(short events, Clock::time_point deadline) const {
+bool ConnectionStream::wait_for(short events, Clock::time_point deadline) const {
   for (auto now = Clock::now(); now < deadline && listener_ != INVALID_SOCKET; now = Clock::now()) {
     const auto slice = std::min<Clock::duration>(deadline - now, kStopCheck);
     pollfd ready{socket_, events, 0};
@@ -196,7 +235,11 @@ bool DeadlineStream::wait_for(short events, Clock::time_point deadline) const {
   return false;
 }
 
-ssize_t DeadlineStream::read(char* data, std::size_t size) {
+ssize_t ConnectionStream::read(char* data, std::size_t size) {
+  if (request_bytes_ == kRequestBytes || request_lines_ == kRequestLines) {
+    too_large_ = true;
+    return -1;
+  }
   if (begin_ == end_) {
     if (!is_readable()) return -1;
     const ssize_t received = ::recv(socket_, buffer_.data(), buffer_.size(), 0);
@@ -204,18 +247,32 @@ ssize_t DeadlineStream::read(char* data, std::size_t size) {
     begin_ = 0;
     end_ = static_cast<std::size_t>(received);
   }
-  const std::size_t taken = std::min(size, end_ - begin_);
-  std::memcpy(data, buffer_.data() + begin_, taken);
+  const char* from = buffer_.data() + begin_;
+  std::size_t taken = std::min({size, end_ - begin_, kRequestBytes - request_bytes_});
+  // At most one line at a time, counted as httplib reads it.
+  if (const auto* newline = static_cast<const char*>(std::memchr(from, '\n', taken)); newline != nullptr) {
+    taken = static_cast<std::size_t>(newline - from) + 1;
+    ++request_lines_;
+  }
+  std::memcpy(data, from, taken);
   begin_ += taken;
+  request_bytes_ += taken;
   return static_cast<ssize_t>(taken);
 }
 
-ssize_t DeadlineStream::write(const char* data, std::size_t size) {
+ssize_t ConnectionStream::write(const char* data, std::size_t size) {
+  if (too_large_) return -1;
   if (!answer_deadline_) answer_deadline_ = Clock::now() + kAnswerSeconds;
   if (!is_writable()) return -1;
   // What fits now; httplib writes the rest in further calls, each waiting
   // within the same deadline.
   return ::send(socket_, data, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+void ConnectionStream::refuse_request_too_large() {
+  answer_deadline_ = Clock::now() + kAnswerSeconds;
+  // A few bytes: they fit in an empty socket buffer at once.
+  if (is_writable()) ::send(socket_, kRequestTooLarge.data(), kRequestTooLarge.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 // `address` as numbers, as httplib gives it to handlers.
@@ -231,7 +288,7 @@ void numeric_address(const sockaddr_storage& address, socklen_t length, std::str
   std::from_chars(digits.data(), digits.data() + digits.size(), port);
 }
 
-void DeadlineStream::get_remote_ip_and_port(std::string& ip, int& port) const {
+void ConnectionStream::get_remote_ip_and_port(std::string& ip, int& port) const {
   sockaddr_storage address{};
   socklen_t length = sizeof(address);
   if (::getpeername(socket_, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
@@ -239,7 +296,7 @@ void DeadlineStream::get_remote_ip_and_port(std::string& ip, int& port) const {
   }
 }
 
-void DeadlineStream::get_local_ip_and_port(std::string& ip, int& port) const {
+void ConnectionStream::get_local_ip_and_port(std::string& ip, int& port) const {
   sockaddr_storage address{};
   socklen_t length = sizeof(address);
   if (::getsockname(socket_, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
@@ -247,13 +304,39 @@ void DeadlineStream::get_local_ip_and_port(std::string& ip, int& port) const {
   }
 }
 
-// httplib's server with its connections read through DeadlineStream.
+// The status refusing `request`, 0 when it is served (see kRequestBytes).
+int refusal_status(const httplib::Request& request) {
+  if (request.has_header("Transfer-Encoding") ||
+      (request.has_header("Content-Length") && request.get_header_value("Content-Length") != "0")) {
+    return 413;  // Content Too Large
+  }
+  return request.method == "GET" || request.method == "HEAD" ? 0 : 405;  // Method Not Allowed
+}
+
+// What the endpoint makes of `request` before httplib routes it: Range
+// ignored; a refused request's answer closes the connection (a body left
+// unread is no next request), with no "100 Continue" before it. Whether
+// `request` is refused.
+bool prepare_request(httplib::Request& request) {
+  request.ranges.clear();
+  if (refusal_status(request) == 0) return false;
+  request.headers.erase("Expect");
+  request.headers.erase("Connection");
+  request.set_header("Connection", "close");
+  return true;
+}
+
+// httplib's server with its connections read through ConnectionStream.
 class ScrapeServer final : public httplib::Server {
  public:
   // httplib listens with a backlog of 5: a burst of connections overflowed
   // it, and the kernel dropped the scraper's SYN, which is resent only after
   // 1 s, then 3 s. listen(2) again on the bound socket sets a new backlog.
   void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+  // httplib closes its socket once it has served; one never served is ours.
+  void close_unserved() {
+    if (const socket_t socket = svr_sock_.exchange(INVALID_SOCKET); socket != INVALID_SOCKET) ::close(socket);
+  }
 
  private:
   // Overrides httplib's (private, virtual: its extension point for TLS).
@@ -262,13 +345,18 @@ class ScrapeServer final : public httplib::Server {
 
 bool ScrapeServer::process_and_close_socket(socket_t socket) {
   const UniqueFd connection(socket);
+  ConnectionStream stream(connection.get(), svr_sock_);
   bool kept_alive = true;
   for (auto left = keep_alive_max_count_; kept_alive && left > 0; --left) {
-    DeadlineStream stream(connection.get(), svr_sock_);
+    stream.next_request();
     // Nothing within the bound, or the server stops: the connection ends.
     if (!stream.is_readable()) break;
     bool closed = false;
-    kept_alive = process_request(stream, left == 1, closed, nullptr) && !closed && !stream.request_overdue();
+    bool refused = false;
+    const bool answered = process_request(
+        stream, left == 1, closed, [&refused](httplib::Request& request) { refused = prepare_request(request); });
+    if (stream.request_too_large()) stream.refuse_request_too_large();
+    kept_alive = answered && !closed && !refused && !stream.request_too_large() && !stream.request_overdue();
   }
   ::shutdown(connection.get(), SHUT_RDWR);
   return true;
@@ -277,10 +365,17 @@ bool ScrapeServer::process_and_close_socket(socket_t socket) {
 class HttplibEndpoint final : public MetricsEndpoint {
  public:
   explicit HttplibEndpoint(RenderMetrics render);
+  HttplibEndpoint(const HttplibEndpoint&) = delete;
+  HttplibEndpoint& operator=(const HttplibEndpoint&) = delete;
+  HttplibEndpoint(HttplibEndpoint&&) = delete;
+  HttplibEndpoint& operator=(HttplibEndpoint&&) = delete;
+  ~HttplibEndpoint() override {
+    if (!accept_loop_.joinable()) server_->close_unserved();
+  }
 
   // The host is an IP literal (parse_listen_address): no resolver involved.
   Expected<void> bind(const std::string& host, std::uint16_t port);
-  void start();
+  void serve() override;
   [[nodiscard]] std::uint16_t port() const override { return port_; }
 
  private:
@@ -288,7 +383,7 @@ class HttplibEndpoint final : public MetricsEndpoint {
   std::uint16_t port_ = 0;
   std::atomic<bool> accept_loop_ended_ = false;
   // Last, destroyed first: its destructor stops the server (the stop
-  // callback in start()), then joins the accept loop.
+  // callback in serve()), then joins the accept loop.
   std::jthread accept_loop_;
 };
 
@@ -298,6 +393,14 @@ HttplibEndpoint::HttplibEndpoint(RenderMetrics render) {
   server_->new_task_queue = [] { return std::make_unique<ConnectionThreads>().release(); };
   // What the Keep-Alive header announces: the wait for the next request.
   server_->set_keep_alive_timeout(kRequestSeconds.count());
+  server_->set_keep_alive_max_count(kRequestsPerConnection);
+  server_->set_pre_routing_handler([](const httplib::Request& request, httplib::Response& response) {
+    const int refused = refusal_status(request);
+    if (refused == 0) return httplib::Server::HandlerResponse::Unhandled;
+    response.status = refused;
+    if (refused == 405) response.set_header("Allow", "GET, HEAD");
+    return httplib::Server::HandlerResponse::Handled;
+  });
   server_->Get("/metrics", [render = std::move(render)](const httplib::Request&, httplib::Response& response) {
     response.set_content(render(), kMetricsContentType);
   });
@@ -323,7 +426,8 @@ Expected<void> HttplibEndpoint::bind(const std::string& host, std::uint16_t port
   return {};
 }
 
-void HttplibEndpoint::start() {
+void HttplibEndpoint::serve() {
+  if (accept_loop_.joinable()) return;
   {
     const BlockedSignals blocked;  // the stop signals belong to the tracing thread
     accept_loop_ = std::jthread([this](const std::stop_token& stopping) {
@@ -352,7 +456,6 @@ extern "C" __attribute__((visibility("default"))) hacoboot::OpenedEndpoint hacob
   try {
     auto server = std::make_unique<hacoboot::HttplibEndpoint>(std::move(render));
     if (const auto bound = server->bind(host, port); !bound) return hacoboot::Failure{bound.error()};
-    server->start();
     return std::unique_ptr<hacoboot::MetricsEndpoint>(std::move(server));
   } catch (const std::exception& e) {
     return hacoboot::Failure{e.what()};

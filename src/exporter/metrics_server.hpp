@@ -18,9 +18,11 @@ namespace hacoboot {
 // several at once: it must lock whatever it reads.
 //
 // The server comes from the HTTP module (metrics_endpoint.hpp), loaded by the
-// constructor. Listening when the constructor returns; the destructor stops
-// the server and joins its threads. The server's threads block every signal,
-// so that the stop signals keep reaching the thread that traces.
+// constructor. Listening when the constructor returns, so that a port in use
+// fails early, but answering only from serve(): until then connections wait
+// in the kernel's listen queue. The destructor stops the server and joins its
+// threads. The server's threads block every signal, so that the stop signals
+// keep reaching the thread that traces.
 class MetricsServer {
  public:
   using Render = RenderMetrics;
@@ -38,6 +40,8 @@ class MetricsServer {
 
   // The port listened on: the kernel's choice when asked for port 0.
   [[nodiscard]] std::uint16_t port() const { return endpoint_->port(); }
+  // Answers from now on, first the connections waiting.
+  void serve() { endpoint_->serve(); }
 
  private:
   struct ModuleCloser {

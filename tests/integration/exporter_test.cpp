@@ -8,14 +8,18 @@
 // generous timeout as a hang guard.
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <httplib.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -24,6 +28,7 @@
 
 #include "fixture.hpp"
 #include "support/build_paths.hpp"
+#include "util/unique_fd.hpp"
 
 namespace hacoboot::it {
 namespace {
@@ -203,6 +208,20 @@ class ExporterTest : public IntegrationTest {
   static void stop_daemon(Process& daemon) {
     daemon.send_signal(SIGTERM);
     daemon.wait_or_kill(30s);
+  }
+
+  // Boots `boots` times at once, then stops `tool` (traced with --format
+  // json): its summary must count every boot.
+  void expect_boots_started_now_counted(Process& tool, int boots) {
+    const auto truth = new_file("truth.tsv");
+    const auto launched = run_process(launcher_argv(truth, {"-n", std::to_string(boots)}), dir(), 120s);
+    ASSERT_TRUE(launched.status.exited && launched.status.code == 0) << launched.status.describe() << launched.err;
+    stop_tracer(tool);
+    try {
+      expect_boot_counts(nlohmann::json::parse(tool.out()), boots, boots, boots, 0);
+    } catch (const std::exception& e) {
+      FAIL() << "unreadable summary: " << e.what() << "\nstdout: " << tool.out() << "\nstderr: " << tool.err();
+    }
   }
 };
 
@@ -448,6 +467,72 @@ TEST_F(ExporterTest, PrometheusScrapesTheBootsOfTheServedMetrics) {
   EXPECT_TRUE(lower < p50_ns && p50_ns <= *upper)
       << "the tool's p50 " << p50_ns << " ns is outside (" << lower << ", " << *upper
       << "] ns, the bucket of Prometheus' median " << *median_s << " s";
+}
+
+// ---------------------------------------------------------------------------
+// Ready means tracing: /metrics answers, and systemd hears READY=1, only once
+// every probe is live. A CI job that polls /metrics, or a unit ordered after
+// the service, starts containers as soon as they do: none may be missed.
+// Each test tries a few times: a tool ready too early misses some boots, not
+// always all.
+// ---------------------------------------------------------------------------
+constexpr int kBootsWhenReady = 6;
+constexpr int kReadyTries = 3;
+
+TEST_F(ExporterTest, BootsStartedAsSoonAsMetricsAnswerAreAllCounted) {
+  for (int attempt = 1; attempt <= kReadyTries && !HasFailure(); ++attempt) {
+    SCOPED_TRACE("try " + std::to_string(attempt));
+    // A port known before the tool starts, to poll as it starts.
+    const auto port = free_loopback_port();
+    ASSERT_NE(port, 0) << "no free loopback port";
+    Process tool(sampler_argv({"--serve", "127.0.0.1:" + std::to_string(port), "--format", "json", app().string()}),
+                 dir());
+    HttpAnswer answer;
+    ASSERT_TRUE(wait_until(
+        [&] {
+          answer = http_get(port, "/metrics");
+          return answer.ok() || !tool.running();
+        },
+        90s, 1ms))
+        << answer.describe();
+    ASSERT_TRUE(answer.ok()) << "the tool ended: " << tool.err();
+    expect_boots_started_now_counted(tool, kBootsWhenReady);
+  }
+}
+
+// A unix datagram socket bound at `path`, as systemd's notification socket.
+UniqueFd notification_socket(const std::filesystem::path& path) {
+  UniqueFd fd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (!fd.valid() || path.string().size() >= sizeof(address.sun_path)) return {};
+  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) return {};
+  const timeval hang_guard{.tv_sec = 90, .tv_usec = 0};
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &hang_guard, sizeof(hang_guard));
+  return fd;
+}
+
+TEST_F(ExporterTest, TellsSystemdReadyOnlyOnceBootsAreCounted) {
+  const auto env = find_program("env");
+  ASSERT_TRUE(env) << "env (coreutils) not found";
+  for (int attempt = 1; attempt <= kReadyTries && !HasFailure(); ++attempt) {
+    SCOPED_TRACE("try " + std::to_string(attempt));
+    const auto path = dir() / ("notify-" + std::to_string(attempt));
+    const auto notifications = notification_socket(path);
+    ASSERT_TRUE(notifications.valid()) << "cannot bind " << path << ": " << std::strerror(errno);
+    // As systemd starts a Type=notify service: NOTIFY_SOCKET in its environment.
+    auto argv = sampler_argv({"--serve", "127.0.0.1:0", "--format", "json", app().string()});
+    argv.insert(argv.begin(), {env->string(), "NOTIFY_SOCKET=" + path.string()});
+    Process tool(argv, dir());
+    std::array<char, 256> message{};
+    const ssize_t received = ::recv(notifications.get(), message.data(), message.size(), 0);
+    ASSERT_GT(received, 0) << "no notification: " << std::strerror(errno) << "\nstderr: " << tool.err();
+    EXPECT_EQ(std::string_view(message.data(), static_cast<std::size_t>(received)), "READY=1");
+    expect_boots_started_now_counted(tool, kBootsWhenReady);
+    EXPECT_EQ(line_containing(tool.err(), "warning"), "") << tool.err();
+  }
 }
 
 // ---------------------------------------------------------------------------

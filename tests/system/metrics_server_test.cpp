@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "exporter/listen_address.hpp"
+#include "raw_http.hpp"
 #include "support/build_paths.hpp"
 #include "support/process.hpp"
 #include "temp_dir.hpp"
@@ -31,6 +33,7 @@ namespace hacoboot {
 namespace {
 
 using namespace std::chrono_literals;
+using test::connect_and_send;
 
 const ListenAddress kAnyLoopbackPort{"127.0.0.1", 0};
 // The tests run from their own directory, not the tool's.
@@ -38,20 +41,6 @@ const std::filesystem::path kModule = test::http_module();
 
 MetricsServer::Render fixed(std::string body) {
   return [body = std::move(body)] { return body; };
-}
-
-// A client connected to the server on `port` that sends `sent` and then
-// nothing more, its connection left open.
-UniqueFd connect_and_send(std::uint16_t port, const std::string& sent) {
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) return {};
-  if (!sent.empty() && ::send(fd.get(), sent.data(), sent.size(), MSG_NOSIGNAL) < 0) return {};
-  return fd;
 }
 
 // The connections a server of this process listening on `port` has
@@ -79,7 +68,8 @@ std::size_t accepted_connections(std::uint16_t port) {
 }
 
 TEST(MetricsServer, ServesMetricsAsTextFormat004) {
-  const MetricsServer server(kAnyLoopbackPort, fixed("hacoboot_boots_started_total 3\n"), kModule);
+  MetricsServer server(kAnyLoopbackPort, fixed("hacoboot_boots_started_total 3\n"), kModule);
+  server.serve();
   ASSERT_NE(server.port(), 0);
   httplib::Client client("127.0.0.1", server.port());
   const auto response = client.Get("/metrics");
@@ -91,8 +81,9 @@ TEST(MetricsServer, ServesMetricsAsTextFormat004) {
 
 TEST(MetricsServer, RendersOnEveryScrape) {
   std::atomic<int> scrapes = 0;
-  const MetricsServer server(
+  MetricsServer server(
       kAnyLoopbackPort, [&scrapes] { return std::to_string(++scrapes); }, kModule);
+  server.serve();
   httplib::Client client("127.0.0.1", server.port());
   for (const char* expected : {"1", "2"}) {
     const auto response = client.Get("/metrics");
@@ -102,7 +93,8 @@ TEST(MetricsServer, RendersOnEveryScrape) {
 }
 
 TEST(MetricsServer, IndexLinksToMetricsAndOtherPathsAreNotFound) {
-  const MetricsServer server(kAnyLoopbackPort, fixed(""), kModule);
+  MetricsServer server(kAnyLoopbackPort, fixed(""), kModule);
+  server.serve();
   httplib::Client client("127.0.0.1", server.port());
   const auto index = client.Get("/");
   ASSERT_TRUE(index) << httplib::to_string(index.error());
@@ -113,6 +105,22 @@ TEST(MetricsServer, IndexLinksToMetricsAndOtherPathsAreNotFound) {
     ASSERT_TRUE(response) << path << ": " << httplib::to_string(response.error());
     EXPECT_EQ(response->status, 404) << path;
   }
+}
+
+// Bound early, so that a port in use fails before anything else starts, but
+// answering only once served: a client connecting before waits (the kernel
+// queues its connection) and is answered then.
+TEST(MetricsServer, AnswersAClientThatConnectedBeforeOnceServed) {
+  MetricsServer server(kAnyLoopbackPort, fixed("hacoboot_boots_started_total 3\n"), kModule);
+  const auto early = connect_and_send(server.port(), "GET /metrics HTTP/1.1\r\nHost: exporter\r\n\r\n");
+  ASSERT_TRUE(early.valid()) << "a client could not connect before the server was served";
+  std::array<char, 1> byte{};
+  EXPECT_EQ(::recv(early.get(), byte.data(), byte.size(), MSG_DONTWAIT), -1) << "answered before served";
+  server.serve();
+  const auto read = test::read_answers(early.get(), 1);
+  ASSERT_EQ(read.answers.size(), 1U);
+  EXPECT_EQ(read.answers[0].status, 200);
+  EXPECT_EQ(read.answers[0].body, "hacoboot_boots_started_total 3\n");
 }
 
 TEST(MetricsServer, PortInUseIsAnErrorNamingTheAddress) {
@@ -133,6 +141,7 @@ TEST(MetricsServer, ServesOnIpv6Loopback) {
   } catch (const RuntimeError& e) {
     GTEST_SKIP() << "no IPv6 loopback here: " << e.what();
   }
+  server->serve();
   httplib::Client client("::1", server->port());
   const auto response = client.Get("/metrics");
   ASSERT_TRUE(response) << httplib::to_string(response.error());
@@ -142,7 +151,8 @@ TEST(MetricsServer, ServesOnIpv6Loopback) {
 TEST(MetricsServer, StopsPromptlyWhileAClientKeepsItsConnection) {
   const auto start = std::chrono::steady_clock::now();
   {
-    const MetricsServer server(kAnyLoopbackPort, fixed("x"), kModule);
+    MetricsServer server(kAnyLoopbackPort, fixed("x"), kModule);
+    server.serve();
     httplib::Client client("127.0.0.1", server.port());
     client.set_keep_alive(true);
     ASSERT_TRUE(client.Get("/metrics"));
@@ -154,7 +164,8 @@ TEST(MetricsServer, StopsPromptlyWhileAClientKeepsItsConnection) {
 // and silent, some trickling half a request line, must not hold the scraper
 // up: the scrape is answered within a client timeout well under that.
 TEST(MetricsServer, AnswersAScrapeWhileFiftySlowClientsHoldConnections) {
-  const MetricsServer server(kAnyLoopbackPort, fixed("hacoboot_boots_started_total 3\n"), kModule);
+  MetricsServer server(kAnyLoopbackPort, fixed("hacoboot_boots_started_total 3\n"), kModule);
+  server.serve();
   std::vector<UniqueFd> slow_clients;
   for (int i = 0; i < 50; ++i) {
     slow_clients.push_back(connect_and_send(server.port(), i % 2 == 0 ? "" : "GET /met"));
@@ -190,7 +201,8 @@ TEST(MetricsServer, AnswersAScrapeWhileFiftySlowClientsHoldConnections) {
 // A client that never finishes its request is let go, however it trickles:
 // the server closes its connection (the client's writes fail).
 TEST(MetricsServer, ClosesAConnectionWhoseRequestNeverCompletes) {
-  const MetricsServer server(kAnyLoopbackPort, fixed(""), kModule);
+  MetricsServer server(kAnyLoopbackPort, fixed(""), kModule);
+  server.serve();
   const auto slow = connect_and_send(server.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n");
   ASSERT_TRUE(slow.valid());
   bool closed = false;
@@ -205,7 +217,8 @@ TEST(MetricsServer, LeavesTheCallersSignalMaskAlone) {
   sigset_t before;
   sigset_t after;
   ::pthread_sigmask(SIG_SETMASK, nullptr, &before);
-  const MetricsServer server(kAnyLoopbackPort, fixed(""), kModule);
+  MetricsServer server(kAnyLoopbackPort, fixed(""), kModule);
+  server.serve();
   ::pthread_sigmask(SIG_SETMASK, nullptr, &after);
   for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
     EXPECT_EQ(sigismember(&before, signal), sigismember(&after, signal)) << "signal " << signal;

@@ -28,7 +28,9 @@ summary per milestone and phase, per-boot rows, timelines, a regression gate
 for CI, and a Prometheus exporter (the hacoboot-sampler service).")
 # The libraries' packages, from dpkg-shlibdeps; procps for the unit's /bin/kill.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS procps)
+# libsystemd0: sd_notify for the service, loaded at run time (cli/service_ready.cpp), which
+# dpkg-shlibdeps cannot see.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "procps, libsystemd0")
 # Fills the BTF cache: without it every start reads the whole kernel BTF.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS bpftool)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA

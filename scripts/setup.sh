@@ -16,7 +16,6 @@ build_packages=(
   libbpf-dev libelf-dev zlib1g-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev
   libcpp-httplib-dev  # the metrics endpoint
-  libsystemd-dev      # sd_notify: the service tells systemd it is ready once the probes are live
   systemtap-sdt-dev   # <sys/sdt.h> for the demo launcher's USDT probe
 )
 check_packages=(

@@ -54,11 +54,6 @@ const std::set<std::string> kEventKeys{"boot",
 
 // ---- small helpers ---------------------------------------------------------
 
-bool bpf_required() {
-  const char* value = std::getenv("HACOBOOT_REQUIRE_BPF");
-  return value != nullptr && std::string_view(value) == "1";
-}
-
 std::string describe(const ProcessResult& r) {
   return r.status.describe() + "\n--- stderr ---\n" + r.err + "--- stdout ---\n" + r.out;
 }

@@ -43,11 +43,16 @@ nlohmann::json boots_of(const nlohmann::json& summary) {
 }
 
 // -n 3 while two slow boots are still setting up: those two are cut off by
-// the stop, which is no failure of theirs.
+// the stop, which is no failure of theirs. The fast boots begin once both
+// slow ones have passed START_SV (their truth's start_hi lines).
 TEST_F(CountingTest, CountReachedWithBootsStillBootingReportsThemInFlightNotIncomplete) {
-  const auto slow = launcher_command({"-n", "2", "-j", "2", "--phase-delay", "13:20000"});
+  const auto slow_truth = new_file("slow-truth.tsv");
+  const auto slow =
+      launcher_command({"--truth", slow_truth.string(), "-n", "2", "-j", "2", "--phase-delay", "13:20000"});
   const auto fast = launcher_command({"-n", "3"});
-  const auto summary = trace_json("{ " + slow + " & } ; sleep 0.5; " + fast + "; wait", {"-n", "3"});
+  const auto summary =
+      trace_json("{ " + slow + " & } ; " + wait_for_truth_command(slow_truth, "start_hi", 2) + "; " + fast + "; wait",
+                 {"-n", "3"});
   ASSERT_FALSE(HasFailure());
   const auto boots = boots_of(summary);
   EXPECT_EQ(boots.value("started", ~0ULL), 5U) << summary.dump(2);

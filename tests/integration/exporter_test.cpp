@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "fixture.hpp"
+#include "support/build_paths.hpp"
 
 namespace hacoboot::it {
 namespace {
@@ -36,12 +37,6 @@ constexpr std::array<std::uint64_t, 18> kBucketBoundsNs{
     100'000,       250'000,       500'000,       1'000'000,      2'500'000,      5'000'000,
     10'000'000,    25'000'000,    50'000'000,    100'000'000,    250'000'000,    500'000'000,
     1'000'000'000, 2'500'000'000, 5'000'000'000, 10'000'000'000, 30'000'000'000, 60'000'000'000};
-
-// As fixture.cpp: a missing prerequisite skips, or fails under CI.
-bool bpf_required() {
-  const char* value = std::getenv("HACOBOOT_REQUIRE_BPF");
-  return value != nullptr && std::string_view(value) == "1";
-}
 
 // A program of a Debian package: in PATH, else in /usr/bin (a sudo or ctest
 // PATH may lack it).
@@ -264,7 +259,7 @@ TEST_F(ExporterTest, PidTracesOnlyTheLaunchesOfThatProcess) {
     const auto rows_path = new_file("rows.tsv");
     auto a = std::make_unique<Process>(
         launcher_argv(truth_a, {"--phase-delay", "0:" + std::to_string(delay_ms), "-n", "2", "-j", "2"}), dir());
-    Process tracer({sampler().string(), "-p", std::to_string(a->pid()), "--btf-cache", HACOBOOT_TEST_BTF_CACHE,
+    Process tracer({sampler().string(), "-p", std::to_string(a->pid()), "--btf-cache", test::btf_cache().string(),
                     "--format", "json", "--events", rows_path.string(), app().string()},
                    dir());
     ASSERT_TRUE(tracer.wait_for_text("Hit Ctrl-C", true, 90s))
@@ -339,7 +334,7 @@ TEST_F(ExporterTest, PidReachesAHaconiwaWhoseBinaryOnlyItsMountNamespaceSees) {
   ASSERT_TRUE(haconiwa.running()) << haconiwa.err();
   ASSERT_FALSE(std::filesystem::exists(inside)) << "the host sees the binary: the test proves nothing";
 
-  Process tracer({sampler().string(), "-p", std::to_string(haconiwa.pid()), "--btf-cache", HACOBOOT_TEST_BTF_CACHE,
+  Process tracer({sampler().string(), "-p", std::to_string(haconiwa.pid()), "--btf-cache", test::btf_cache().string(),
                   "--format", "json", "--events", rows_path.string(), app().string()},
                  dir());
   ASSERT_TRUE(tracer.wait_for_text("Hit Ctrl-C", true, 90s)) << tracer.err();
@@ -476,8 +471,8 @@ TEST_P(UpgradeTest, BootsOfAnUpgradedBinaryAndOfTheOldOneAreAllCounted) {
   std::filesystem::create_directory(bin);
   const auto haconiwa = bin / "haconiwa";
   std::filesystem::copy_file(launcher(), haconiwa);
-  Process tool({sampler().string(), "--haconiwa", haconiwa.string(), "--btf-cache", HACOBOOT_TEST_BTF_CACHE, "--serve",
-                "127.0.0.1:0", "--format", "json", app().string()},
+  Process tool({sampler().string(), "--haconiwa", haconiwa.string(), "--btf-cache", test::btf_cache().string(),
+                "--serve", "127.0.0.1:0", "--format", "json", app().string()},
                dir());
   ASSERT_TRUE(tool.wait_for_text("/metrics\n", true, 90s)) << tool.err();
   const auto port = served_port(tool.err());
@@ -543,8 +538,9 @@ std::string mapped_files(pid_t pid) {
 
 TEST_F(ExporterTest, InstalledToolLoadsItsHttpModuleOnlyToServe) {
   const auto prefix = dir() / "prefix";
-  const auto install =
-      run_process({HACOBOOT_CMAKE_COMMAND, "--install", HACOBOOT_BUILD_DIR, "--prefix", prefix.string()}, dir(), 120s);
+  const auto install = run_process(
+      {test::cmake_command().string(), "--install", test::build_dir().string(), "--prefix", prefix.string()}, dir(),
+      120s);
   ASSERT_TRUE(install.status.exited && install.status.code == 0) << install.status.describe() << "\n" << install.err;
   const auto installed = prefix / "bin" / "hacoboot-sampler";
 

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <thread>
 
+#include "support/build_paths.hpp"
+
 namespace hacoboot::it {
 namespace {
 
@@ -69,7 +71,7 @@ bool has_exited(pid_t pid) {
 }
 
 std::size_t others_mentioning(const std::string& marker, pid_t tracer) {
-  const std::string tracer_argv0 = HACOBOOT_SAMPLER_PATH;
+  const std::string tracer_argv0 = test::sampler().string();
   const auto pids = processes_mentioning(marker);
   return static_cast<std::size_t>(std::count_if(pids.begin(), pids.end(), [&](pid_t p) {
     if (p == tracer) return false;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "faults.hpp"
+#include "support/build_paths.hpp"
 
 namespace hacoboot::it {
 namespace {
@@ -208,7 +209,7 @@ TEST_F(LoadTest, UnrelatedHostActivityAddsNoBoot) {
   const auto noise =
       "{ i=0; while [ $i -lt 300 ]; do " + app_path + " --hold-ms 0 || exit 1; " + app_path +
       " --hold-ms 0 --listen-from child || exit 1; i=$((i+1)); done; } & a=$!; " +
-      shell_command({HACOBOOT_LAUNCHER_PATH, "-n", "20", "-j", "2", "--", app().string(), "--hold-ms", "0"}) +
+      shell_command({test::launcher().string(), "-n", "20", "-j", "2", "--", app().string(), "--hold-ms", "0"}) +
       " & b=$!; ";
   const auto run = noise + launcher_command({"--truth", truth_path.string(), "-n", std::to_string(kBoots), "-j", "2"}) +
                    "; s=$?; wait $a || s=1; wait $b || s=1; exit $s";

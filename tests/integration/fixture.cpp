@@ -10,18 +10,16 @@
 #include <string_view>
 #include <thread>
 
-namespace hacoboot::it {
-namespace {
+#include "support/build_paths.hpp"
 
-#if !defined(HACOBOOT_SAMPLER_PATH) || !defined(HACOBOOT_LAUNCHER_PATH) || !defined(HACOBOOT_DEMO_APP_PATH) || \
-    !defined(HACOBOOT_TRACEFS_STATE)
-#error "the build must define HACOBOOT_{SAMPLER,LAUNCHER,DEMO_APP}_PATH and HACOBOOT_TRACEFS_STATE"
-#endif
+namespace hacoboot::it {
 
 bool bpf_required() {
   const char* value = std::getenv("HACOBOOT_REQUIRE_BPF");
   return value != nullptr && std::string_view(value) == "1";
 }
+
+namespace {
 
 std::string status_and_stderr(const ProcessResult& r) {
   return r.status.describe() + "\n--- stderr ---\n" + r.err + "--- stdout ---\n" + r.out;
@@ -68,8 +66,8 @@ void IntegrationTest::SetUp() {
   std::string pattern = (std::filesystem::temp_directory_path() / "hacoboot-it-XXXXXX").string();
   ASSERT_NE(::mkdtemp(pattern.data()), nullptr) << "mkdtemp " << pattern;
   dir_ = pattern;
-  launcher_ = copy_program(HACOBOOT_LAUNCHER_PATH, dir_);
-  app_ = copy_program(HACOBOOT_DEMO_APP_PATH, dir_);
+  launcher_ = copy_program(test::launcher(), dir_);
+  app_ = copy_program(test::demo_app(), dir_);
 }
 
 void IntegrationTest::TearDown() {
@@ -83,7 +81,7 @@ void IntegrationTest::TearDown() {
 }
 
 std::filesystem::path IntegrationTest::sampler() {
-  return HACOBOOT_SAMPLER_PATH;
+  return test::sampler();
 }
 
 void IntegrationTest::open_to_other_users() const {
@@ -114,7 +112,7 @@ std::vector<std::string> IntegrationTest::sampler_argv(const std::vector<std::st
   std::vector<std::string> argv{sampler().string(), "--haconiwa", launcher_.string()};
   // The tests' own BTF cache: the host's is not theirs to fill.
   if (std::find(args.begin(), args.end(), "--btf-cache") == args.end()) {
-    argv.insert(argv.end(), {"--btf-cache", HACOBOOT_TEST_BTF_CACHE});
+    argv.insert(argv.end(), {"--btf-cache", test::btf_cache().string()});
   }
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
@@ -155,7 +153,7 @@ TracedBoots IntegrationTest::trace_boots(const std::vector<std::string>& launche
 }
 
 std::vector<std::string> with_tracefs(Tracefs state, const std::vector<std::string>& command) {
-  std::vector<std::string> argv{HACOBOOT_TRACEFS_STATE, state == Tracefs::Mounted ? "mounted" : "unmounted"};
+  std::vector<std::string> argv{test::tracefs_state().string(), state == Tracefs::Mounted ? "mounted" : "unmounted"};
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;
 }
@@ -176,6 +174,14 @@ std::optional<ProcStat> proc_stat(pid_t pid) {
 
 std::string wait_for_file_command(const std::filesystem::path& file) {
   return "while [ ! -e " + shell_quote(file.string()) + " ] && kill -0 $PPID 2>/dev/null; do sleep 0.05; done";
+}
+
+std::string wait_for_truth_command(const std::filesystem::path& truth, const std::string& key, int count) {
+  // grep -c prints nothing while the file does not exist yet.
+  const auto lines =
+      "$(grep -c -F -e " + shell_quote("\t" + key + "\t") + " " + shell_quote(truth.string()) + " 2>/dev/null)";
+  return "while n=" + lines + "; [ \"${n:-0}\" -lt " + std::to_string(count) +
+         " ] && kill -0 $PPID 2>/dev/null; do sleep 0.05; done";
 }
 
 void expect_boot_counts(const nlohmann::json& summary, std::uint64_t started, std::uint64_t execve,
@@ -269,9 +275,9 @@ BpfIds bpf_ids_held_by(pid_t pid) {
       const auto colon = line.find(':');
       if (colon == std::string::npos) continue;
       const auto key = line.substr(0, colon);
-      if (key != "prog_id" && key != "link_id") continue;
+      if (key != "prog_id" && key != "link_id" && key != "map_id") continue;
       const auto value = static_cast<std::uint32_t>(std::stoul(line.substr(colon + 1)));
-      (key == "prog_id" ? ids.programs : ids.links).insert(value);
+      (key == "prog_id" ? ids.programs : key == "link_id" ? ids.links : ids.maps).insert(value);
     }
   }
   return ids;

@@ -27,6 +27,10 @@ inline const std::vector<std::string> kPerSyscallPrograms = {"on_execve", "on_li
 inline const std::vector<std::string> kRawSyscallPrograms = {"on_sys_enter", "on_sys_exit"};
 inline const std::size_t kFewestPrograms = kCommonPrograms.size() + kRawSyscallPrograms.size();
 
+// HACOBOOT_REQUIRE_BPF=1 (CI): what would skip a test, a missing
+// prerequisite or a lost race, fails it instead.
+bool bpf_required();
+
 struct TracedBoots {
   ProcessResult result;  // of hacoboot-sampler
   nlohmann::json summary;
@@ -81,6 +85,8 @@ class IntegrationTest : public ::testing::Test {
 // A --run command part that waits until `file` exists, or until the tracer
 // (its parent) is gone: a test that fails never leaves it looping.
 std::string wait_for_file_command(const std::filesystem::path& file);
+// Likewise until `count` lines of a launcher's truth file record `key`.
+std::string wait_for_truth_command(const std::filesystem::path& truth, const std::string& key, int count);
 
 // `command` in a private mount namespace where tracefs is mounted (the
 // host's, or one of its own), or where it is not, whatever the host's state
@@ -108,10 +114,11 @@ void expect_boot_counts(const nlohmann::json& summary, std::uint64_t started, st
 // Returns the hpids of the traced boots.
 std::set<std::uint32_t> expect_boots_match_truth(const TracedBoots& traced, std::size_t expected_boots);
 
-// BPF program and link ids held open by a process (from /proc/PID/fdinfo).
+// BPF program, link and map ids held open by a process (from /proc/PID/fdinfo).
 struct BpfIds {
   std::set<std::uint32_t> programs;
   std::set<std::uint32_t> links;
+  std::set<std::uint32_t> maps;
 };
 BpfIds bpf_ids_held_by(pid_t pid);
 

@@ -1,10 +1,13 @@
 // A flood of phase events whose hpid is no launch the tool saw start (a
 // process passing made-up hpids) while real boots run: the kernel side drops
 // and counts them, and the real boots lose nothing.
+#include <cerrno>
 #include <csignal>
+#include <cstring>
+#include <optional>
 #include <string>
-#include <thread>
 
+#include "faults.hpp"
 #include "fixture.hpp"
 
 namespace hacoboot::it {
@@ -33,24 +36,57 @@ TEST_F(FloodTest, PhasesOfUnknownLaunchesAreCountedAndTheRealBootsAreWhole) {
 // A launch already past START_FORK when tracing begins: its later phases
 // (the container's 11-21, the supervisor's 3-6) are counted, and it is not
 // reported, not even as a boot seen only after its start.
+//
+// The supervisor is held between START_FORK and its fork for as long as the
+// tracer takes to start: stopped (SIGSTOP) while asleep in its delay after
+// START_FORK, the only sleep it makes before the fork, and let go (SIGCONT)
+// once the tracer is live.
 TEST_F(FloodTest, ALaunchPastStartForkWhenTracingBeginsIsCountedNotReported) {
-  constexpr auto kStartForkDelay = 5s;  // the supervisor sleeps after START_FORK: the tracer starts meanwhile
+  // The time this test has to find the supervisor asleep and stop it.
+  constexpr auto kStartForkDelay = 5s;
   const auto truth = new_file("truth.tsv");
   Process launch({launcher().string(), "--truth", truth.string(), "--phase-delay",
                   "2:" + std::to_string(std::chrono::milliseconds(kStartForkDelay).count()), "--", app().string()},
                  dir());
-  const auto has = [&truth](const std::string& key) {
-    return read_file(truth).find("\t" + key + "\t") != std::string::npos;
-  };
-  for (const auto deadline = std::chrono::steady_clock::now() + 30s; !has("start_hi");) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the launch never passed START_SV";
-    std::this_thread::sleep_for(10ms);
+  std::optional<std::uint32_t> hpid;
+  bool too_late = false;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const auto facts = read_truth(truth);
+        hpid = only_hpid_with(facts, "start_hi");
+        if (!hpid) return !launch.running();
+        too_late = facts.at(*hpid).contains("container_pid");
+        return too_late || asleep_in_nanosleep(static_cast<pid_t>(*hpid));
+      },
+      60s))
+      << "the supervisor never slept after START_FORK\n"
+      << launch.err();
+  ASSERT_TRUE(hpid) << "the launch ended before START_SV\n" << launch.err();
+  const auto supervisor = static_cast<pid_t>(*hpid);
+  if (!too_late) {
+    ASSERT_NO_FATAL_FAILURE(signal_ours(supervisor, SIGSTOP, launcher().string()));
+    ASSERT_TRUE(wait_until(
+        [&] {
+          const auto stat = proc_stat(supervisor);
+          return !stat || stat->state == 'T';
+        },
+        30s))
+        << "the supervisor did not stop";
+    // Stopped in the middle of its delay, its syscall is still the sleep;
+    // past it, the sleep ended before the stop came.
+    too_late = !asleep_in_nanosleep(supervisor);
   }
-  std::this_thread::sleep_for(100ms);  // START_FORK comes right after START_SV
+  if (too_late) {
+    // Only a test thread kept off the CPU for most of kStartForkDelay.
+    const std::string lost = "the supervisor's delay after START_FORK was over before the test could hold it";
+    if (bpf_required()) FAIL() << lost << " (HACOBOOT_REQUIRE_BPF=1: not skipping)";
+    GTEST_SKIP() << lost;
+  }
 
   Process tracer(sampler_argv({"--format", "json", app().string()}), dir());
   ASSERT_TRUE(tracer.wait_for_text("Hit Ctrl-C", true, 90s)) << tracer.err();
-  if (has("container_pid")) GTEST_SKIP() << "the tracer was not live before the launch's container was made";
+  ASSERT_FALSE(read_truth(truth).at(*hpid).contains("container_pid")) << "the held supervisor forked";
+  ASSERT_EQ(::kill(supervisor, SIGCONT), 0) << std::strerror(errno);
   const auto later = run_process({launcher().string(), "--", app().string()}, dir(), 120s);
   ASSERT_TRUE(later.status.exited && later.status.code == 0) << later.status.describe() << "\n" << later.err;
   const auto first = launch.wait_or_kill(60s);

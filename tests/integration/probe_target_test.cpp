@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "faults.hpp"
+#include "support/build_paths.hpp"
 
 namespace hacoboot::it {
 namespace {
@@ -25,7 +26,7 @@ class ProbeTargetTest : public FaultTest {
   // hacoboot-sampler --haconiwa HACONIWA ARGS..., the tests' BTF cache.
   [[nodiscard]] static std::vector<std::string> tool_argv(const fs::path& haconiwa,
                                                           const std::vector<std::string>& args) {
-    std::vector<std::string> argv{sampler().string(), "--btf-cache", HACOBOOT_TEST_BTF_CACHE, "--haconiwa",
+    std::vector<std::string> argv{sampler().string(), "--btf-cache", test::btf_cache().string(), "--haconiwa",
                                   haconiwa.string()};
     argv.insert(argv.end(), args.begin(), args.end());
     return argv;
@@ -145,8 +146,8 @@ TEST_P(AttachRaceTest, APathReplacedBeforeTheAttachLeavesTheProbeOnTheFileRead) 
   fs::copy_file(app(), bin / "other");
   const auto summary =
       trace(bin / "haconiwa", boots_of(bin / "original", 3),
-            {"/usr/bin/env", std::string("LD_PRELOAD=") + HACOBOOT_ATTACH_RACE_SHIM,
-             "ASAN_OPTIONS=verify_asan_link_order=0", "HACOBOOT_SHIM_RENAME_FROM=" + (bin / "other").string(),
+            {"/usr/bin/env", "LD_PRELOAD=" + test::attach_race_shim().string(), "ASAN_OPTIONS=verify_asan_link_order=0",
+             "HACOBOOT_SHIM_RENAME_FROM=" + (bin / "other").string(),
              "HACOBOOT_SHIM_RENAME_TO=" + (bin / "haconiwa").string()},
             {"--usdt-attach", GetParam()});
   ASSERT_FALSE(fs::exists(bin / "other")) << "the rename did not happen: the test proves nothing";
@@ -191,7 +192,7 @@ class FollowTest : public ProbeTargetTest {
 TEST_F(FollowTest, ABinaryWrittenInPlaceHasItsProbeMovedToItsNewSites) {
   if (!tool_) return;
   boot_now(1);
-  fs::copy_file(HACOBOOT_LAUNCHER_VARIANT_PATH, haconiwa_, fs::copy_options::overwrite_existing);
+  fs::copy_file(test::launcher_variant(), haconiwa_, fs::copy_options::overwrite_existing);
   ASSERT_TRUE(tool_->wait_for_text("was written in place: its probe is attached again", true, 30s)) << tool_->err();
   EXPECT_NE(tool_->err().find("is being written in place: its probe is detached"), std::string::npos) << tool_->err();
   boot_now(2);
@@ -207,7 +208,7 @@ TEST_F(FollowTest, ABootStartedRightAfterTheRenameIsCounted) {
   constexpr int kUpgrades = 5;
   for (int i = 0; i < kUpgrades; ++i) {
     const auto staged = bin_ / ".haconiwa.dpkg-new";
-    fs::copy_file(i % 2 == 0 ? fs::path(HACOBOOT_LAUNCHER_VARIANT_PATH) : launcher(), staged);
+    fs::copy_file(i % 2 == 0 ? test::launcher_variant() : launcher(), staged);
     fs::rename(staged, haconiwa_);
     boot_now(1);
   }

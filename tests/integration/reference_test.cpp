@@ -4,17 +4,19 @@
 //
 // Optional: skipped, even with HACOBOOT_REQUIRE_BPF=1, when bpftrace is not
 // installed.
+#include <array>
 #include <csignal>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "fixture.hpp"
-
-#ifndef HACOBOOT_REFERENCE_BT
-#error "the build must define HACOBOOT_REFERENCE_BT"
-#endif
+#include "support/build_paths.hpp"
 
 namespace hacoboot::it {
 namespace {
@@ -51,16 +53,92 @@ std::string realtime_prefix(const std::filesystem::path& output_dir) {
   return probe.status.exited && probe.status.code == 0 ? shell_quote(chrt->string()) + " -f 50 " : "";
 }
 
-using ReferenceTest = IntegrationTest;
+// One of bpftrace's maps, keyed by a pid.
+struct BpftraceMap {
+  std::uint32_t id = 0;  // 0: none
+  std::size_t key_bytes = 0;
+};
+
+// bpftrace's map @name (named AT_name) among the maps pid holds.
+BpftraceMap bpftrace_map(pid_t pid, const std::string& name, const std::filesystem::path& output_dir) {
+  const auto held = bpf_ids_held_by(pid).maps;
+  for (const auto& map : bpftool_list("map", output_dir)) {
+    const auto id = map.value("id", 0U);
+    if (held.count(id) > 0 && map.value("name", std::string()) == "AT_" + name) {
+      return {.id = id, .key_bytes = map.value("bytes_key", std::size_t{0})};
+    }
+  }
+  return {};
+}
+
+// `bpftool map lookup|delete id ID key hex ...` with pid as the key, in this
+// machine's byte order as bpftrace stores it; whether bpftool succeeded.
+bool map_command(const char* command, const BpftraceMap& map, std::uint64_t pid,
+                 const std::filesystem::path& output_dir) {
+  std::array<unsigned char, sizeof(std::uint64_t)> bytes{};
+  if (map.key_bytes == sizeof(std::uint64_t)) {
+    std::memcpy(bytes.data(), &pid, sizeof pid);
+  } else if (map.key_bytes == sizeof(std::uint32_t)) {
+    const auto narrow = static_cast<std::uint32_t>(pid);
+    std::memcpy(bytes.data(), &narrow, sizeof narrow);
+  } else {
+    ADD_FAILURE() << "map " << map.id << " has keys of " << map.key_bytes << " bytes, not a pid's";
+    return false;
+  }
+  const auto bpftool = find_in_path("bpftool");
+  if (!bpftool) {
+    ADD_FAILURE() << "bpftool not found in PATH";
+    return false;
+  }
+  std::vector<std::string> argv{bpftool->string(), "map", command, "id", std::to_string(map.id), "key", "hex"};
+  for (std::size_t i = 0; i < map.key_bytes; ++i) {
+    std::array<char, 3> hex{};
+    std::snprintf(hex.data(), hex.size(), "%02x", bytes[i]);
+    argv.emplace_back(hex.data());
+  }
+  const auto r = run_process(argv, output_dir, 30s);
+  return r.status.exited && r.status.code == 0;
+}
+
+class ReferenceTest : public IntegrationTest {
+ protected:
+  // Whether bpftrace's programs run, once attached: a launch whose container
+  // exits before its execve (it neither runs COMMAND nor listens, so neither
+  // count moves) passes the USDT probe at START_SV and START_FORK, and its
+  // supervisor returns from clone, which puts the container's pid in
+  // @start. The entries the launch made are then taken out again, as if it
+  // had never run.
+  bool sees_a_launch(const BpftraceMap& start, const BpftraceMap& forking) {
+    const auto truth_path = new_file("noop-truth.tsv");
+    const auto r = run_process(
+        {launcher().string(), "--truth", truth_path.string(), "--die-before-exec", "--", app().string()}, dir(), 60s);
+    EXPECT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << '\n' << r.err;
+    const auto truth = parse_truth(read_file(truth_path));
+    if (truth.size() != 1 || !truth.begin()->second.contains("container_pid")) {
+      ADD_FAILURE() << "no container in the truth:\n" << read_file(truth_path);
+      return false;
+    }
+    const std::uint64_t supervisor = truth.begin()->first;
+    const auto container = static_cast<std::uint64_t>(truth.begin()->second.at("container_pid"));
+    const bool seen = map_command("lookup", start, container, dir());
+    for (const auto& [map, pid] :
+         {std::pair{start, supervisor}, std::pair{start, container}, std::pair{forking, supervisor}}) {
+      if (map_command("lookup", map, pid, dir())) {
+        EXPECT_TRUE(map_command("delete", map, pid, dir())) << "map " << map.id << " keeps pid " << pid;
+      }
+    }
+    return seen;
+  }
+};
 
 TEST_F(ReferenceTest, SameCountsAndAveragesAsTheReferenceScript) {
   const auto bpftrace = find_in_path("bpftrace");
   if (!bpftrace) GTEST_SKIP() << "bpftrace is not in PATH: the comparison with the reference script is optional";
 
   // reference.bt uses the syscalls:* tracepoints, which need tracefs.
-  Process reference(
-      with_tracefs(Tracefs::Mounted, {bpftrace->string(), HACOBOOT_REFERENCE_BT, launcher().string(), app().string()}),
-      dir());
+  Process reference(with_tracefs(Tracefs::Mounted, {bpftrace->string(), test::reference_bt().string(),
+                                                    launcher().string(), app().string()}),
+                    dir());
   ASSERT_TRUE(reference.wait_for_text("Attaching", false, 120s)) << "bpftrace did not start\n--- stderr ---\n"
                                                                  << reference.err();
   // bpftrace prints "Attaching N probes..." before it attaches them.
@@ -71,7 +149,13 @@ TEST_F(ReferenceTest, SameCountsAndAveragesAsTheReferenceScript) {
     std::this_thread::sleep_for(100ms);
   }
   ASSERT_GE(attached, kReferenceProbes) << "bpftrace did not attach reference.bt\n--- stderr ---\n" << reference.err();
-  std::this_thread::sleep_for(200ms);
+  const auto start = bpftrace_map(reference.pid(), "start", dir());
+  const auto forking = bpftrace_map(reference.pid(), "forking", dir());
+  ASSERT_TRUE(start.id != 0 && forking.id != 0) << "bpftrace holds no map @start or @forking";
+  ASSERT_TRUE(wait_until([&] { return HasFailure() || sees_a_launch(start, forking); }, 60s, 100ms))
+      << "bpftrace's programs never saw a launch\n--- stderr ---\n"
+      << reference.err();
+  ASSERT_FALSE(HasFailure());
 
   // 11:20: the container waits 20 ms after CONTAINER_START. The reference
   // hands the start time to the child when the supervisor *returns* from

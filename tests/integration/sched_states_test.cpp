@@ -28,14 +28,11 @@
 #include "model/event.hpp"
 #include "model/lanes.hpp"
 #include "model/path_breakdown.hpp"
+#include "support/build_paths.hpp"
 #include "support/process.hpp"
 
 namespace hacoboot::it {
 namespace {
-
-#ifndef HACOBOOT_SCHED_WORKLOAD_PATH
-#error "the build must define HACOBOOT_SCHED_WORKLOAD_PATH"
-#endif
 
 using namespace std::chrono_literals;
 
@@ -312,7 +309,7 @@ class SchedStatesTest : public IntegrationTest {
   WorkloadRun trace_workload() {
     WorkloadRun run;
     std::string out;
-    run.events = trace(HACOBOOT_SCHED_WORKLOAD_PATH, {HACOBOOT_SCHED_WORKLOAD_PATH, "20"}, &out);
+    run.events = trace(test::sched_workload(), {test::sched_workload().string(), "20"}, &out);
     std::istringstream fields(out);
     std::string hpid_key;
     std::string burn_key;

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "fixture.hpp"
+#include "support/build_paths.hpp"
 
 namespace hacoboot::it {
 namespace {
@@ -343,8 +344,8 @@ TEST_F(StartTest, ProbeThroughLibbpfPerfUprobes) {
 TEST_F(StartTest, SemaphoreGuardedProbeIsRaisedByEitherAttachment) {
   for (const char* how : {"uprobe_multi", "perf"}) {
     const auto r = run_process(
-        {sampler().string(), "--haconiwa", HACOBOOT_SEMAPHORE_PROBES_PATH, "--btf-cache", HACOBOOT_TEST_BTF_CACHE,
-         "--usdt-attach", how, "--format", "json", "--run", HACOBOOT_SEMAPHORE_PROBES_PATH},
+        {sampler().string(), "--haconiwa", test::semaphore_probes().string(), "--btf-cache", test::btf_cache().string(),
+         "--usdt-attach", how, "--format", "json", "--run", test::semaphore_probes().string()},
         dir(), 90s);
     ASSERT_TRUE(r.status.exited && r.status.code == 0) << how << ": " << r.status.describe() << "\nstderr: " << r.err;
     const auto summary = nlohmann::json::parse(r.out);

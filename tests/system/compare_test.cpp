@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "support/build_paths.hpp"
 #include "support/process.hpp"
 #include "temp_dir.hpp"
 
@@ -92,7 +93,7 @@ class CompareTest : public ::testing::Test {
     return path.string();
   }
   it::ProcessResult compare(const std::string& base, const std::string& now, std::vector<std::string> options = {}) {
-    std::vector<std::string> argv{HACOBOOT_SAMPLER_PATH, "compare", base, now};
+    std::vector<std::string> argv{test::sampler().string(), "compare", base, now};
     argv.insert(argv.end(), options.begin(), options.end());
     return it::run_process(argv, dir_.path(), std::chrono::seconds(30));
   }
@@ -174,7 +175,7 @@ TEST_F(CompareTest, WhatCannotBeJudgedIsRefused) {
 // (tests/support/junit_cases.py), as "case NAME RESULT TYPE MESSAGE" lines
 // after a "suite NAME TESTS FAILURES ERRORS SKIPPED" line.
 std::string as_ci_reads_it(const std::filesystem::path& junit, const std::filesystem::path& dir) {
-  const auto r = it::run_process({HACOBOOT_JUNIT_CASES, junit.string()}, dir, std::chrono::seconds(30));
+  const auto r = it::run_process({test::junit_cases().string(), junit.string()}, dir, std::chrono::seconds(30));
   EXPECT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << ": " << r.err;
   return r.out;
 }

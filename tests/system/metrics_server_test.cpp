@@ -10,15 +10,19 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
 #include "exporter/listen_address.hpp"
+#include "support/build_paths.hpp"
+#include "support/process.hpp"
 #include "temp_dir.hpp"
 #include "util/errors.hpp"
 #include "util/unique_fd.hpp"
@@ -30,7 +34,7 @@ using namespace std::chrono_literals;
 
 const ListenAddress kAnyLoopbackPort{"127.0.0.1", 0};
 // The tests run from their own directory, not the tool's.
-const std::filesystem::path kModule = HACOBOOT_HTTP_MODULE;
+const std::filesystem::path kModule = test::http_module();
 
 MetricsServer::Render fixed(std::string body) {
   return [body = std::move(body)] { return body; };
@@ -48,6 +52,30 @@ UniqueFd connect_and_send(std::uint16_t port, const std::string& sent) {
   if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) return {};
   if (!sent.empty() && ::send(fd.get(), sent.data(), sent.size(), MSG_NOSIGNAL) < 0) return {};
   return fd;
+}
+
+// The connections a server of this process listening on `port` has
+// accepted: the sockets with that local port and a peer.
+std::size_t accepted_connections(std::uint16_t port) {
+  std::size_t accepted = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    int fd = -1;
+    const auto name = entry.path().filename().string();
+    if (std::from_chars(name.data(), name.data() + name.size(), fd).ec != std::errc()) continue;
+    sockaddr_storage local{};
+    socklen_t length = sizeof(local);
+    sockaddr_storage peer{};
+    socklen_t peer_length = sizeof(peer);
+    // NOLINTBEGIN(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) != 0 || local.ss_family != AF_INET ||
+        ntohs(reinterpret_cast<const sockaddr_in*>(&local)->sin_port) != port) {
+      continue;
+    }
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_length) == 0) ++accepted;
+    // NOLINTEND(cppcoreguidelines-pro-type-reinterpret-cast)
+  }
+  return accepted;
 }
 
 TEST(MetricsServer, ServesMetricsAsTextFormat004) {
@@ -132,6 +160,11 @@ TEST(MetricsServer, AnswersAScrapeWhileFiftySlowClientsHoldConnections) {
     slow_clients.push_back(connect_and_send(server.port(), i % 2 == 0 ? "" : "GET /met"));
     ASSERT_TRUE(slow_clients.back().valid()) << "slow client " << i << " could not connect";
   }
+  // The scrape comes once the server has accepted all of them, while it
+  // still waits on every one (each has 2 s from its accept to send a request).
+  ASSERT_TRUE(it::wait_until([&] { return accepted_connections(server.port()) >= slow_clients.size(); }, 30s, 5ms))
+      << "the server accepted " << accepted_connections(server.port()) << " of " << slow_clients.size()
+      << " connections";
   std::atomic<bool> trickling = true;
   std::thread trickle([&] {
     // A byte every 100 ms on every other connection: never a pause long
@@ -143,7 +176,6 @@ TEST(MetricsServer, AnswersAScrapeWhileFiftySlowClientsHoldConnections) {
       std::this_thread::sleep_for(100ms);
     }
   });
-  std::this_thread::sleep_for(500ms);  // all of them accepted and waited on
   httplib::Client scraper("127.0.0.1", server.port());
   scraper.set_connection_timeout(5s);
   scraper.set_read_timeout(5s);

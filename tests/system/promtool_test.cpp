@@ -7,15 +7,12 @@
 #include <string>
 #include <string_view>
 
+#include "support/build_paths.hpp"
 #include "support/process.hpp"
 #include "temp_dir.hpp"
 
 namespace hacoboot {
 namespace {
-
-#ifndef HACOBOOT_GOLDEN_DIR
-#error "the build must define HACOBOOT_GOLDEN_DIR"
-#endif
 
 // CI sets HACOBOOT_REQUIRE_BPF=1 to turn every skip for a missing tool into a failure.
 bool tools_required() {
@@ -32,7 +29,7 @@ TEST(Promtool, AcceptsTheExpositionWithoutALintProblem) {
   }
   const test::TempDir dir;
   for (const char* name : {"metrics.empty.prom", "metrics.prom"}) {
-    const auto golden = std::filesystem::path(HACOBOOT_GOLDEN_DIR) / name;
+    const auto golden = test::golden_dir() / name;
     ASSERT_TRUE(std::filesystem::exists(golden)) << golden;
     // promtool reads the metrics from its standard input only.
     const auto command =

@@ -17,13 +17,14 @@
 #include "capture/usdt_argument.hpp"
 #include "capture/usdt_notes.hpp"
 #include "cli/probe_listing.hpp"
+#include "support/build_paths.hpp"
 #include "support/process.hpp"
 
 namespace hacoboot {
 namespace {
 
 std::string run_readelf(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{HACOBOOT_READELF_PATH};
+  std::vector<std::string> argv{test::readelf().string()};
   argv.insert(argv.end(), args.begin(), args.end());
   const auto result = it::run_process(argv, std::filesystem::temp_directory_path(), std::chrono::seconds(30));
   EXPECT_TRUE(result.status.exited && result.status.code == 0) << result.status.describe() << "\n" << result.err;
@@ -83,24 +84,24 @@ void expect_arguments_decoded(const std::vector<UsdtProbe>& probes) {
 }
 
 TEST(UsdtNotes, DemoLauncherMatchesReadelfAndHasNoSemaphore) {
-  const auto probes = read_usdt_probes(HACOBOOT_LAUNCHER_PATH);
-  expect_same_probes(probes, readelf_probes(HACOBOOT_LAUNCHER_PATH));
+  const auto probes = read_usdt_probes(test::launcher());
+  expect_same_probes(probes, readelf_probes(test::launcher()));
   ASSERT_EQ(probes.size(), 1U);  // noinline: exactly one probe site
   EXPECT_TRUE(is_phase_probe(probes[0]));
   EXPECT_EQ(probes[0].semaphore, 0U);
   expect_arguments_decoded(probes);
 
   std::ostringstream listing;
-  write_probe_list(HACOBOOT_LAUNCHER_PATH, probes, listing);
+  write_probe_list(test::launcher(), probes, listing);
   EXPECT_NE(listing.str().find("* haconiwa  bootstrap_phase_pass  "), std::string::npos) << listing.str();
   EXPECT_NE(listing.str().find("  none  "), std::string::npos) << listing.str();
 }
 
 TEST(UsdtNotes, SemaphoreAddressesAreTheSemaphoreSymbols) {
-  const auto probes = read_usdt_probes(HACOBOOT_SEMAPHORE_PROBES_PATH);
-  expect_same_probes(probes, readelf_probes(HACOBOOT_SEMAPHORE_PROBES_PATH));
+  const auto probes = read_usdt_probes(test::semaphore_probes());
+  expect_same_probes(probes, readelf_probes(test::semaphore_probes()));
   ASSERT_EQ(probes.size(), 3U);
-  const auto symbols = readelf_symbols(HACOBOOT_SEMAPHORE_PROBES_PATH);
+  const auto symbols = readelf_symbols(test::semaphore_probes());
   for (const auto& probe : probes) {
     const std::string semaphore = probe.provider + "_" + probe.name + "_semaphore";
     ASSERT_TRUE(symbols.contains(semaphore)) << semaphore;
@@ -111,7 +112,7 @@ TEST(UsdtNotes, SemaphoreAddressesAreTheSemaphoreSymbols) {
   expect_arguments_decoded(probes);
 
   std::ostringstream listing;
-  write_probe_list(HACOBOOT_SEMAPHORE_PROBES_PATH, probes, listing);
+  write_probe_list(test::semaphore_probes(), probes, listing);
   EXPECT_EQ(listing.str().find("none"), std::string::npos) << listing.str();
   EXPECT_EQ(listing.str().find("unrecognised"), std::string::npos) << listing.str();
 }
@@ -128,7 +129,7 @@ std::string file_bytes(const std::string& path, std::uint64_t offset, std::size_
 // The offsets a uprobe attaches at: on x86-64 every probe site is a one-byte
 // nop (0x90) in the file, and a semaphore is a 16-bit counter, 0 in the file.
 TEST(UsdtNotes, FileOffsetsPointAtTheProbeSitesAndSemaphores) {
-  for (const std::string path : {HACOBOOT_LAUNCHER_PATH, HACOBOOT_SEMAPHORE_PROBES_PATH}) {
+  for (const std::string path : {test::launcher(), test::semaphore_probes()}) {
     for (const auto& probe : read_usdt_probes(path)) {
       ASSERT_NE(probe.file_offset, 0U) << path << ": " << probe.name;
 #if defined(__x86_64__)

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <vector>
 
+#include "support/build_paths.hpp"
+
 namespace hacoboot::test {
 namespace {
 
@@ -61,7 +63,7 @@ std::string line_diff(const std::string& expected, const std::string& actual) {
 }
 
 ::testing::AssertionResult matches_golden(const std::string& name, const std::string& actual) {
-  const std::string path = std::string(HACOBOOT_GOLDEN_DIR) + "/" + name;
+  const std::string path = (golden_dir() / name).string();
   if (std::getenv("HACOBOOT_UPDATE_GOLDEN") != nullptr) {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << actual;
     return ::testing::AssertionFailure() << "rewrote " << path << " (HACOBOOT_UPDATE_GOLDEN): review it";

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "kernel_model.hpp"
+#include "support/build_paths.hpp"
 
 namespace hacoboot::test {
 namespace {
@@ -130,7 +131,7 @@ class RealCaptureModel : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     events_ = new std::vector<Event>(
-        KernelModel::replay(sorted_by_time(load_capture(HACOBOOT_FIXTURES_DIR "/real-haconiwa-3boots.tsv"))));
+        KernelModel::replay(sorted_by_time(load_capture(test::fixtures_dir() / "real-haconiwa-3boots.tsv"))));
   }
   static void TearDownTestSuite() {
     delete events_;
@@ -141,7 +142,7 @@ class RealCaptureModel : public ::testing::Test {
 std::vector<Event>* RealCaptureModel::events_ = nullptr;
 
 TEST_F(RealCaptureModel, LoadsEveryRow) {
-  EXPECT_EQ(load_capture(HACOBOOT_FIXTURES_DIR "/real-haconiwa-3boots.tsv").size(), 364u);
+  EXPECT_EQ(load_capture(test::fixtures_dir() / "real-haconiwa-3boots.tsv").size(), 364u);
 }
 
 TEST_F(RealCaptureModel, ExactlyThreeContainerForks) {
@@ -165,7 +166,7 @@ TEST_F(RealCaptureModel, OnlyTheContainersExecsAreReported) {
 // Real Haconiwa passes phases from its CLI, its supervisor and the container
 // child: the kernel side must send every one of them, in either row order.
 TEST_F(RealCaptureModel, EveryPhaseOfTheRealBootsIsSent) {
-  const auto rows = load_capture(HACOBOOT_FIXTURES_DIR "/real-haconiwa-3boots.tsv");
+  const auto rows = load_capture(test::fixtures_dir() / "real-haconiwa-3boots.tsv");
   const auto phase_rows = static_cast<std::size_t>(
       std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.kind == "phase"; }));
   ASSERT_EQ(phase_rows, 54u);

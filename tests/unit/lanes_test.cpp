@@ -14,6 +14,7 @@
 #include "kernel_model.hpp"
 #include "model/path_breakdown.hpp"
 #include "simulated_thread.hpp"
+#include "support/build_paths.hpp"
 
 namespace hacoboot {
 namespace {
@@ -242,7 +243,7 @@ TEST(Lanes, ABootThatNeverStartedHasNoSteps) {
 TEST(Lanes, TheRealCapturesListenPathSharesAddUpTo100PercentWithoutEndSetup) {
   test::RecordingTracker tracker({.start_phase = 1, .command = "/bin/busybox"});
   tracker.feed(test::KernelModel::replay(
-      test::sorted_by_time(test::load_capture(HACOBOOT_FIXTURES_DIR "/real-haconiwa-3boots.tsv"))));
+      test::sorted_by_time(test::load_capture(test::fixtures_dir() / "real-haconiwa-3boots.tsv"))));
   tracker.tracker().finish_all();
   ASSERT_EQ(tracker.done().size(), 3U);
   PathBreakdown breakdown;

@@ -16,6 +16,7 @@
 #include "model/stats.hpp"
 #include "report/boot_rows.hpp"
 #include "report/report.hpp"
+#include "support/build_paths.hpp"
 
 namespace hacoboot {
 namespace {
@@ -44,7 +45,7 @@ const ExpectedBoot kBoots[] = {
 };
 
 std::vector<CaptureRow> capture_in_file_order() {
-  return test::load_capture(HACOBOOT_FIXTURES_DIR "/real-haconiwa-3boots.tsv");
+  return test::load_capture(test::fixtures_dir() / "real-haconiwa-3boots.tsv");
 }
 
 // Feeds the capture through KernelModel and a BootTracker; stops tracing at

@@ -60,6 +60,12 @@ bool HaconiwaFile::changed() const {
   return ::fstat(fd_.get(), &st) != 0 || file_version_of(st) != version_;
 }
 
+Expected<void> HaconiwaFile::still_trusted() const {
+  struct stat st {};
+  if (::fstat(fd_.get(), &st) != 0) return Failure{std::strerror(errno)};
+  return check_trust(st, S_IFREG, TrustedOwners::kEffectiveUserOrRoot);
+}
+
 void HaconiwaFile::read_again() {
   version_ = version_of(fd_.get(), name_);
   phase_sites_ = phase_probe_sites(read_usdt_probes(fd_.get(), name_), name_);

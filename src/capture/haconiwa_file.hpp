@@ -7,6 +7,7 @@
 
 #include "capture/binary_watch.hpp"
 #include "capture/usdt_probe.hpp"
+#include "util/expected.hpp"
 #include "util/unique_fd.hpp"
 
 namespace hacoboot {
@@ -39,8 +40,10 @@ class HaconiwaFile {
   // The file as it is now, after writes to it (same inode): its trust and
   // notes checked again as at the open. Throws UsageError as the open does.
   void read_again();
-  // Whether its size, modification time or inode status changed since it was read.
+  // Whether its size or modification time changed since it was read.
   [[nodiscard]] bool changed() const;
+  // Whether it is still trusted (its owner or mode may have changed), or why not.
+  [[nodiscard]] Expected<void> still_trusted() const;
 
  private:
   HaconiwaFile(UniqueFd fd, std::string name);

@@ -96,8 +96,15 @@ void HaconiwaUpgrades::rewritten(Tracer& tracer, Attached& attached, std::uint32
                      attached.file.version().inode));
   }
   if ((mask & IN_CLOSE_WRITE) != 0 && attached.rewriting) attach_again(tracer, attached);
-  // Its owner or mode changed: trusted still?
-  if ((mask & IN_ATTRIB) != 0 && !attached.rewriting && attached.probe) attach_again(tracer, attached);
+  // Its owner, mode or links changed (an upgrade renaming a new file over
+  // it, too): the probe stays unless someone else may now write to it.
+  if ((mask & IN_ATTRIB) != 0 && attached.probe) {
+    if (const auto trusted = attached.file.still_trusted(); !trusted) {
+      tracer.detach_phase_probe(*std::exchange(attached.probe, std::nullopt));
+      warn(fmt::format("{} (inode {}) is no longer trusted ({}): its probe is detached, its launches are not seen",
+                       shown_, attached.file.version().inode, trusted.error()));
+    }
+  }
 }
 
 void HaconiwaUpgrades::attach_again(Tracer& tracer, Attached& attached) {

@@ -200,6 +200,18 @@ TEST_F(FollowTest, ABinaryWrittenInPlaceHasItsProbeMovedToItsNewSites) {
   expect_boot_counts(summary, 3, 3, 3, 0);
 }
 
+// Made writable by its group: someone else may now write code where the
+// probe's breakpoints sit.
+TEST_F(FollowTest, ABinaryMadeWritableByOthersLosesItsProbe) {
+  if (!tool_) return;
+  fs::permissions(haconiwa_, fs::perms(0775));
+  ASSERT_TRUE(tool_->wait_for_text("is no longer trusted (writable by its group): its probe is detached", true, 30s))
+      << tool_->err();
+  boot_now(1);
+  const auto summary = stop_tracer(*tool_);
+  expect_boot_counts(summary, 0, 0, 0, 0);
+}
+
 // A boot started the moment an upgrade renamed its new file into place is
 // counted: the new file is caught at its first exec and held until the
 // probe is on it.

@@ -54,6 +54,18 @@ const volatile bool wake_on_settle = false;
 const volatile __u32 watched_tgid = 0;
 /* Deeper than any real haconiwa process tree; bounds the verifier's walk. */
 #define MAX_ANCESTRY 32
+/*
+ * The haconiwa binary's directory (the kernel's dev_t and inode) and file
+ * name: an exec of another file than those in probed_files under that name
+ * is reported (catch_unprobed_exec). 0: not watched (--pid, or a name too long).
+ */
+const volatile __u64 watched_dir_device = 0;
+const volatile __u64 watched_dir_inode = 0;
+const volatile char watched_name[HACOBOOT_WATCHED_NAME_LEN] = {};
+/* Such an exec is held until the loader has attached the probe: it can continue the process. */
+const volatile bool hold_unprobed_execs = false;
+/* The generic (x86, arm64) SIGSTOP. */
+#define HACOBOOT_SIGSTOP 19
 
 struct tracked_process {
 	__u32 hpid;
@@ -178,6 +190,14 @@ struct hacoboot_counters counters = {};
  * on_phase). Per CPU: a flood of them from many CPUs must not contend on one
  * counter. Read and summed by the loader.
  */
+/* The files the loader attached the probe to, or found without one: their execs are not caught. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HACOBOOT_MAX_PROBED_FILES);
+	__type(key, struct hacoboot_file_id);
+	__type(value, __u8);
+} probed_files SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -766,6 +786,63 @@ static __always_inline void thread_renamed(__u32 old_tid, __u32 tid)
 	add_thread(tid, &moved);
 }
 
+static __always_inline bool is_watched_name(const struct dentry *dentry)
+{
+	char name[HACOBOOT_WATCHED_NAME_LEN];
+
+	if (bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(dentry, d_name.name)) <= 0)
+		return false;
+	for (int i = 0; i < HACOBOOT_WATCHED_NAME_LEN; i++) {
+		if (name[i] != watched_name[i])
+			return false;
+		if (!name[i])
+			return true;
+	}
+	return false;
+}
+
+/*
+ * An exec of a file at the haconiwa binary's path that the probe is not on
+ * (a new one an upgrade renamed there a moment ago): reported at once, for
+ * the loader to attach to it, and the process held, stopped before its first
+ * instruction, so that its launch passes no phase before the probe is in
+ * place. Not a process with a controlling terminal: its shell's job control
+ * would see it stop. Reserved before the stop: a full ring buffer holds no
+ * process that no one would continue.
+ */
+static __always_inline void catch_unprobed_exec(struct task_struct *task, struct linux_binprm *bprm,
+						__u32 pid)
+{
+	struct file *file = BPF_CORE_READ(bprm, file);
+	struct dentry *dentry = BPF_CORE_READ(file, f_path.dentry);
+	struct inode *directory = BPF_CORE_READ(dentry, d_parent, d_inode);
+	struct hacoboot_file_id id = {};
+	struct hacoboot_event *e;
+
+	if (BPF_CORE_READ(directory, i_ino) != watched_dir_inode ||
+	    BPF_CORE_READ(directory, i_sb, s_dev) != watched_dir_device || !is_watched_name(dentry))
+		return;
+	id.device = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	id.inode = BPF_CORE_READ(file, f_inode, i_ino);
+	if (bpf_map_lookup_elem(&probed_files, &id))
+		return;
+	e = bpf_ringbuf_reserve(&events, HACOBOOT_UNPROBED_EXEC_EVENT_SIZE, 0);
+	if (!e) {
+		__sync_fetch_and_add(&counters.lost_events, 1);
+		return;
+	}
+	__builtin_memset(e, 0, HACOBOOT_UNPROBED_EXEC_EVENT_SIZE);
+	e->ts_ns = bpf_ktime_get_ns();
+	e->kind = HACOBOOT_EV_UNPROBED_EXEC;
+	e->pid = pid;
+	e->tid = (__u32)bpf_get_current_pid_tgid();
+	e->unprobed.device = id.device;
+	e->unprobed.inode = id.inode;
+	e->unprobed.held = hold_unprobed_execs && !BPF_CORE_READ(task, signal, tty) &&
+			   bpf_send_signal(HACOBOOT_SIGSTOP) == 0;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
 /*
  * The filename comes from the kernel's copy (bprm->filename): reading the
  * user pointer at syscall entry fails when its page is not resident.
@@ -775,10 +852,13 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 {
 	__u32 old_tid = old_pid;
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	struct tracked_process *t = member_of_container(pid);
+	struct tracked_process *t;
 	struct hacoboot_event *e;
 	struct execve_entry *entry;
 
+	if (watched_dir_inode)
+		catch_unprobed_exec(task, bprm, pid);
+	t = member_of_container(pid);
 	if (!t)
 		return 0;
 	thread_renamed(old_tid, (__u32)bpf_get_current_pid_tgid());

@@ -41,6 +41,8 @@ enum hacoboot_event_kind {
 	HACOBOOT_EV_LISTEN = 4, /* successful listen(2) by a member, ts at return */
 	HACOBOOT_EV_EXIT = 5,	/* last thread of a tracked process exited: arg = wait(2) status */
 	HACOBOOT_EV_WAKEUP = 6, /* a tracked thread woke a blocked one of another process: wakee */
+	HACOBOOT_EV_UNPROBED_EXEC = 7, /* an exec of the haconiwa path's file without the probe:
+					* unprobed; for the loader, not a boot's */
 };
 
 /*
@@ -89,6 +91,32 @@ struct hacoboot_wakee {
 	struct hacoboot_sched_totals sched; /* up to ts_ns, the blocked time included */
 };
 
+/*
+ * A file the probe is not attached to was exec'd at the haconiwa binary's
+ * path, as right after an upgrade renamed it there: the loader attaches the
+ * probe to it (through /proc/PID/exe), then lets the process go on when it
+ * was held (stopped before its first instruction, so that no phase of its
+ * launch passes before the probe is in place).
+ */
+struct hacoboot_unprobed_exec {
+	unsigned long long device; /* the kernel's dev_t of the file's filesystem */
+	unsigned long long inode;
+	unsigned int held; /* 1: stopped (SIGSTOP) until the loader continues it */
+	unsigned int reserved;
+};
+
+/* Key of the map probed_files: a file the probe is attached to (or that has none). */
+struct hacoboot_file_id {
+	unsigned long long device; /* as hacoboot_unprobed_exec's */
+	unsigned long long inode;
+};
+
+/* Files in probed_files at most: the loader attaches to 16 at most. */
+#define HACOBOOT_MAX_PROBED_FILES 64
+
+/* Bytes of the haconiwa binary's file name (its last path component) the kernel side compares. */
+#define HACOBOOT_WATCHED_NAME_LEN 64
+
 /* Roles of a tracked process, carried in hacoboot_event.role. */
 enum hacoboot_role {
 	HACOBOOT_ROLE_LAUNCHER = 1,  /* passed phases itself (Haconiwa CLI or supervisor) */
@@ -115,13 +143,16 @@ struct hacoboot_event {
 	unsigned int flags; /* HACOBOOT_EVENT_SCHED */
 	struct hacoboot_sched_totals sched; /* tid's, up to ts_ns */
 	union {
-		char filename[HACOBOOT_FILENAME_LEN]; /* exec */
-		struct hacoboot_wakee wakee;	      /* wakeup */
+		char filename[HACOBOOT_FILENAME_LEN];	/* exec */
+		struct hacoboot_wakee wakee;		/* wakeup */
+		struct hacoboot_unprobed_exec unprobed; /* unprobed exec */
 	};
 };
 
 #define HACOBOOT_EVENT_BASE_SIZE (sizeof(struct hacoboot_event) - HACOBOOT_FILENAME_LEN)
 #define HACOBOOT_WAKEUP_EVENT_SIZE (HACOBOOT_EVENT_BASE_SIZE + sizeof(struct hacoboot_wakee))
+#define HACOBOOT_UNPROBED_EXEC_EVENT_SIZE                                                          \
+	(HACOBOOT_EVENT_BASE_SIZE + sizeof(struct hacoboot_unprobed_exec))
 
 /* Counters the BPF side keeps so that nothing is lost silently. */
 struct hacoboot_counters {

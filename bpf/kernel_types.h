@@ -25,8 +25,11 @@ typedef struct {
 	int counter;
 } atomic_t;
 
+struct tty_struct;
+
 struct signal_struct {
 	atomic_t live;
+	struct tty_struct *tty; /* the controlling terminal, NULL without one */
 } __attribute__((preserve_access_index));
 
 /* A CPU's runqueue: its clock, and its clock less steal and IRQ time. */
@@ -54,7 +57,37 @@ struct task_struct {
 	struct signal_struct *signal;
 } __attribute__((preserve_access_index));
 
+/* An exec'd file: which one (filesystem, inode), and its name and directory. */
+struct super_block {
+	__u32 s_dev; /* dev_t */
+} __attribute__((preserve_access_index));
+
+struct inode {
+	unsigned long i_ino;
+	struct super_block *i_sb;
+} __attribute__((preserve_access_index));
+
+struct qstr {
+	const unsigned char *name;
+} __attribute__((preserve_access_index));
+
+struct dentry {
+	struct dentry *d_parent;
+	struct qstr d_name;
+	struct inode *d_inode;
+} __attribute__((preserve_access_index));
+
+struct path {
+	struct dentry *dentry;
+} __attribute__((preserve_access_index));
+
+struct file {
+	struct path f_path;
+	struct inode *f_inode;
+} __attribute__((preserve_access_index));
+
 struct linux_binprm {
+	struct file *file;
 	const char *filename;
 } __attribute__((preserve_access_index));
 

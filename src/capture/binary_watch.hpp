@@ -1,5 +1,6 @@
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -25,6 +26,8 @@ struct FileVersion {
 
 // The file at `path` now, its links followed; nullopt when there is none.
 std::optional<FileVersion> file_version(const std::string& path);
+// The same of what stat(2) said.
+FileVersion file_version_of(const struct stat& status);
 
 // A uprobe is attached to a file (an inode), not to a path: when a package
 // upgrade writes a new haconiwa binary and renames it over the old one, a
@@ -40,6 +43,9 @@ class BinaryWatch {
   // attached or found unusable, seen unchanged since the previous
   // observation (a file still being written changes in between).
   std::optional<FileVersion> observe(const std::optional<FileVersion>& now);
+  // The same for an observation known to be of a whole file (after a
+  // rename into place, or a write ended): no need to see it twice.
+  std::optional<FileVersion> offer(const std::optional<FileVersion>& now);
   // Its probe is attached now.
   void attached(const FileVersion& file) { attached_.push_back(file); }
   // It has no probe (or could not be read): not offered again unless it changes.

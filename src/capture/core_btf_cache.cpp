@@ -6,11 +6,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "capture/btf_cache_key.hpp"
@@ -23,11 +25,32 @@ namespace hacoboot {
 namespace {
 
 constexpr const char* kKernelNotes = "/sys/kernel/notes";
+// Where Debian and others install bpftool. Never PATH: the tool runs it as
+// root, and a PATH entry (the current directory, a user's bin) is anyone's.
+constexpr std::array<const char*, 3> kBpftoolPlaces = {"/usr/sbin/bpftool", "/usr/bin/bpftool", "/sbin/bpftool"};
+// All bpftool is given of the environment.
+constexpr std::array<const char*, 2> kBpftoolEnvironment = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", nullptr};
 
 std::optional<std::string> running_kernel_build_id() {
   std::ifstream in(kKernelNotes, std::ios::binary);
   const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return gnu_build_id(std::as_bytes(std::span(bytes)));
+}
+
+// bpftool at the first of its places where it is trusted, opened: what is
+// checked is what runs (through /proc/self/fd/N).
+Expected<std::pair<std::string, UniqueFd>> open_bpftool() {
+  std::string why = "bpftool not found in";
+  for (const char* place : kBpftoolPlaces) {
+    if (::access(place, F_OK) != 0) {
+      why += std::string(" ") + place;
+      continue;
+    }
+    auto fd = open_trusted_file(place, TrustedOwners::kEffectiveUserOrRoot);
+    if (!fd) return Failure{"not running bpftool: " + fd.error()};
+    return std::pair{std::string(place), std::move(*fd)};
+  }
+  return Failure{why};
 }
 
 // bpftool's arguments for an extract of the types `object` uses, to `extract`.
@@ -66,27 +89,37 @@ void CoreBtfCache::discard() const {
   if (file_) ::unlink(file_->c_str());
 }
 
+Expected<std::string> trusted_bpftool() {
+  auto bpftool = open_bpftool();
+  if (!bpftool) return Failure{bpftool.error()};
+  return bpftool->first;
+}
+
 Expected<std::filesystem::path> CoreBtfCache::start_filling() {
   if (!file_) return Failure{"the kernel has no build id in " + std::string(kKernelNotes) + ": no BTF cache"};
   if (filler_) return Failure{"already filling the BTF cache"};
-  // root's usual sbin directories, missing from many users' PATH under sudo -E
-  const auto bpftool = find_executable("bpftool", {"/usr/sbin", "/sbin"});
+  auto bpftool = open_bpftool();
   if (!bpftool) {
-    return Failure{"bpftool not found: every start reads the whole kernel BTF (install bpftool to cache it)"};
+    return Failure{bpftool.error() + ": every start reads the whole kernel BTF (install bpftool to cache it)"};
   }
+  const auto& [place, fd] = *bpftool;
   if (auto written = write_object_copy(); !written) {
     drop_temporaries();
     return Failure{written.error()};
   }
-  auto args = min_core_btf_command(*bpftool, *extract_, *object_copy_);
+  auto args = min_core_btf_command(place, *extract_, *object_copy_);
   const auto argv = c_string_array(args);
-  auto filler = Subprocess::exec({.path = argv[0], .argv = argv.data(), .envp = environ, .prepare = prepare_filler});
+  const auto checked = "/proc/self/fd/" + std::to_string(fd.get());
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): execve takes char* const[] it does not write to
+  auto* const* envp = const_cast<char* const*>(kBpftoolEnvironment.data());
+  auto filler =
+      Subprocess::exec({.path = checked.c_str(), .argv = argv.data(), .envp = envp, .prepare = prepare_filler});
   if (!filler) {
     drop_temporaries();
-    return Failure{"cannot run " + *bpftool + ": " + filler.error()};
+    return Failure{"cannot run " + place + ": " + filler.error()};
   }
   filler_ = std::move(*filler);
-  return std::filesystem::path(*bpftool);
+  return std::filesystem::path(place);
 }
 
 Expected<void> CoreBtfCache::write_object_copy() {

@@ -15,6 +15,11 @@ namespace hacoboot {
 
 inline constexpr const char* kDefaultBtfCacheDir = "/var/cache/hacoboot-sampler";
 
+// The bpftool the cache is filled with: the first of its fixed places
+// (never PATH: it runs as root) that nobody but root or this user can
+// change; or why there is none.
+Expected<std::string> trusted_bpftool();
+
 // CO-RE needs the running kernel's type layout. libbpf reads and indexes all
 // of /sys/kernel/btf/vmlinux for it at every start (BENCHMARKS.md, row 1b);
 // the handful of types the BPF object really uses, extracted once per kernel

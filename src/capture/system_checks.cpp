@@ -55,12 +55,16 @@ std::string resolve_haconiwa(const std::string& name) {
 }
 
 std::vector<UsdtProbe> require_phase_probe(const std::string& path) {
-  auto sites = read_usdt_probes(path);
-  std::erase_if(sites, [](const UsdtProbe& probe) { return !is_phase_probe(probe); });
-  if (sites.empty()) {
-    throw UsageError(path + ": no USDT probe haconiwa:bootstrap_phase_pass (is it Haconiwa built with SDT probes?)");
+  return phase_probe_sites(read_usdt_probes(path), path);
+}
+
+std::vector<UsdtProbe> phase_probe_sites(std::vector<UsdtProbe> probes, const std::string& name) {
+  std::erase_if(probes, [](const UsdtProbe& probe) { return !is_phase_probe(probe); });
+  if (probes.empty()) {
+    throw UsageError(printable(name) +
+                     ": no USDT probe haconiwa:bootstrap_phase_pass (is it Haconiwa built with SDT probes?)");
   }
-  return sites;
+  return probes;
 }
 
 void require_kernel_btf(const std::string& btf_file) {
@@ -79,6 +83,7 @@ void require_kernel_btf(const std::string& btf_file) {
 const char* capability_name(Capability capability) {
   switch (capability) {
     case Capability::DacReadSearch: return "CAP_DAC_READ_SEARCH";
+    case Capability::Kill: return "CAP_KILL";
     case Capability::SysPtrace: return "CAP_SYS_PTRACE";
     case Capability::SysAdmin: return "CAP_SYS_ADMIN";
     case Capability::Perfmon: return "CAP_PERFMON";

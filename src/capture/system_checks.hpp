@@ -28,6 +28,8 @@ std::string resolve_haconiwa(const std::string& name);
 // Throws UsageError unless PATH is a native ELF with haconiwa:bootstrap_phase_pass;
 // returns that probe's sites (their notes), which the tracer attaches to.
 std::vector<UsdtProbe> require_phase_probe(const std::string& path);
+// The phase probe's sites among `probes` of binary `name`; UsageError when none.
+std::vector<UsdtProbe> phase_probe_sites(std::vector<UsdtProbe> probes, const std::string& name);
 
 // The kernel types CO-RE reads: `btf_file` (--btf) when given, else the
 // kernel's own. Throws UsageError when btf_file is no BTF, RuntimeError when
@@ -35,7 +37,7 @@ std::vector<UsdtProbe> require_phase_probe(const std::string& path);
 void require_kernel_btf(const std::string& btf_file);
 
 // The capabilities the tool asks about (capability numbers of linux/capability.h).
-enum class Capability : int { DacReadSearch = 2, SysPtrace = 19, SysAdmin = 21, Perfmon = 38, Bpf = 39 };
+enum class Capability : int { DacReadSearch = 2, Kill = 5, SysPtrace = 19, SysAdmin = 21, Perfmon = 38, Bpf = 39 };
 const char* capability_name(Capability capability);  // "CAP_BPF"
 
 // This process's effective capabilities.

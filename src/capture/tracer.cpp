@@ -5,8 +5,10 @@
 #include <linux/perf_event.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdarg>
@@ -56,6 +58,10 @@ std::string errno_text(int error) {
   throw RuntimeError(message);
 }
 
+const std::string& name_of(const Tracer::Config& config) {
+  return config.haconiwa_name.empty() ? config.haconiwa_path : config.haconiwa_name;
+}
+
 // The ring buffer's size must be a power of two multiple of the page size.
 std::size_t ring_buffer_size(std::size_t wanted) {
   const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
@@ -96,8 +102,9 @@ bpf_link* attach_to_tracepoint(bpf_program* program, int id, const char* name) {
 // "" when they were asked for. Throws UprobeMultiError when the link was.
 Expected<UsdtMultiAttach> plan_phase_probe(const Tracer::Config& config) {
   if (config.usdt_attach == UsdtAttach::Perf) return Failure{""};
-  auto plan = kernel_has_uprobe_multi() ? plan_usdt_multi_attach(config.haconiwa_path, config.phase_probe_sites)
-                                        : Failure{"the kernel has no uprobe_multi links (Linux 6.6+)"};
+  auto plan = kernel_has_uprobe_multi()
+                  ? plan_usdt_multi_attach(config.haconiwa_path, name_of(config), config.phase_probe_sites)
+                  : Failure{"the kernel has no uprobe_multi links (Linux 6.6+)"};
   if (!plan && config.usdt_attach == UsdtAttach::UprobeMulti) throw UprobeMultiError(plan.error(), false);
   return plan;
 }
@@ -109,6 +116,12 @@ bool ids_known(SyscallTracepointLookup* lookup) {
 }
 
 }  // namespace
+
+KernelFileId kernel_file_id(dev_t device, ino_t inode) {
+  // The kernel's dev_t keeps the minor number in its low 20 bits.
+  constexpr unsigned kMinorBits = 20;
+  return {.device = (static_cast<std::uint64_t>(major(device)) << kMinorBits) | minor(device), .inode = inode};
+}
 
 std::span<const std::byte> Tracer::bpf_object() {
   std::size_t size = 0;
@@ -152,6 +165,7 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   skeleton_->rodata->wakeup_bytes = rb_size / 4;
   skeleton_->rodata->watched_tgid = config.watched_pid;
   skeleton_->rodata->wake_on_settle = config.wake_on_settle;
+  watch_haconiwa_path(config);
 
   const int cpus = libbpf_num_possible_cpus();
   if (cpus < 0) fail("counting the possible CPUs", cpus);
@@ -162,7 +176,7 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
     fail("attaching to the kernel's fork/exec/exit tracepoints", err);
   }
   attach_syscall_hooks(config);
-  attach_phase_probe(config, phase_probe);
+  attach_first_phase_probe(config, phase_probe);
 
   ring_buffer_.reset(ring_buffer__new(bpf_map__fd(skeleton_->maps.events), on_record, this, nullptr));
   if (!ring_buffer_) fail("opening the ring buffer", errno);
@@ -197,48 +211,97 @@ void Tracer::attach_syscall_hooks(const Config& config) {
   if (links.on_sys_exit == nullptr) fail("attaching to raw_syscalls:sys_exit", errno);
 }
 
-void Tracer::attach_phase_probe(const Config& config, const Expected<UsdtMultiAttach>& plan) {
-  bpf_program* program = skeleton_->progs.on_phase;
+// The kernel side catches execs of new files at the haconiwa binary's path
+// (an upgrade's) only when told where it is.
+void Tracer::watch_haconiwa_path(const Config& config) {
+  if (!config.watched_path || config.watched_path->name.size() >= HACOBOOT_WATCHED_NAME_LEN) return;
+  auto* rodata = skeleton_->rodata;
+  rodata->watched_dir_device = config.watched_path->directory.device;
+  rodata->watched_dir_inode = config.watched_path->directory.inode;
+  std::copy(config.watched_path->name.begin(), config.watched_path->name.end(), std::begin(rodata->watched_name));
+  rodata->hold_unprobed_execs = config.hold_unprobed_execs;
+}
+
+void Tracer::attach_first_phase_probe(const Config& config, const Expected<UsdtMultiAttach>& plan) {
   if (plan) {
-    const bpf_map* specs = bpf_object__find_map_by_name(skeleton_->obj, "__bpf_usdt_specs");
-    if (specs == nullptr) throw RuntimeError("the BPF object has no USDT spec map");
-    phase_link_ = attach_usdt_multi(bpf_program__fd(program), bpf_map__fd(specs), bpf_map__value_size(specs), *plan, 0);
-    spec_ids_used_ = static_cast<std::uint32_t>(plan->sites.size());
+    phase_probes_.push_back(attach_multi(*plan));
     usdt_attachment_ = {.uprobe_multi = true, .why_not_uprobe_multi = {}};
     return;
   }
   // pid -1: a per-process uprobe would miss the phases of forked children.
-  skeleton_->links.on_phase =
-      bpf_program__attach_usdt(program, -1, config.haconiwa_path.c_str(), "haconiwa", "bootstrap_phase_pass", nullptr);
-  if (skeleton_->links.on_phase == nullptr) {
-    fail("attaching USDT haconiwa:bootstrap_phase_pass in " + config.haconiwa_path, errno);
-  }
+  PhaseProbe probe;
+  probe.perf_link.reset(bpf_program__attach_usdt(skeleton_->progs.on_phase, -1, config.haconiwa_path.c_str(),
+                                                 "haconiwa", "bootstrap_phase_pass", nullptr));
+  if (!probe.perf_link) fail("attaching USDT haconiwa:bootstrap_phase_pass in " + name_of(config), errno);
+  phase_probes_.push_back(std::move(probe));
   usdt_attachment_ = {.uprobe_multi = false, .why_not_uprobe_multi = plan.error()};
 }
 
-void Tracer::attach_phase_probe_to(const std::string& binary, const std::vector<UsdtProbe>& sites) {
-  bpf_program* program = skeleton_->progs.on_phase;
-  if (!usdt_attachment_.uprobe_multi) {
-    // libbpf's USDT manager gives these sites spec ids of their own.
-    std::unique_ptr<bpf_link, LinkDeleter> link(
-        bpf_program__attach_usdt(program, -1, binary.c_str(), "haconiwa", "bootstrap_phase_pass", nullptr));
-    if (!link) fail("attaching USDT haconiwa:bootstrap_phase_pass in " + binary, errno);
-    more_perf_links_.push_back(std::move(link));
-    return;
+// The first free range of `wanted` spec ids below `capacity`: a detached
+// probe's range is taken again.
+std::uint32_t Tracer::free_spec_ids(std::size_t wanted, std::uint32_t capacity) const {
+  std::uint32_t first = 0;
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (const auto& probe : phase_probes_) {
+      const bool overlaps = probe.multi_link.valid() && first < probe.first_spec_id + probe.spec_ids &&
+                            probe.first_spec_id < first + wanted;
+      if (overlaps) {
+        first = probe.first_spec_id + probe.spec_ids;
+        moved = true;
+      }
+    }
   }
-  // libbpf's perf uprobes cannot join: its manager would hand out the spec
-  // ids the links use.
-  const auto plan = plan_usdt_multi_attach(binary, sites);
-  if (!plan) throw RuntimeError(binary + ": " + plan.error());
+  if (first + wanted > capacity) {
+    throw RuntimeError("no room left for the probe's sites (" + std::to_string(capacity) + " USDT specs at most)");
+  }
+  return first;
+}
+
+Tracer::PhaseProbe Tracer::attach_multi(const UsdtMultiAttach& plan) {
   const bpf_map* specs = bpf_object__find_map_by_name(skeleton_->obj, "__bpf_usdt_specs");
   if (specs == nullptr) throw RuntimeError("the BPF object has no USDT spec map");
-  if (spec_ids_used_ + plan->sites.size() > bpf_map__max_entries(specs)) {
-    throw RuntimeError(binary + ": no room left for its probe sites (" + std::to_string(bpf_map__max_entries(specs)) +
-                       " USDT specs at most)");
+  PhaseProbe probe;
+  probe.first_spec_id = free_spec_ids(plan.sites.size(), bpf_map__max_entries(specs));
+  probe.spec_ids = static_cast<std::uint32_t>(plan.sites.size());
+  probe.multi_link = attach_usdt_multi(bpf_program__fd(skeleton_->progs.on_phase), bpf_map__fd(specs),
+                                       bpf_map__value_size(specs), plan, probe.first_spec_id);
+  return probe;
+}
+
+PhaseProbeId Tracer::attach_phase_probe_to(const std::string& binary, const std::string& name,
+                                           const std::vector<UsdtProbe>& sites) {
+  if (usdt_attachment_.uprobe_multi) {
+    // libbpf's perf uprobes cannot join: its manager would hand out the spec
+    // ids the links use.
+    const auto plan = plan_usdt_multi_attach(binary, name, sites);
+    if (!plan) throw RuntimeError(name + ": " + plan.error());
+    phase_probes_.push_back(attach_multi(*plan));
+  } else {
+    // libbpf's USDT manager gives these sites spec ids of their own.
+    PhaseProbe probe;
+    probe.perf_link.reset(bpf_program__attach_usdt(skeleton_->progs.on_phase, -1, binary.c_str(), "haconiwa",
+                                                   "bootstrap_phase_pass", nullptr));
+    if (!probe.perf_link) fail("attaching USDT haconiwa:bootstrap_phase_pass in " + name, errno);
+    phase_probes_.push_back(std::move(probe));
   }
-  more_phase_links_.push_back(attach_usdt_multi(bpf_program__fd(program), bpf_map__fd(specs),
-                                                bpf_map__value_size(specs), *plan, spec_ids_used_));
-  spec_ids_used_ += static_cast<std::uint32_t>(plan->sites.size());
+  return phase_probes_.size() - 1;
+}
+
+void Tracer::detach_phase_probe(PhaseProbeId probe) {
+  phase_probes_.at(probe) = PhaseProbe{};
+}
+
+void Tracer::mark_probed(const KernelFileId& file) {
+  const hacoboot_file_id key{.device = file.device, .inode = file.inode};
+  const std::uint8_t probed = 1;
+  if (bpf_map__update_elem(skeleton_->maps.probed_files, &key, sizeof key, &probed, sizeof probed, BPF_ANY) != 0) {
+    fail("noting a file the probe is on", errno);
+  }
+}
+
+int Tracer::ready_fd() const {
+  return ring_buffer__epoll_fd(ring_buffer_.get());
 }
 
 void Tracer::attach_syscall_tracepoints(const SyscallTracepointIds& ids) {
@@ -286,12 +349,11 @@ Tracer::~Tracer() {
   // skeleton then destroys what is left (maps, programs).
   auto& links = skeleton_->links;
   std::vector<std::thread> detaching;
-  if (phase_link_.valid()) detaching.emplace_back([link = std::move(phase_link_)]() mutable { link.reset(); });
-  for (auto& more : more_phase_links_) detaching.emplace_back([link = std::move(more)]() mutable { link.reset(); });
-  for (auto& more : more_perf_links_) detaching.emplace_back([link = std::move(more)]() mutable { link.reset(); });
-  for (bpf_link** link :
-       {&links.on_phase, &links.on_fork, &links.on_exec, &links.on_exit, &links.on_sys_enter, &links.on_sys_exit,
-        &links.on_execve, &links.on_listen_exit, &links.on_sched_switch, &links.on_sched_waking}) {
+  for (auto& probe : phase_probes_) {
+    if (probe.attached()) detaching.emplace_back([gone = std::move(probe)]() mutable { gone = PhaseProbe{}; });
+  }
+  for (bpf_link** link : {&links.on_fork, &links.on_exec, &links.on_exit, &links.on_sys_enter, &links.on_sys_exit,
+                          &links.on_execve, &links.on_listen_exit, &links.on_sched_switch, &links.on_sched_waking}) {
     if (*link != nullptr) detaching.emplace_back(bpf_link__destroy, std::exchange(*link, nullptr));
   }
   for (auto& thread : detaching) thread.join();
@@ -299,14 +361,29 @@ Tracer::~Tracer() {
 
 int Tracer::on_record(void* self, void* data, std::size_t size) {
   auto* tracer = static_cast<Tracer*>(self);
+  const std::span<const std::byte> record(static_cast<const std::byte*>(data), size);
   // Exceptions must not unwind through libbpf's C frames.
   try {
-    tracer->sink_(std::span<const std::byte>(static_cast<const std::byte*>(data), size));
+    if (size >= HACOBOOT_UNPROBED_EXEC_EVENT_SIZE &&
+        static_cast<const hacoboot_event*>(data)->kind == HACOBOOT_EV_UNPROBED_EXEC) {
+      tracer->on_unprobed_exec(record);
+      return 0;
+    }
+    tracer->sink_(record);
     return 0;
   } catch (...) {
     tracer->sink_error_ = std::current_exception();
     return -1;
   }
+}
+
+// The loader's, not a boot's: kept for take_unprobed_execs.
+void Tracer::on_unprobed_exec(std::span<const std::byte> record) {
+  hacoboot_event event{};
+  std::memcpy(&event, record.data(), HACOBOOT_UNPROBED_EXEC_EVENT_SIZE);
+  unprobed_execs_.push_back({.pid = event.pid,
+                             .file = {.device = event.unprobed.device, .inode = event.unprobed.inode},
+                             .held = event.unprobed.held != 0});
 }
 
 void Tracer::poll(std::chrono::milliseconds timeout) {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -9,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "capture/capture_errors.hpp"
@@ -36,6 +39,34 @@ struct UsdtAttachment {
   std::string why_not_uprobe_multi;
 };
 
+// A file as the kernel names it: its filesystem's dev_t (the kernel's
+// encoding, not stat(2)'s) and its inode.
+struct KernelFileId {
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+  bool operator==(const KernelFileId&) const = default;
+};
+KernelFileId kernel_file_id(dev_t device, ino_t inode);
+
+// Where the haconiwa binary is: its directory (the kernel's ids) and its
+// file name, for the kernel side to catch execs of a file there that the
+// probe is not on yet.
+struct WatchedHaconiwaPath {
+  KernelFileId directory;
+  std::string name;  // at most HACOBOOT_WATCHED_NAME_LEN - 1 bytes, else not watched
+};
+
+// Such an exec (HACOBOOT_EV_UNPROBED_EXEC): process `pid` runs file `file`,
+// stopped until continued when `held`.
+struct UnprobedExec {
+  std::uint32_t pid = 0;
+  KernelFileId file;
+  bool held = false;
+};
+
+// Which attachment of the phase probe: the constructor's is 0.
+using PhaseProbeId = std::size_t;
+
 struct TracerCounters {
   std::uint64_t lost_events = 0;   // ring buffer was full
   std::uint64_t tracked_full = 0;  // a process could not be tracked
@@ -53,7 +84,15 @@ class Tracer {
   using RecordSink = std::function<void(std::span<const std::byte>)>;
 
   struct Config {
+    // The file the probe goes to: /proc/self/fd/N of a descriptor the
+    // caller keeps open (HaconiwaFile), so that the notes read and the
+    // probe attached are of one file; a plain path in tests and benchmarks.
     std::string haconiwa_path;
+    std::string haconiwa_name{};  // in messages; empty: haconiwa_path
+    // Execs of new files at the haconiwa binary's path are reported
+    // (take_unprobed_execs), and held until continued when hold_unprobed_execs.
+    std::optional<WatchedHaconiwaPath> watched_path{};
+    bool hold_unprobed_execs = false;
     // Rounded up to a power of two pages. Its pages are mapped twice in
     // user space, so this size counts double in the tool's RSS.
     std::size_t ring_buffer_bytes = HACOBOOT_DEFAULT_RINGBUF_BYTES;
@@ -96,8 +135,20 @@ class Tracer {
 
   // Attaches the phase probe to another file too, the way the first was:
   // the haconiwa binary replaced at its path by an upgrade (processes of the
-  // old file still run, and keep its probe). Throws RuntimeError.
-  void attach_phase_probe_to(const std::string& binary, const std::vector<UsdtProbe>& sites);
+  // old file still run, and keep its probe), or rewritten in place and read
+  // again. `binary` as haconiwa_path, `name` for messages. Throws RuntimeError.
+  PhaseProbeId attach_phase_probe_to(const std::string& binary, const std::string& name,
+                                     const std::vector<UsdtProbe>& sites);
+  // Detaches one at once: its file is being rewritten, and its sites are
+  // no longer where its notes said.
+  void detach_phase_probe(PhaseProbeId probe);
+  // The kernel side no longer reports execs of `file` (the probe is on it,
+  // or it has none).
+  void mark_probed(const KernelFileId& file);
+  // The execs of unprobed files at the watched path since the last call.
+  [[nodiscard]] std::vector<UnprobedExec> take_unprobed_execs() { return std::exchange(unprobed_execs_, {}); }
+  // Readable when records wait: to wait on it with other descriptors, then poll(0).
+  [[nodiscard]] int ready_fd() const;
 
   [[nodiscard]] TracerCounters counters() const;
   // Whether execve/listen come from the per-syscall tracepoints.
@@ -125,7 +176,20 @@ class Tracer {
   void choose_syscall_programs(bool tracepoints, bool raw_syscalls);
   void attach_syscall_hooks(const Config& config);
   void attach_syscall_tracepoints(const SyscallTracepointIds& ids);
-  void attach_phase_probe(const Config& config, const Expected<UsdtMultiAttach>& plan);
+  // One attachment of the phase probe: a uprobe_multi link with its
+  // range of USDT spec ids, or libbpf's perf uprobes.
+  struct PhaseProbe {
+    UniqueFd multi_link;
+    std::uint32_t first_spec_id = 0;
+    std::uint32_t spec_ids = 0;
+    std::unique_ptr<bpf_link, LinkDeleter> perf_link;
+    [[nodiscard]] bool attached() const { return multi_link.valid() || perf_link != nullptr; }
+  };
+  void attach_first_phase_probe(const Config& config, const Expected<UsdtMultiAttach>& plan);
+  void watch_haconiwa_path(const Config& config);
+  PhaseProbe attach_multi(const UsdtMultiAttach& plan);
+  [[nodiscard]] std::uint32_t free_spec_ids(std::size_t wanted, std::uint32_t capacity) const;
+  void on_unprobed_exec(std::span<const std::byte> record);
   void prove_syscall_tracepoints(const SyscallTracepointIds& ids);
   [[nodiscard]] std::uint64_t untracked_phases() const;  // summed over the CPUs
 
@@ -135,12 +199,9 @@ class Tracer {
   std::size_t possible_cpus_ = 0;  // values in a per-CPU map entry
   UsdtAttachment usdt_attachment_;
   std::unique_ptr<hacoboot_bpf, SkeletonDeleter> skeleton_;
-  UniqueFd phase_link_;  // the uprobe_multi link; unset: the skeleton's on_phase link
-  // The probe in the files that replaced the first (attach_phase_probe_to),
-  // as uprobe_multi links or libbpf's perf uprobes.
-  std::vector<UniqueFd> more_phase_links_;
-  std::vector<std::unique_ptr<bpf_link, LinkDeleter>> more_perf_links_;
-  std::uint32_t spec_ids_used_ = 0;  // entries of the USDT spec map the uprobe_multi links use
+  // Index: PhaseProbeId. A detached one stays, empty.
+  std::vector<PhaseProbe> phase_probes_;
+  std::vector<UnprobedExec> unprobed_execs_;
   std::unique_ptr<ring_buffer, RingBufferDeleter> ring_buffer_;
 };
 

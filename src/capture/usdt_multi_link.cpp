@@ -97,8 +97,9 @@ bool kernel_has_uprobe_multi() {
   return !link.valid() && errno == EBADF;
 }
 
-Expected<UsdtMultiAttach> plan_usdt_multi_attach(const std::string& binary, const std::vector<UsdtProbe>& sites) {
-  UsdtMultiAttach plan{.binary = binary, .sites = {}};
+Expected<UsdtMultiAttach> plan_usdt_multi_attach(const std::string& binary, const std::string& name,
+                                                 const std::vector<UsdtProbe>& sites) {
+  UsdtMultiAttach plan{.binary = binary, .name = name, .sites = {}};
   for (const auto& probe : sites) {
     if (probe.file_offset == 0 || (probe.semaphore != 0 && probe.semaphore_file_offset == 0)) {
       return Failure{"a probe site outside the binary's loadable segments"};
@@ -149,7 +150,7 @@ UniqueFd attach_usdt_multi(int program_fd, int spec_map_fd, std::size_t spec_val
   attr.pid = 0;  // every process: forked children pass phases too
   UniqueFd link(static_cast<int>(link_create(attr)));
   if (!link.valid()) {
-    throw RuntimeError("attaching USDT haconiwa:bootstrap_phase_pass in " + plan.binary +
+    throw RuntimeError("attaching USDT haconiwa:bootstrap_phase_pass in " + plan.name +
                        " (uprobe_multi): " + std::strerror(errno));
   }
   return link;

@@ -25,7 +25,8 @@ struct UsdtMultiAttach {
     std::uint64_t semaphore_file_offset = 0;  // 0: none
     std::vector<UsdtArgLocation> arguments;
   };
-  std::string binary;
+  std::string binary;  // the path the kernel resolves: /proc/self/fd/N of the file read
+  std::string name;    // the binary as the user named it, for messages
   std::vector<Site> sites;
 };
 
@@ -34,7 +35,8 @@ bool kernel_has_uprobe_multi();
 
 // The phase probe's `sites` in `binary` (require_phase_probe), planned for
 // the link, or why they cannot be attached this way (then libbpf attaches them).
-Expected<UsdtMultiAttach> plan_usdt_multi_attach(const std::string& binary, const std::vector<UsdtProbe>& sites);
+Expected<UsdtMultiAttach> plan_usdt_multi_attach(const std::string& binary, const std::string& name,
+                                                 const std::vector<UsdtProbe>& sites);
 
 // Linux 6.6's BPF_TRACE_UPROBE_MULTI, newer than the uapi headers of libbpf
 // 1.1 and Debian 12: the attach type a program is loaded with to take the link.

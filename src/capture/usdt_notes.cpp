@@ -85,9 +85,9 @@ UsdtProbe parse_note(const char* desc, std::size_t size, std::optional<std::uint
 using ElfHandle = std::unique_ptr<Elf, ElfCloser>;
 
 // `path` opened as a native 64-bit ELF file; throws UsageError naming it otherwise.
-ElfHandle open_native_elf(const std::string& path, const UniqueFd& fd) {
+ElfHandle open_native_elf(const std::string& path, int fd) {
   if (elf_version(EV_CURRENT) == EV_NONE) throw RuntimeError(std::string("libelf: ") + elf_errmsg(-1));
-  ElfHandle elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
+  ElfHandle elf(elf_begin(fd, ELF_C_READ, nullptr));
   if (!elf || elf_kind(elf.get()) != ELF_K_ELF) fail(path, "not an ELF file");
   GElf_Ehdr header{};
   if (gelf_getehdr(elf.get(), &header) == nullptr) fail(path, "unreadable ELF header");
@@ -144,7 +144,10 @@ std::vector<UsdtProbe> read_usdt_probes(const std::string& path) {
   if (!S_ISREG(st.st_mode)) fail(path, "is not a regular file");
   const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) fail(path, std::strerror(errno));
+  return read_usdt_probes(fd.get(), path);
+}
 
+std::vector<UsdtProbe> read_usdt_probes(int fd, const std::string& path) {
   const auto elf = open_native_elf(path, fd);
   std::size_t section_names = 0;
   if (elf_getshdrstrndx(elf.get(), &section_names) != 0) fail(path, "unreadable ELF section names");

@@ -11,5 +11,8 @@ namespace hacoboot {
 // naming the file when it is missing, not a regular file, not ELF, or built
 // for another architecture or word size.
 std::vector<UsdtProbe> read_usdt_probes(const std::string& path);
+// The same from an open file (read from its start with pread: the offset of
+// `fd` is left alone); `path` names it in errors.
+std::vector<UsdtProbe> read_usdt_probes(int fd, const std::string& path);
 
 }  // namespace hacoboot

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -19,6 +21,7 @@
 #include "capture/binary_watch.hpp"
 #include "capture/cgroup_paths.hpp"
 #include "capture/core_btf_cache.hpp"
+#include "capture/haconiwa_file.hpp"
 #include "capture/system_checks.hpp"
 #include "capture/tracer.hpp"
 #include "capture/usdt_notes.hpp"
@@ -283,13 +286,19 @@ class Pipeline {
   MetricsExport metrics_;
 };
 
-// The tracer's configuration but for how execve/listen are seen (start_tracer).
-Tracer::Config tracer_config(const Options& options, const std::string& haconiwa,
-                             std::vector<UsdtProbe> phase_probe_sites) {
-  return {.haconiwa_path = haconiwa,
+// The tracer's configuration but for how execve/listen are seen
+// (start_tracer): the probe through the descriptor its notes were read from.
+// The kernel side holds a new file's first launch (HaconiwaUpgrades) only
+// when this process can let it go on again (CAP_KILL).
+Tracer::Config tracer_config(const Options& options, const HaconiwaFile& haconiwa,
+                             const std::optional<WatchedHaconiwaPath>& watched) {
+  return {.haconiwa_path = haconiwa.attach_path(),
+          .haconiwa_name = haconiwa.name(),
+          .watched_path = watched,
+          .hold_unprobed_execs = watched.has_value() && Capabilities::effective().has(Capability::Kill),
           .ring_buffer_bytes = options.ring_buffer_bytes,
           .raw_syscalls_fallback = options.syscall_hooks != SyscallHooks::Tracepoints,
-          .phase_probe_sites = std::move(phase_probe_sites),
+          .phase_probe_sites = haconiwa.phase_sites(),
           .usdt_attach = options.usdt_attach,
           .watched_pid = options.pid.value_or(0),
           .wake_on_settle = options.count.has_value(),
@@ -315,27 +324,29 @@ void check_outputs(const Options& options, const std::string& haconiwa) {
 struct Preflight {
   std::optional<RunFigures> baseline;
   std::optional<RunIdentity> run_as;
-  std::string haconiwa;
-  // The file the probe goes to, followed across upgrades; none for --pid,
-  // whose /proc/PID/exe is one process's file for good.
-  std::optional<FileVersion> haconiwa_file;
-  std::vector<UsdtProbe> phase_probe_sites;
+  // The file the probe goes to, open: followed across upgrades (upgrades)
+  // but for --pid, whose /proc/PID/exe is one process's file for good.
+  std::optional<HaconiwaFile> pid_file;
+  std::optional<HaconiwaUpgrades> upgrades;
+  [[nodiscard]] const HaconiwaFile& haconiwa() const { return upgrades ? upgrades->first() : *pid_file; }
 };
 
-Preflight check_before_loading(const Options& options) {
-  auto baseline = load_baseline(options);
-  auto run_as = options.run_as ? std::optional(resolve_run_as(*options.run_as)) : std::nullopt;
+Preflight check_before_loading(const Options& options, std::ostream& diagnostics) {
+  Preflight checked{.baseline = load_baseline(options),
+                    .run_as = options.run_as ? std::optional(resolve_run_as(*options.run_as)) : std::nullopt,
+                    .pid_file = std::nullopt,
+                    .upgrades = std::nullopt};
   require_kernel_btf(options.btf);
   require_bpf_privileges();
-  auto haconiwa = haconiwa_binary(options);
-  const auto haconiwa_file = options.pid ? std::nullopt : file_version(haconiwa);
-  auto phase_probe_sites = require_phase_probe(haconiwa);
-  check_outputs(options, haconiwa);
-  return {.baseline = std::move(baseline),
-          .run_as = std::move(run_as),
-          .haconiwa = std::move(haconiwa),
-          .haconiwa_file = haconiwa_file,
-          .phase_probe_sites = std::move(phase_probe_sites)};
+  if (options.pid) {
+    checked.pid_file.emplace(HaconiwaFile::open_process_exe(*options.pid));
+  } else {
+    auto path = resolve_haconiwa(options.haconiwa);
+    auto file = HaconiwaFile::open_path(path);
+    checked.upgrades.emplace(std::move(path), std::move(file), options.quiet, diagnostics);
+  }
+  check_outputs(options, checked.haconiwa().name());
+  return checked;
 }
 
 // The --run command, once the probes are live; none when interrupted while
@@ -366,6 +377,16 @@ enum class StopReason : std::uint8_t { Signal, RunCommandExited, CountReached, D
 // Polls the ring buffer until a stop signal, the end of the --run command,
 // -n N settled boots or the --duration; follows the haconiwa binary's
 // upgrades meanwhile.
+// Waits up to `wait` for records, or for the haconiwa binary's path or
+// files to change, then reads what records there are.
+void wait_for_records(Tracer& tracer, const HaconiwaUpgrades* upgrades, std::chrono::milliseconds wait) {
+  if (upgrades == nullptr) return tracer.poll(wait);
+  std::array<pollfd, 2> ready{{{.fd = tracer.ready_fd(), .events = POLLIN, .revents = 0},
+                               {.fd = upgrades->fd(), .events = POLLIN, .revents = 0}}};
+  (void)::poll(ready.data(), ready.size(), static_cast<int>(wait.count()));
+  tracer.poll(std::chrono::milliseconds(0));
+}
+
 StopReason run_event_loop(Tracer& tracer, Pipeline& pipeline, const Options& options, ChildProcess* child,
                           HaconiwaUpgrades* upgrades) {
   using Clock = std::chrono::steady_clock;
@@ -377,7 +398,7 @@ StopReason run_event_loop(Tracer& tracer, Pipeline& pipeline, const Options& opt
       const auto left = *options.duration - (Clock::now() - started);
       wait = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(left), std::chrono::milliseconds(0), wait);
     }
-    tracer.poll(wait);
+    wait_for_records(tracer, upgrades, wait);
     const bool expire = Clock::now() >= next_expiry;
     pipeline.after_poll(tracer.counters(), expire);
     if (expire) next_expiry = Clock::now() + kExpiryInterval;
@@ -459,27 +480,26 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   if (options.list) return list_probes(options, std::cout);
   if (options.check) return check_system(options, std::cout);
   if (!options.compared.empty()) return compare_summaries(options, std::cout);
-  auto checked = check_before_loading(options);
+  auto checked = check_before_loading(options, diagnostics);
   // Before loading: a Ctrl-C while attaching still ends with a summary.
   const StopSignals stop_signals(/*sighup_reopens=*/options.serve.has_value() || !options.textfile.empty());
   Pipeline pipeline(options);
   std::optional<CoreBtfCache> btf_cache;
   // Kernel types from --btf are that file's, not this kernel's to cache.
   if (options.btf_cache != "off" && options.btf.empty()) btf_cache.emplace(options.btf_cache, Tracer::bpf_object());
-  const auto tracer =
-      start_tracer(options, tracer_config(options, checked.haconiwa, std::move(checked.phase_probe_sites)),
-                   btf_cache ? &*btf_cache : nullptr, diagnostics,
-                   [&pipeline](std::span<const std::byte> record) { pipeline.on_record(record); });
+  auto& upgrades = checked.upgrades;
+  const auto tracer = start_tracer(
+      options, tracer_config(options, checked.haconiwa(), upgrades ? upgrades->watched_path() : std::nullopt),
+      btf_cache ? &*btf_cache : nullptr, diagnostics,
+      [&pipeline](std::span<const std::byte> record) { pipeline.on_record(record); });
+  if (upgrades) upgrades->started(*tracer);
   pipeline.sinks().open_rows();
   // Ready means tracing: whatever waits for /metrics or for systemd before
   // it starts containers must not start one the probes would miss.
   pipeline.serve_metrics();
   notify_service_ready(diagnostics);
   const auto child = start_run_command(options, checked.run_as);
-  announce_start(options, checked.haconiwa, pipeline.metrics_port(), diagnostics);
-
-  std::optional<HaconiwaUpgrades> upgrades;
-  if (checked.haconiwa_file) upgrades.emplace(checked.haconiwa, *checked.haconiwa_file, options.quiet, diagnostics);
+  announce_start(options, checked.haconiwa().name(), pipeline.metrics_port(), diagnostics);
 
   const auto stop = run_event_loop(*tracer, pipeline, options, child.get(), upgrades ? &*upgrades : nullptr);
   tracer->poll(std::chrono::milliseconds(0));

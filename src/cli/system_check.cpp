@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "capture/core_btf_cache.hpp"
+#include "capture/haconiwa_file.hpp"
 #include "capture/kernel_support.hpp"
 #include "capture/syscall_tracepoints.hpp"
 #include "capture/system_checks.hpp"
@@ -169,24 +170,23 @@ CheckLine cache_line(const Options& options) {
   }
   const CoreBtfCache cache(directory, Tracer::bpf_object());
   if (const auto cached = cache.cached()) return ok(item, printable(cached->string()) + ": this kernel's types");
-  const bool bpftool = find_executable("bpftool", {"/usr/sbin", "/sbin"}).has_value();
-  if (!bpftool) {
-    return fallback(item, shown +
-                              " has nothing for this kernel, and without bpftool nothing can be cached: every "
-                              "start reads the kernel's whole BTF");
+  if (const auto bpftool = trusted_bpftool(); !bpftool) {
+    return fallback(item, shown + " has nothing for this kernel, and nothing can be cached (" + bpftool.error() +
+                              "): every start reads the kernel's whole BTF");
   }
   return ok(item, shown + " has nothing for this kernel yet: the first run fills it");
 }
 
 CheckLine haconiwa_line(const Options& options) {
   const std::string item = "haconiwa";
-  std::string binary;
   try {
-    binary = haconiwa_binary(options);
-    const auto sites = require_phase_probe(binary);
+    // As the run opens it: a binary it would refuse is missing here.
+    const auto binary = options.pid ? HaconiwaFile::open_process_exe(*options.pid)
+                                    : HaconiwaFile::open_path(resolve_haconiwa(options.haconiwa));
+    const auto& sites = binary.phase_sites();
     const bool semaphore = std::any_of(sites.begin(), sites.end(), [](const UsdtProbe& p) { return p.semaphore != 0; });
-    return ok(item, fmt::format("{}: {} site{} of haconiwa:bootstrap_phase_pass, {}", printable(binary), sites.size(),
-                                sites.size() == 1 ? "" : "s",
+    return ok(item, fmt::format("{}: {} site{} of haconiwa:bootstrap_phase_pass, {}", printable(binary.name()),
+                                sites.size(), sites.size() == 1 ? "" : "s",
                                 semaphore ? fmt::format("semaphore at {:#x}", sites.front().semaphore)
                                           : std::string("no semaphore")));
   } catch (const HaconiwaNotFound& e) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "util/expected.hpp"
+#include "util/unique_fd.hpp"
 
 namespace hacoboot {
 
@@ -26,6 +27,18 @@ Expected<void> check_trust(const struct stat& status, mode_t type, TrustedOwners
 // The tool's caches (kernel types, tracepoint ids) decide what its BPF
 // programs read and attach to: it takes them only from such files.
 bool owned_by_us_alone(const std::filesystem::path& path, mode_t type);
+
+// Opens the regular file at `path` for reading, once no one but `owners`
+// can change what it is: the file itself (check_trust), and every directory
+// the path goes through, symbolic links followed (each directory reached
+// through one as well). A directory others may write to passes only when it
+// is sticky and the entry taken from it belongs to `owners`, as /tmp's do:
+// others can then neither rename nor remove it. The walk is done with
+// descriptors, each step from the directory checked before it, and the
+// descriptor returned is of the file checked: what the caller reads is
+// what was checked, whatever the path names a moment later. The failure
+// names the component at fault ("/opt/x: writable by others").
+Expected<UniqueFd> open_trusted_file(const std::filesystem::path& path, TrustedOwners owners);
 
 // Removes the files of `directory` whose names start with `prefix` and end
 // with `suffix`, but `keep`: what an entry replaced (an older version of the

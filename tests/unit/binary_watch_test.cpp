@@ -32,6 +32,21 @@ TEST(BinaryWatch, ANewFileIsOfferedOnceSettled) {
   EXPECT_EQ(watch.files_attached(), 2U);
 }
 
+// A rename into place or a finished write (inotify) says the file is whole:
+// offered at once, and never again once attached or found unusable unchanged.
+TEST(BinaryWatch, AWholeFileIsOfferedAtOnce) {
+  BinaryWatch watch(file(1));
+  EXPECT_FALSE(watch.offer(file(1))) << "the attached file";
+  const auto offered = watch.offer(file(2));
+  ASSERT_TRUE(offered);
+  watch.attached(*offered);
+  EXPECT_FALSE(watch.offer(file(2)));
+  watch.unusable(file(3));
+  EXPECT_FALSE(watch.offer(file(3)));
+  EXPECT_TRUE(watch.offer(file(3, 2000, 2))) << "rewritten since it was found unusable";
+  EXPECT_FALSE(watch.offer(std::nullopt));
+}
+
 // `install` or `cp` to a new file writes it where it will stay: not offered
 // while it grows.
 TEST(BinaryWatch, AFileStillBeingWrittenWaits) {

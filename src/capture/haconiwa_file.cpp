@@ -1,0 +1,74 @@
+#include "capture/haconiwa_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "capture/system_checks.hpp"
+#include "capture/usdt_notes.hpp"
+#include "util/errors.hpp"
+#include "util/file_trust.hpp"
+#include "util/text.hpp"
+
+namespace hacoboot {
+namespace {
+
+[[noreturn]] void refuse(const std::string& name, const std::string& why) {
+  throw UsageError("refusing to attach to " + printable(name) + ": " + why +
+                   " (the probe writes breakpoints into every process that runs it: only a binary that nobody but "
+                   "root or this user can change, in directories of the same kind, is traced)");
+}
+
+FileVersion version_of(int fd, const std::string& name) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw RuntimeError(printable(name) + ": " + std::strerror(errno));
+  if (const auto trusted = check_trust(st, S_IFREG, TrustedOwners::kEffectiveUserOrRoot); !trusted) {
+    refuse(name, trusted.error());
+  }
+  return file_version_of(st);
+}
+
+}  // namespace
+
+HaconiwaFile::HaconiwaFile(UniqueFd fd, std::string name) : fd_(std::move(fd)), name_(std::move(name)) {
+  read_again();
+}
+
+HaconiwaFile HaconiwaFile::open_path(const std::string& path) {
+  auto fd = open_trusted_file(path, TrustedOwners::kEffectiveUserOrRoot);
+  if (!fd) refuse(path, fd.error());
+  return {std::move(*fd), path};
+}
+
+HaconiwaFile HaconiwaFile::open_process_exe(std::uint32_t pid) {
+  const auto exe = "/proc/" + std::to_string(pid) + "/exe";
+  UniqueFd fd(::open(exe.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid())
+    throw UsageError("--pid " + std::to_string(pid) + ": cannot read " + exe + ": " + std::strerror(errno));
+  return {std::move(fd), exe};
+}
+
+std::string HaconiwaFile::attach_path() const {
+  return "/proc/self/fd/" + std::to_string(fd_.get());
+}
+
+bool HaconiwaFile::changed() const {
+  struct stat st {};
+  return ::fstat(fd_.get(), &st) != 0 || file_version_of(st) != version_;
+}
+
+Expected<void> HaconiwaFile::still_trusted() const {
+  struct stat st {};
+  if (::fstat(fd_.get(), &st) != 0) return Failure{std::strerror(errno)};
+  return check_trust(st, S_IFREG, TrustedOwners::kEffectiveUserOrRoot);
+}
+
+void HaconiwaFile::read_again() {
+  version_ = version_of(fd_.get(), name_);
+  phase_sites_ = phase_probe_sites(read_usdt_probes(fd_.get(), name_), name_);
+}
+
+}  // namespace hacoboot

@@ -112,8 +112,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Untrusted{"link in a directory writable by others", "shared: writable by its group and others"},
                       Untrusted{"file of another user", "owned by uid "},
                       Untrusted{"file writable by its group", "haconiwa: writable by its group"}),
-    [](const ::testing::TestParamInfo<Untrusted>& info) {
-      std::string name = info.param.name;
+    [](const ::testing::TestParamInfo<Untrusted>& param) {
+      std::string name = param.param.name;
       for (auto& c : name) c = std::isalnum(static_cast<unsigned char>(c)) != 0 ? c : '_';
       return name;
     });

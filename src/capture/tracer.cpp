@@ -23,6 +23,7 @@
 #include "capture/usdt_multi_link.hpp"
 #include "hacoboot.h"  // the skeleton's .bss holds a struct hacoboot_counters
 #include "util/errors.hpp"
+#include "util/text.hpp"
 
 // clang++ has no _Bool; the skeleton's kconfig struct (from usdt.bpf.h) uses it.
 #if defined(__clang__)
@@ -39,9 +40,18 @@ namespace {
 bool g_verbose = false;
 
 // Quiet unless -v, warnings included: our own error message says what failed.
+// The log quotes paths (the binary, --btf): escaped as every message is.
 int print_libbpf(enum libbpf_print_level /*level*/, const char* format, va_list args) {
   if (!g_verbose) return 0;
-  return std::vfprintf(stderr, format, args);
+  va_list measuring;
+  va_copy(measuring, args);
+  const int length = std::vsnprintf(nullptr, 0, format, measuring);
+  va_end(measuring);
+  if (length < 0) return length;
+  std::string text(static_cast<std::size_t>(length) + 1, '\0');
+  (void)std::vsnprintf(text.data(), text.size(), format, args);
+  text.pop_back();
+  return std::fputs(printable_lines(text).c_str(), stderr);
 }
 
 std::string errno_text(int error) {

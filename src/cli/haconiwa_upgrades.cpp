@@ -27,7 +27,7 @@ void HaconiwaUpgrades::attach(Tracer& tracer, const FileVersion& file) {
     watch_.unusable(file);
     diagnostics_ << fmt::format(
                         "hacoboot-sampler: warning: {} is a new file (inode {}), {}: its launches are not seen\n",
-                        shown, file.inode, why)
+                        shown, file.inode, printable(why, kUncut))
                  << std::flush;
   };
   if (watch_.files_attached() >= kMaxFiles) {

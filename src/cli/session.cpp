@@ -44,6 +44,7 @@
 #include "util/atomic_file.hpp"
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
+#include "util/text.hpp"
 #include "util/wait_status.hpp"
 
 namespace hacoboot {
@@ -346,11 +347,12 @@ void announce_start(const Options& options, const std::string& haconiwa, std::op
                     std::ostream& diagnostics) {
   if (options.quiet) return;
   if (!options.run) {
-    diagnostics << fmt::format("Tracing Haconiwa boots in {}... Hit Ctrl-C to end.\n", haconiwa) << std::flush;
+    diagnostics << fmt::format("Tracing Haconiwa boots in {}... Hit Ctrl-C to end.\n", printable(haconiwa, kUncut))
+                << std::flush;
   }
   if (metrics_port) {
     diagnostics << fmt::format("Serving Prometheus metrics at http://{}/metrics\n",
-                               to_string({options.serve->host, *metrics_port}))
+                               printable(to_string({options.serve->host, *metrics_port}), kUncut))
                 << std::flush;
   }
 }

@@ -20,14 +20,14 @@ namespace hacoboot {
 namespace {
 
 // Notes on stderr while the programs load: the choices made (-v only) and the
-// fallbacks taken.
+// fallbacks taken. They quote paths (--btf, --btf-cache) and errors: escaped.
 class StartLog {
  public:
   StartLog(std::ostream& out, bool verbose) : out_(out), verbose_(verbose) {}
   void say(const std::string& what) const {
-    if (verbose_) out_ << "hacoboot-sampler: " << what << '\n';
+    if (verbose_) out_ << "hacoboot-sampler: " << printable(what, kUncut) << '\n';
   }
-  void warn(const std::string& what) const { out_ << "hacoboot-sampler: warning: " << what << '\n'; }
+  void warn(const std::string& what) const { out_ << "hacoboot-sampler: warning: " << printable(what, kUncut) << '\n'; }
 
  private:
   std::ostream& out_;

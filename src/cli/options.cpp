@@ -182,7 +182,6 @@ struct Arguments {
   Options options;
   std::string pid;
   std::string from;
-  std::string phase_names_file;
   std::string run;
   std::string count;
   std::string duration;
@@ -237,7 +236,7 @@ void add_what_to_trace(CLI::App& app, Arguments& args) {
   group.value("--from", args.from, "PHASE",
               fmt::format("Phase that starts the clock, by number or name (default {}, {})", kPhaseStartSupervisor,
                           phase_name(kPhaseStartSupervisor)));
-  group.value("--phase-names", args.phase_names_file, "FILE",
+  group.value("--phase-names", opt.phase_names_file, "FILE",
               "Name phases: lines of 'NUMBER NAME' (e.g. 123 APP_READY)");
 }
 
@@ -367,8 +366,8 @@ bool given(const CLI::App& app, const char* option) {
 
 void check_what_to_trace(const CLI::App& app, const Arguments& args, Options& opt) {
   if (given(app, "--phase-names")) {
-    opt.phase_names = PhaseNames::parse(read_input_file(args.phase_names_file, "--phase-names", kMaxPhaseNamesBytes),
-                                        args.phase_names_file);
+    opt.phase_names = PhaseNames::parse(read_input_file(opt.phase_names_file, "--phase-names", kMaxPhaseNamesBytes),
+                                        opt.phase_names_file);
   }
   if (given(app, "--from")) {
     const auto phase = opt.phase_names.find(args.from);

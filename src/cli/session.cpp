@@ -291,7 +291,8 @@ Tracer::Config tracer_config(const Options& options, const std::string& haconiwa
           .verbose = options.verbose};
 }
 
-// Every file the run writes, checked before any is created (see check_output_paths).
+// Every file the run writes, checked before any is created, against every
+// file it reads (see check_output_paths).
 void check_outputs(const Options& options, const std::string& haconiwa) {
   check_output_paths({{.option = "-o", .path = options.output},
                       {.option = "--events", .path = options.events},
@@ -302,7 +303,8 @@ void check_outputs(const Options& options, const std::string& haconiwa) {
                       {.option = "--gate-markdown", .path = options.gate_markdown}},
                      {{.option = "--baseline", .path = options.baseline},
                       {.option = "--haconiwa", .path = haconiwa},
-                      {.option = "--btf", .path = options.btf}});
+                      {.option = "--btf", .path = options.btf},
+                      {.option = "--phase-names", .path = options.phase_names_file}});
 }
 
 // What the run needs, checked before anything is loaded and before any file

@@ -531,6 +531,16 @@ std::vector<BadInputCase> rows() {
           .keeps("{dir}/base.json"),
       C("TraceOutIsTheHaconiwaBinary", {"--trace-out", "{dir}/hacoboot-launcher"}, 2, "are the same file")
           .keeps("{dir}/hacoboot-launcher"),
+      // The phase names are read: no output replaces them.
+      C("OutputIsThePhaseNames", {"--phase-names", "{dir}/names.txt", "-o", "{dir}/names.txt"}, 2,
+        "-o {dir}/names.txt and --phase-names {dir}/names.txt are the same file")
+          .keeps("{dir}/names.txt"),
+      C("EventsIsThePhaseNames", {"--phase-names", "{dir}/names.txt", "--events", "{dir}/names.txt"}, 2,
+        "--events {dir}/names.txt and --phase-names {dir}/names.txt are the same file")
+          .keeps("{dir}/names.txt"),
+      C("TextfileIsThePhaseNames", {"--phase-names", "{dir}/names.txt", "--textfile", "{dir}/names.txt"}, 2,
+        "--textfile {dir}/names.txt and --phase-names {dir}/names.txt are the same file")
+          .keeps("{dir}/names.txt"),
       // --textfile is checked up front like the others.
       C("TextfileInMissingDirectory", {"--textfile", "{dir}/missing/m.prom"}, 2,
         "--textfile: cannot write {dir}/missing/m.prom: directory {dir}/missing: No such file or directory"),

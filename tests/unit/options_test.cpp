@@ -396,6 +396,7 @@ TEST(Options, PhaseNamesFileNamesPhasesAndFromUsesThem) {
   EXPECT_EQ(cl.options.start_phase, 123);
   EXPECT_EQ(cl.options.phase_names.name(124), "DB_MIGRATED");
   EXPECT_EQ(cl.options.phase_names.name(21), "CONTAINER_EXECING");
+  EXPECT_EQ(cl.options.phase_names_file, names.path()) << "an input outputs must not replace";
 }
 
 TEST(Options, PhaseNamesFileMissingOrMalformedIsAUsageError) {

@@ -503,6 +503,15 @@ void check_command(CommandLine& result) {
         "COMMAND is {} bytes long: the tool sees at most {} bytes of an execve's file name, so it could never match",
         command.size(), HACOBOOT_FILENAME_LEN - 1));
   }
+  // The kernel side compares bytes, but the summary and a baseline carry
+  // COMMAND as text, and every report shows it: one that no terminal or JSON
+  // carries as it is (a TAB, an escape, invalid UTF-8) would be shown or
+  // stored as something else. No init command worth tracing needs such bytes.
+  if (!is_printable_utf8(command)) {
+    throw UsageError("COMMAND '" + printable(command) +
+                     "' is not printable UTF-8: control characters and invalid UTF-8 are refused, as reports and "
+                     "baselines could not carry it as it is");
+  }
   if (!command.empty() && command.front() != '/') {
     result.warnings.push_back("COMMAND '" + printable(command) +
                               "' is not an absolute path: it only matches an execve given exactly that string");

@@ -612,6 +612,10 @@ std::vector<BadInputCase> rows() {
       // 13: a COMMAND the kernel side could never match
       input("CommandLongerThanTheKernelKeeps", {"/" + std::string(299, 'a')},
             "COMMAND is 300 bytes long: the tool sees at most 255 bytes"),
+      // 13: a COMMAND the summary and a baseline could not carry as it is
+      input("CommandWithATab", {"/app/my\tinit"},
+            "COMMAND '/app/my\\x09init' is not printable UTF-8: control characters and invalid UTF-8 are refused"),
+      input("CommandNotUtf8", {"/app/\xFF\xFEinit"}, "COMMAND '/app/\\xFF\\xFEinit' is not printable UTF-8"),
       // 14: what was looked up, and where
       input("HaconiwaBareNameInCurrentDirectory", {"--haconiwa", "haconiwa-here"},
             "to use the file in the current directory, give --haconiwa ./haconiwa-here")

@@ -2,11 +2,13 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <ext/stdio_filebuf.h>
+#include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <streambuf>
 #include <utility>
 
 #include "util/errors.hpp"
@@ -29,10 +31,52 @@ mode_t masked_by_umask(mode_t mode) {
 
 }  // namespace
 
-// libstdc++'s: std::filebuf cannot take a descriptor. Owns and closes it.
-class OutputFile::Buffer : public __gnu_cxx::stdio_filebuf<char> {
+// Writes a file descriptor it owns, and keeps why its first write failed:
+// by the time a message reports the loss (at the end, or a reopen), errno
+// says something else.
+class OutputFile::Buffer : public std::streambuf {
  public:
-  explicit Buffer(int fd) : stdio_filebuf(fd, std::ios::out) {}
+  explicit Buffer(UniqueFd fd) : fd_(std::move(fd)) { setp(pending_.data(), pending_.data() + pending_.size()); }
+
+  // Writes what is pending and closes; false when anything was lost.
+  bool close() {
+    const bool drained = drain();
+    if (::close(fd_.release()) != 0) keep(errno);  // NFS reports write errors here
+    return drained && error_ == 0;
+  }
+  // errno of the first failed write or close; 0 when none failed.
+  [[nodiscard]] int error() const { return error_; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!drain()) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) sputc(traits_type::to_char_type(c));
+    return traits_type::not_eof(c);
+  }
+  int sync() override { return drain() ? 0 : -1; }
+
+ private:
+  bool drain() {
+    const char* next = pbase();
+    while (next < pptr()) {
+      const auto written = ::write(fd_.get(), next, static_cast<std::size_t>(pptr() - next));
+      if (written < 0 && errno == EINTR) continue;
+      if (written <= 0) {
+        keep(written < 0 ? errno : EIO);
+        break;
+      }
+      next += written;
+    }
+    setp(pending_.data(), pending_.data() + pending_.size());  // what failed is dropped
+    return error_ == 0;
+  }
+  void keep(int error) {
+    if (error_ == 0) error_ = error;
+  }
+
+  UniqueFd fd_;
+  std::array<char, 8192> pending_{};
+  int error_ = 0;
 };
 
 OutputFile::OutputFile(std::string path, Kind kind) : name_(std::move(path)) {
@@ -49,26 +93,26 @@ OutputFile::OutputFile(std::string path, Kind kind) : name_(std::move(path)) {
     open(0);
   } else {
     replacement_ = std::make_unique<ReplacementFile>(name_);
-    // The filebuf closes its own descriptor; the replacement keeps one to flush and rename.
-    const int fd = ::fcntl(replacement_->fd(), F_DUPFD_CLOEXEC, 0);
-    if (fd < 0) throw RuntimeError("cannot write " + name_ + ": " + std::strerror(errno));
-    stream_to(fd);
+    // The buffer closes its own descriptor; the replacement keeps one to flush and rename.
+    UniqueFd fd(::fcntl(replacement_->fd(), F_DUPFD_CLOEXEC, 0));
+    if (!fd.valid()) throw RuntimeError("cannot write " + name_ + ": " + std::strerror(errno));
+    stream_to(std::move(fd));
   }
 }
 
 void OutputFile::open(int flags) {
-  const int fd = ::open(name_.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC | flags, kMode);
-  if (fd < 0) {
+  UniqueFd fd(::open(name_.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC | flags, kMode));
+  if (!fd.valid()) {
     const int error = errno;
     const std::string why =
         error == ELOOP ? "it is a symbolic link (refused: it could point anywhere)" : std::strerror(error);
     throw UsageError("cannot write " + name_ + ": " + why);
   }
-  stream_to(fd);
+  stream_to(std::move(fd));
 }
 
-void OutputFile::stream_to(int fd) {
-  buffer_ = std::make_unique<Buffer>(fd);
+void OutputFile::stream_to(UniqueFd fd) {
+  buffer_ = std::make_unique<Buffer>(std::move(fd));
   owned_stream_->rdbuf(buffer_.get());
 }
 
@@ -81,9 +125,17 @@ void OutputFile::reopen() {
 OutputFile::~OutputFile() = default;
 
 void OutputFile::finish() {
+  errno = 0;
   stream_->flush();
-  if (buffer_ && buffer_->close() == nullptr) stream_->setstate(std::ios::badbit);
-  if (!*stream_) throw RuntimeError("writing " + name_ + " failed: " + std::strerror(errno));
+  int error = errno;  // standard output: why its flush failed, if it did
+  if (buffer_) {
+    if (!buffer_->close()) stream_->setstate(std::ios::badbit);
+    error = buffer_->error();
+  }
+  if (!*stream_) {
+    throw RuntimeError("writing " + name_ + " failed: " +
+                       (error != 0 ? std::strerror(error) : std::string("an earlier write failed")));
+  }
   if (replacement_) replacement_->commit(masked_by_umask(kMode));
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "util/atomic_file.hpp"
+#include "util/unique_fd.hpp"
 
 namespace hacoboot {
 
@@ -37,7 +38,8 @@ class OutputFile {
 
   std::ostream& stream() { return *stream_; }
   // Flushes (and puts a Replaced file in place); throws RuntimeError if
-  // anything written was lost (full disk, closed pipe).
+  // anything written was lost (full disk, closed pipe), saying why the
+  // first lost write failed.
   void finish();
   // Finishes this file and goes on in a new one at the same path (appending
   // if one is there): after logrotate moved it away. Standard output stays.
@@ -47,7 +49,7 @@ class OutputFile {
   class Buffer;  // a stream buffer writing a file descriptor
 
   void open(int flags);
-  void stream_to(int fd);
+  void stream_to(UniqueFd fd);
 
   std::string name_;
   std::unique_ptr<ReplacementFile> replacement_;

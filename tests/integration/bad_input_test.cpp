@@ -626,6 +626,36 @@ std::vector<BadInputCase> rows() {
   };
 }
 
+// The disk fills up while boots are traced: a row is written in part, the
+// next write fails, and many calls later (each of which may set errno) the
+// run ends. The error names the cause of the lost write, not what errno last
+// held.
+class FullDiskTest : public IntegrationTest {};
+
+TEST_F(FullDiskTest, EventsOnADiskThatFillsUpSaysWhy) {
+  const auto unshare = find_in_path("unshare");
+  if (!unshare) GTEST_SKIP() << "unshare not found in PATH";
+  const auto disk = dir() / "small";
+  std::filesystem::create_directory(disk);
+  // A page of room: the header fits, the rows of four boots do not.
+  std::vector<std::string> argv{unshare->string(),
+                                "--mount",
+                                "--propagation",
+                                "private",
+                                "/bin/sh",
+                                "-c",
+                                "mount -t tmpfs -o size=12k hacoboot-test \"$0\" && head -c 8192 /dev/zero > "
+                                "\"$0\"/filler && exec \"$@\"",
+                                disk.string()};
+  const auto rows = disk / "rows.tsv";
+  const auto tool = sampler_argv(
+      {"--events", rows.string(), "-o", "/dev/null", "--run", launcher_command({"-n", "4"}), app().string()});
+  argv.insert(argv.end(), tool.begin(), tool.end());
+  const auto r = run_process(argv, dir(), 90s);
+  EXPECT_TRUE(r.status.exited && r.status.code == 1) << r.status.describe() << "\nstderr: " << r.err;
+  EXPECT_NE(r.err.find("writing " + rows.string() + " failed: No space left on device"), std::string::npos) << r.err;
+}
+
 INSTANTIATE_TEST_SUITE_P(BadInput2, BadInputMatrixTest, ::testing::ValuesIn(rows()),
                          [](const ::testing::TestParamInfo<BadInputCase>& test) { return test.param.name; });
 

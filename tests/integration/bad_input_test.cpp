@@ -471,6 +471,10 @@ std::vector<BadInputCase> rows() {
       C("TextfileIsADirectory", {"--textfile", "{dir}/a-directory"}, 2, "it is a directory").keeps("{dir}/a-directory"),
       C("OutputIsADirectory", {"-o", "{dir}/a-directory"}, 2, "-o: cannot write {dir}/a-directory: it is a directory"),
       C("EventsIsASocket", {"--events", "{dir}/socket"}, 2, "it is a socket").keeps("{dir}/socket"),
+      // No open waits for a reader: the probes are live, the ring buffer fills.
+      C("EventsIsAFifoNoOneReads", {"--events", "{dir}/fifo"}, 2,
+        "cannot write {dir}/fifo: it is a FIFO no process reads")
+          .keeps("{dir}/fifo"),
       // A run refused for any reason leaves every output as it was, and creates none.
       C("MissingHaconiwaKeepsOutputs",
         {"--haconiwa", "{dir}/nonexistent", "-o", "{dir}/keep.json", "--events", "{dir}/keep.tsv", "--timeline",

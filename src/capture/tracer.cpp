@@ -54,16 +54,23 @@ int print_libbpf(enum libbpf_print_level /*level*/, const char* format, va_list 
   return std::fputs(printable_lines(text).c_str(), stderr);
 }
 
+// libbpf's own codes (4000 and up: "Invalid format"...) included.
 std::string errno_text(int error) {
-  return std::strerror(error < 0 ? -error : error);
+  std::array<char, 128> text{};
+  libbpf_strerror(error < 0 ? -error : error, text.data(), text.size());
+  return text.data();
 }
 
-[[noreturn]] void fail(const std::string& what, int error) {
+// What failed, why, and what to do.
+std::string failure_text(const std::string& what, int error) {
   const int code = error < 0 ? -error : error;
   std::string message = what + ": " + errno_text(code);
   if (code == EPERM || code == EACCES) message += " (needs root or CAP_BPF+CAP_PERFMON: run it with sudo)";
-  message += " (-v shows libbpf's log)";
-  throw RuntimeError(message);
+  return message + " (-v shows libbpf's log)";
+}
+
+[[noreturn]] void fail(const std::string& what, int error) {
+  throw RuntimeError(failure_text(what, error));
 }
 
 // The ring buffer's size must be a power of two multiple of the page size.
@@ -167,7 +174,9 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   if (cpus < 0) fail("counting the possible CPUs", cpus);
   possible_cpus_ = static_cast<std::size_t>(cpus);
 
-  if (int err = hacoboot_bpf__load(skeleton_.get()); err != 0) fail("loading the BPF programs", err);
+  if (int err = hacoboot_bpf__load(skeleton_.get()); err != 0) {
+    throw ProgramLoadError(failure_text("loading the BPF programs", err));
+  }
   if (int err = hacoboot_bpf__attach(skeleton_.get()); err != 0) {
     fail("attaching to the kernel's fork/exec/exit tracepoints", err);
   }

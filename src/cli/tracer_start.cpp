@@ -109,16 +109,15 @@ class Attacher {
 };
 
 // An attach with the kernel types of a cache file. A damaged cache must not
-// stop the tool (the kernel's BTF is still there): a value here.
+// stop the tool (the kernel's BTF is still there): a value here. Only a
+// failed load can be the cache's doing; any later failure (a probe that
+// cannot be attached) would fail the same way with the kernel's BTF, and
+// leaves the cache as it is.
 Expected<std::unique_ptr<Tracer>> try_cached_kernel_types(Attacher& attacher, const std::string& core_btf) {
   attacher.use_kernel_types(core_btf);
   try {
     return attacher.attach();
-  } catch (const SyscallTracepointError&) {
-    throw;  // the kernel types are not at fault
-  } catch (const UprobeMultiError&) {
-    throw;  // nor here: the next attempt would fail the same way
-  } catch (const RuntimeError& error) {
+  } catch (const ProgramLoadError& error) {
     return Failure{error.what()};
   }
 }

@@ -122,6 +122,17 @@ Expected<std::unique_ptr<Tracer>> try_cached_kernel_types(Attacher& attacher, co
   }
 }
 
+// An attach with the kernel types of --btf: a load they fail names the file.
+std::unique_ptr<Tracer> attach_with_btf_file(Attacher& attacher, const std::string& btf) {
+  attacher.use_kernel_types(btf);
+  try {
+    return attacher.attach();
+  } catch (const ProgramLoadError& error) {
+    throw ProgramLoadError("--btf " + btf + ": the BPF programs do not load with its kernel types (are they this " +
+                           "kernel's?): " + error.what());
+  }
+}
+
 // What the kernel refused says why on a kernel older than the oldest the
 // tool supports: its bare errno would not.
 [[noreturn]] void rethrow_with_kernel_hint() {
@@ -154,8 +165,7 @@ std::unique_ptr<Tracer> attach_tracer(const Options& options, Tracer::Config con
 
   if (!options.btf.empty()) {
     log.say("kernel types from " + options.btf + " (--btf)");
-    attacher.use_kernel_types(options.btf);
-    return attacher.attach();
+    return attach_with_btf_file(attacher, options.btf);
   }
   if (const auto cached = btf_cache ? btf_cache->cached() : std::nullopt) {
     log.say("kernel types from " + cached->string() + " (cached)");

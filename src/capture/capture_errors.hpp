@@ -38,6 +38,16 @@ class UprobeMultiError : public RuntimeError {
   bool perf_uprobes_would_do_;
 };
 
+// Loading the programs failed: the verifier refused them, or libbpf could
+// not relocate them (CO-RE) with the kernel types it was given. The one step
+// of a start that the kernel types can fail: the caller may discard a cached
+// file of them, or name the --btf file. A failure after the load (attaching a
+// probe or a tracepoint) is another RuntimeError, and says nothing of them.
+class ProgramLoadError : public RuntimeError {
+ public:
+  using RuntimeError::RuntimeError;
+};
+
 // The per-syscall tracepoints could not be used: no ids were found, or an id
 // no tracepoint has, or another tracepoint's (refused at attach, or whose
 // hook missed the tool's own execve/listen). The kernel types are not at

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <compare>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,8 +49,19 @@ inline constexpr KernelVersion kOldestKernel{5, 18};
 // refused, which reads as "no": ask only a process that may trace.
 std::optional<bool> kernel_has_ring_buffer();
 
-// Whether `path` holds BTF (raw, as /sys/kernel/btf/vmlinux or BTFHub's
-// files), or what is wrong with it.
+// The largest --btf file read. libbpf reads a raw BTF file whole into
+// memory, and copies it while parsing: an unbounded file (a sparse one of
+// gigabytes) would take that much memory and time before any message. A
+// kernel's own BTF is a few MiB (all of its types, modules excluded); this
+// leaves room for the biggest kernels, not for a vmlinux with its DWARF
+// (its .BTF section is extracted with objcopy, see the man page).
+inline constexpr std::uint64_t kMaxBtfFileBytes = std::uint64_t{64} << 20;
+
+// What is wrong with `path` as the kernel types of the programs (--btf): its
+// size, its format (raw BTF, as /sys/kernel/btf/vmlinux and BTFHub's files,
+// or an ELF file with a .BTF section), parsed the way the load will parse
+// it; a kernel's types have the task_struct the programs read. Nullopt when
+// nothing is.
 std::optional<std::string> btf_file_problem(const std::string& path);
 
 }  // namespace hacoboot

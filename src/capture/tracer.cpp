@@ -25,6 +25,7 @@
 #include "capture/usdt_multi_link.hpp"
 #include "hacoboot.h"  // the skeleton's .bss holds a struct hacoboot_counters
 #include "util/errors.hpp"
+#include "util/text.hpp"
 
 // clang++ has no _Bool; the skeleton's kconfig struct (from usdt.bpf.h) uses it.
 #if defined(__clang__)
@@ -41,21 +42,37 @@ namespace {
 bool g_verbose = false;
 
 // Quiet unless -v, warnings included: our own error message says what failed.
+// The log quotes paths (the binary, --btf): escaped as every message is.
 int print_libbpf(enum libbpf_print_level /*level*/, const char* format, va_list args) {
   if (!g_verbose) return 0;
-  return std::vfprintf(stderr, format, args);
+  va_list measuring;
+  va_copy(measuring, args);
+  const int length = std::vsnprintf(nullptr, 0, format, measuring);
+  va_end(measuring);
+  if (length < 0) return length;
+  std::string text(static_cast<std::size_t>(length) + 1, '\0');
+  (void)std::vsnprintf(text.data(), text.size(), format, args);
+  text.pop_back();
+  return std::fputs(printable_lines(text).c_str(), stderr);
 }
 
+// libbpf's own codes (4000 and up: "Invalid format"...) included.
 std::string errno_text(int error) {
-  return std::strerror(error < 0 ? -error : error);
+  std::array<char, 128> text{};
+  libbpf_strerror(error < 0 ? -error : error, text.data(), text.size());
+  return text.data();
 }
 
-[[noreturn]] void fail(const std::string& what, int error) {
+// What failed, why, and what to do.
+std::string failure_text(const std::string& what, int error) {
   const int code = error < 0 ? -error : error;
   std::string message = what + ": " + errno_text(code);
   if (code == EPERM || code == EACCES) message += " (needs root or CAP_BPF+CAP_PERFMON: run it with sudo)";
-  message += " (-v shows libbpf's log)";
-  throw RuntimeError(message);
+  return message + " (-v shows libbpf's log)";
+}
+
+[[noreturn]] void fail(const std::string& what, int error) {
+  throw RuntimeError(failure_text(what, error));
 }
 
 const std::string& name_of(const Tracer::Config& config) {
@@ -171,7 +188,9 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   if (cpus < 0) fail("counting the possible CPUs", cpus);
   possible_cpus_ = static_cast<std::size_t>(cpus);
 
-  if (int err = hacoboot_bpf__load(skeleton_.get()); err != 0) fail("loading the BPF programs", err);
+  if (int err = hacoboot_bpf__load(skeleton_.get()); err != 0) {
+    throw ProgramLoadError(failure_text("loading the BPF programs", err));
+  }
   if (int err = hacoboot_bpf__attach(skeleton_.get()); err != 0) {
     fail("attaching to the kernel's fork/exec/exit tracepoints", err);
   }

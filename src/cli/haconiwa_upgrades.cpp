@@ -115,7 +115,7 @@ void HaconiwaUpgrades::attach_again(Tracer& tracer, Attached& attached) {
     attached.file.read_again();
     attached.probe = tracer.attach_phase_probe_to(attached.file.attach_path(), path_, attached.file.phase_sites());
   } catch (const std::runtime_error& e) {  // UsageError (untrusted, no probe) or RuntimeError (attach)
-    warn(fmt::format("{} (inode {}) changed: {}: its launches are not seen", shown_, inode, e.what()));
+    warn(fmt::format("{} (inode {}) changed: {}: its launches are not seen", shown_, inode, printable(e.what(), kUncut)));
     return;
   }
   if (was_rewritten) {
@@ -135,7 +135,7 @@ void HaconiwaUpgrades::look_at_path(Tracer& tracer, bool complete) {
     attach_new(tracer, HaconiwaFile::open_path(path_));
   } catch (const std::runtime_error& e) {
     watch_.unusable(*offered);
-    warn(fmt::format("{} is a new file (inode {}), {}: its launches are not seen", shown_, offered->inode, e.what()));
+    warn(fmt::format("{} is a new file (inode {}), {}: its launches are not seen", shown_, offered->inode, printable(e.what(), kUncut)));
   }
 }
 
@@ -150,7 +150,7 @@ void HaconiwaUpgrades::on_unprobed_exec(Tracer& tracer, const UnprobedExec& exec
     }
   } catch (const std::runtime_error& e) {
     warn(fmt::format("{}: process {} runs a new file (inode {}) that {}: its launch is not seen", shown_, exec.pid,
-                     exec.file.inode, e.what()));
+                     exec.file.inode, printable(e.what(), kUncut)));
   }
   if (exec.held) {
     ::kill(static_cast<pid_t>(exec.pid), SIGCONT);

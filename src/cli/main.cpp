@@ -1,5 +1,9 @@
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
-#include <limits>
+#include <string>
 #include <string_view>
 
 #include "cli/capture_hints.hpp"
@@ -14,13 +18,10 @@ namespace {
 // message quotes (a path, a user name, an address), its control bytes and
 // invalid UTF-8 are shown escaped, and nothing of it is cut.
 void tell(std::string_view kind, std::string_view message) {
-  std::cerr << "hacoboot-sampler: " << kind << ": "
-            << hacoboot::printable(message, std::numeric_limits<std::size_t>::max()) << '\n';
+  std::cerr << "hacoboot-sampler: " << kind << ": " << hacoboot::printable(message, hacoboot::kUncut) << '\n';
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   using namespace hacoboot;
   try {
     const auto command_line = parse_command_line(argc, argv);
@@ -43,4 +44,32 @@ int main(int argc, char** argv) {
     tell("error", e.what());
     return kExitRuntimeError;
   }
+}
+
+// Whether everything written to standard output reached it; why not otherwise.
+std::string stdout_failure() {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int error = errno;
+  if (flushed && std::ferror(stdout) == 0 && std::cout.good()) return {};
+  return flushed || error == 0 ? std::string("an earlier write failed") : std::string(std::strerror(error));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Output piped into a reader that quits (`| head`, `| true`) is a write
+  // error reported with status 1, as a full disk is, for every command: not a
+  // death by SIGPIPE that a script reads as a crash. Children get it back
+  // (StopSignals::restore_defaults).
+  (void)std::signal(SIGPIPE, SIG_IGN);
+  const int status = run(argc, argv);
+  const auto failure = stdout_failure();
+  if (failure.empty()) return status;
+  // A failing status was told already (a command that checks its own output
+  // fails on it), or says more than this would: the gate's verdict.
+  if (status != hacoboot::kExitOk) return status;
+  tell("error", "writing standard output failed: " + failure);
+  return hacoboot::kExitRuntimeError;
 }

@@ -182,7 +182,6 @@ struct Arguments {
   Options options;
   std::string pid;
   std::string from;
-  std::string phase_names_file;
   std::string run;
   std::string count;
   std::string duration;
@@ -237,7 +236,7 @@ void add_what_to_trace(CLI::App& app, Arguments& args) {
   group.value("--from", args.from, "PHASE",
               fmt::format("Phase that starts the clock, by number or name (default {}, {})", kPhaseStartSupervisor,
                           phase_name(kPhaseStartSupervisor)));
-  group.value("--phase-names", args.phase_names_file, "FILE",
+  group.value("--phase-names", opt.phase_names_file, "FILE",
               "Name phases: lines of 'NUMBER NAME' (e.g. 123 APP_READY)");
 }
 
@@ -367,8 +366,8 @@ bool given(const CLI::App& app, const char* option) {
 
 void check_what_to_trace(const CLI::App& app, const Arguments& args, Options& opt) {
   if (given(app, "--phase-names")) {
-    opt.phase_names = PhaseNames::parse(read_input_file(args.phase_names_file, "--phase-names", kMaxPhaseNamesBytes),
-                                        args.phase_names_file);
+    opt.phase_names = PhaseNames::parse(read_input_file(opt.phase_names_file, "--phase-names", kMaxPhaseNamesBytes),
+                                        opt.phase_names_file);
   }
   if (given(app, "--from")) {
     const auto phase = opt.phase_names.find(args.from);
@@ -503,6 +502,15 @@ void check_command(CommandLine& result) {
     throw UsageError(fmt::format(
         "COMMAND is {} bytes long: the tool sees at most {} bytes of an execve's file name, so it could never match",
         command.size(), HACOBOOT_FILENAME_LEN - 1));
+  }
+  // The kernel side compares bytes, but the summary and a baseline carry
+  // COMMAND as text, and every report shows it: one that no terminal or JSON
+  // carries as it is (a TAB, an escape, invalid UTF-8) would be shown or
+  // stored as something else. No init command worth tracing needs such bytes.
+  if (!is_printable_utf8(command)) {
+    throw UsageError("COMMAND '" + printable(command) +
+                     "' is not printable UTF-8: control characters and invalid UTF-8 are refused, as reports and "
+                     "baselines could not carry it as it is");
   }
   if (!command.empty() && command.front() != '/') {
     result.warnings.push_back("COMMAND '" + printable(command) +

@@ -29,6 +29,7 @@ struct Options {
   bool check = false;                 // say whether this host can trace, and exit
   std::int64_t start_phase = kPhaseStartSupervisor;
   PhaseNames phase_names;
+  std::string phase_names_file;  // where phase_names came from; empty: none
   // When to stop
   std::optional<std::string> run;     // shell command traced from start to exit
   std::optional<std::string> run_as;  // user the --run command runs as

@@ -10,6 +10,8 @@
 #include <ostream>
 #include <utility>
 
+#include "util/text.hpp"
+
 namespace hacoboot {
 namespace {
 // What the tool reads from the phase probe's arguments.
@@ -25,18 +27,23 @@ struct Row {
   std::vector<std::string> decoded;
 };
 
+// A note's text is the binary's to choose: shown escaped, whole.
+std::string shown(std::string_view text) {
+  return printable(text, kUncut);
+}
+
 Row make_row(const UsdtProbe& probe) {
   const bool traced = is_phase_probe(probe);
   Row row{traced ? "*" : "",
-          probe.provider,
-          probe.name,
+          shown(probe.provider),
+          shown(probe.name),
           fmt::format("{:#x}", probe.address),
           probe.semaphore == 0 ? "none" : fmt::format("{:#x}", probe.semaphore),
-          probe.arguments.empty() ? "(none)" : probe.arguments,
+          probe.arguments.empty() ? "(none)" : shown(probe.arguments),
           {}};
   const auto arguments = parse_usdt_arguments(probe.arguments);
   for (std::size_t i = 0; i < arguments.size(); ++i) {
-    std::string line = fmt::format("arg{}: {}", i, describe(arguments[i]));
+    std::string line = fmt::format("arg{}: {}", i, shown(describe(arguments[i])));
     if (traced && i < kPhaseProbeArguments.size()) line += fmt::format(" ({})", kPhaseProbeArguments.at(i));
     row.decoded.push_back(std::move(line));
   }
@@ -46,10 +53,11 @@ Row make_row(const UsdtProbe& probe) {
 }  // namespace
 
 void write_probe_list(const std::string& binary, const std::vector<UsdtProbe>& probes, std::ostream& out) {
+  const auto shown_binary = shown(binary);
   if (probes.empty()) {
-    out << fmt::format("USDT probes in {}: none (no .note.stapsdt notes)\n", binary);
+    out << fmt::format("USDT probes in {}: none (no .note.stapsdt notes)\n", shown_binary);
   } else {
-    out << fmt::format("USDT probes in {}: {}\n", binary, probes.size());
+    out << fmt::format("USDT probes in {}: {}\n", shown_binary, probes.size());
     out << fmt::format("* = {}:{}, the probe hacoboot-sampler attaches to\n\n", kPhaseProbeProvider, kPhaseProbeName);
 
     const Row header{"", "PROVIDER", "NAME", "LOCATION", "SEMAPHORE", "ARGUMENTS", {}};
@@ -79,7 +87,7 @@ void write_probe_list(const std::string& binary, const std::vector<UsdtProbe>& p
   }
   if (std::none_of(probes.begin(), probes.end(), is_phase_probe)) {
     out << fmt::format("{}:{} is missing: hacoboot-sampler cannot trace {}\n", kPhaseProbeProvider, kPhaseProbeName,
-                       binary);
+                       shown_binary);
   }
 }
 

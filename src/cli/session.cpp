@@ -48,6 +48,7 @@
 #include "util/atomic_file.hpp"
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
+#include "util/text.hpp"
 #include "util/wait_status.hpp"
 
 namespace hacoboot {
@@ -154,7 +155,8 @@ BootSinksConfig boot_sinks_config(const Options& options) {
 // Where each finished boot goes: the summary, the rows, the pictures.
 class BootSinks {
  public:
-  explicit BootSinks(BootSinksConfig config) : config_(std::move(config)) {}
+  BootSinks(BootSinksConfig config, std::ostream& diagnostics)
+      : config_(std::move(config)), diagnostics_(diagnostics) {}
 
   // The only output written as it goes: created once every check passed and
   // the probes are attached.
@@ -163,21 +165,42 @@ class BootSinks {
     events_ = std::make_unique<OutputFile>(config_.events, OutputFile::Kind::Streamed);
     start_rows();
   }
-  // After logrotate moved the rows' file away (SIGHUP).
+  // After logrotate moved the rows' file away (SIGHUP). What is at the path
+  // then is the operator's doing, not the run's: a file that cannot be
+  // opened there stops no tracing (an exporter serves on), its rows are
+  // dropped and counted until a later SIGHUP opens one.
   void reopen_rows() {
     if (!events_) return;
-    events_->reopen();
+    if (const auto reopened = events_->reopen(); !reopened) {
+      rows_.reset();
+      tell(fmt::format("warning: --events {}: cannot reopen it: {}; its rows are dropped until a SIGHUP reopens it",
+                       config_.events, reopened.error()));
+      return;
+    }
+    if (dropped_rows_ > 0) {
+      tell(fmt::format("--events {} reopened; {} rows were dropped before", config_.events, dropped_rows_));
+    }
+    dropped_rows_ = 0;
     start_rows();
   }
   void finish_rows() {
-    if (events_) events_->finish();
+    if (!events_) return;
+    if (!events_->open()) {
+      tell(fmt::format("warning: --events {}: {} rows dropped: it could not be reopened", config_.events,
+                       dropped_rows_));
+    }
+    events_->finish();
   }
 
   void add(const BootRecord& boot) {
     // Once per boot: the summary and the rows read the same analysis.
     const auto analysis = analyse_boot(boot);
     summary_.add(boot, analysis);
-    if (rows_) rows_->write(boot, analysis);
+    if (rows_) {
+      rows_->write(boot, analysis);
+    } else if (events_) {
+      dropped_rows_ += boot.timeline().size();  // a row per milestone
+    }
     if (config_.keep_for_pictures && pictured_.size() < kMaxPictured) pictured_.push_back(boot);
   }
 
@@ -192,10 +215,17 @@ class BootSinks {
     rows_.emplace(events_->stream(), format, config_.phase_names);
   }
 
+  // One line on stderr, whole, its paths escaped.
+  void tell(const std::string& what) {
+    diagnostics_ << "hacoboot-sampler: " << printable(what, kUncut) << '\n' << std::flush;
+  }
+
   const BootSinksConfig config_;
+  std::ostream& diagnostics_;
   Summary summary_;
   std::unique_ptr<OutputFile> events_;
-  std::optional<BootRowWriter> rows_;
+  std::optional<BootRowWriter> rows_;  // none: the rows are dropped (a failed reopen)
+  std::uint64_t dropped_rows_ = 0;
   std::vector<BootRecord> pictured_;
 };
 
@@ -205,10 +235,10 @@ class BootSinks {
 // metrics.
 class Pipeline {
  public:
-  explicit Pipeline(const Options& options)
+  Pipeline(const Options& options, std::ostream& diagnostics)
       : warmup_(options.warmup),
         progress_(!options.quiet),
-        sinks_(boot_sinks_config(options)),
+        sinks_(boot_sinks_config(options), diagnostics),
         tracker_({.start_phase = options.start_phase, .command = options.command},
                  [this](const BootRecord& boot) { on_boot_done(boot); }),
         // Bound before anything is loaded: a port in use fails fast. Served
@@ -305,7 +335,8 @@ Tracer::Config tracer_config(const Options& options, const HaconiwaFile& haconiw
           .verbose = options.verbose};
 }
 
-// Every file the run writes, checked before any is created (see check_output_paths).
+// Every file the run writes, checked before any is created, against every
+// file it reads (see check_output_paths).
 void check_outputs(const Options& options, const std::string& haconiwa) {
   check_output_paths({{.option = "-o", .path = options.output},
                       {.option = "--events", .path = options.events},
@@ -316,7 +347,8 @@ void check_outputs(const Options& options, const std::string& haconiwa) {
                       {.option = "--gate-markdown", .path = options.gate_markdown}},
                      {{.option = "--baseline", .path = options.baseline},
                       {.option = "--haconiwa", .path = haconiwa},
-                      {.option = "--btf", .path = options.btf}});
+                      {.option = "--btf", .path = options.btf},
+                      {.option = "--phase-names", .path = options.phase_names_file}});
 }
 
 // What the run needs, checked before anything is loaded and before any file
@@ -363,11 +395,12 @@ void announce_start(const Options& options, const std::string& haconiwa, std::op
                     std::ostream& diagnostics) {
   if (options.quiet) return;
   if (!options.run) {
-    diagnostics << fmt::format("Tracing Haconiwa boots in {}... Hit Ctrl-C to end.\n", haconiwa) << std::flush;
+    diagnostics << fmt::format("Tracing Haconiwa boots in {}... Hit Ctrl-C to end.\n", printable(haconiwa, kUncut))
+                << std::flush;
   }
   if (metrics_port) {
     diagnostics << fmt::format("Serving Prometheus metrics at http://{}/metrics\n",
-                               to_string({options.serve->host, *metrics_port}))
+                               printable(to_string({options.serve->host, *metrics_port}), kUncut))
                 << std::flush;
   }
 }
@@ -483,7 +516,7 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   auto checked = check_before_loading(options, diagnostics);
   // Before loading: a Ctrl-C while attaching still ends with a summary.
   const StopSignals stop_signals(/*sighup_reopens=*/options.serve.has_value() || !options.textfile.empty());
-  Pipeline pipeline(options);
+  Pipeline pipeline(options, diagnostics);
   std::optional<CoreBtfCache> btf_cache;
   // Kernel types from --btf are that file's, not this kernel's to cache.
   if (options.btf_cache != "off" && options.btf.empty()) btf_cache.emplace(options.btf_cache, Tracer::bpf_object());

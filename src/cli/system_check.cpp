@@ -229,7 +229,8 @@ bool write_check_report(const std::vector<CheckLine>& lines, std::ostream& out) 
   std::size_t width = 0;
   for (const auto& line : lines) width = std::max(width, line.item.size());
   for (const auto& line : lines) {
-    out << fmt::format("{:<{}}  {:<8}  {}\n", line.item, width, state_name(line.state), line.detail);
+    // Details quote paths and what files hold: escaped here, once for all.
+    out << fmt::format("{:<{}}  {:<8}  {}\n", line.item, width, state_name(line.state), printable(line.detail, kUncut));
   }
   const auto blocking = items_in(lines, CheckState::Missing);
   if (!blocking.empty()) {

@@ -20,14 +20,14 @@ namespace hacoboot {
 namespace {
 
 // Notes on stderr while the programs load: the choices made (-v only) and the
-// fallbacks taken.
+// fallbacks taken. They quote paths (--btf, --btf-cache) and errors: escaped.
 class StartLog {
  public:
   StartLog(std::ostream& out, bool verbose) : out_(out), verbose_(verbose) {}
   void say(const std::string& what) const {
-    if (verbose_) out_ << "hacoboot-sampler: " << what << '\n';
+    if (verbose_) out_ << "hacoboot-sampler: " << printable(what, kUncut) << '\n';
   }
-  void warn(const std::string& what) const { out_ << "hacoboot-sampler: warning: " << what << '\n'; }
+  void warn(const std::string& what) const { out_ << "hacoboot-sampler: warning: " << printable(what, kUncut) << '\n'; }
 
  private:
   std::ostream& out_;
@@ -109,17 +109,27 @@ class Attacher {
 };
 
 // An attach with the kernel types of a cache file. A damaged cache must not
-// stop the tool (the kernel's BTF is still there): a value here.
+// stop the tool (the kernel's BTF is still there): a value here. Only a
+// failed load can be the cache's doing; any later failure (a probe that
+// cannot be attached) would fail the same way with the kernel's BTF, and
+// leaves the cache as it is.
 Expected<std::unique_ptr<Tracer>> try_cached_kernel_types(Attacher& attacher, const std::string& core_btf) {
   attacher.use_kernel_types(core_btf);
   try {
     return attacher.attach();
-  } catch (const SyscallTracepointError&) {
-    throw;  // the kernel types are not at fault
-  } catch (const UprobeMultiError&) {
-    throw;  // nor here: the next attempt would fail the same way
-  } catch (const RuntimeError& error) {
+  } catch (const ProgramLoadError& error) {
     return Failure{error.what()};
+  }
+}
+
+// An attach with the kernel types of --btf: a load they fail names the file.
+std::unique_ptr<Tracer> attach_with_btf_file(Attacher& attacher, const std::string& btf) {
+  attacher.use_kernel_types(btf);
+  try {
+    return attacher.attach();
+  } catch (const ProgramLoadError& error) {
+    throw ProgramLoadError("--btf " + btf + ": the BPF programs do not load with its kernel types (are they this " +
+                           "kernel's?): " + error.what());
   }
 }
 
@@ -155,8 +165,7 @@ std::unique_ptr<Tracer> attach_tracer(const Options& options, Tracer::Config con
 
   if (!options.btf.empty()) {
     log.say("kernel types from " + options.btf + " (--btf)");
-    attacher.use_kernel_types(options.btf);
-    return attacher.attach();
+    return attach_with_btf_file(attacher, options.btf);
   }
   if (const auto cached = btf_cache ? btf_cache->cached() : std::nullopt) {
     log.say("kernel types from " + cached->string() + " (cached)");

@@ -86,6 +86,17 @@ std::string printable(std::string_view text, std::size_t at_most) {
   return shown;
 }
 
+std::string printable_lines(std::string_view text) {
+  std::string shown;
+  for (std::size_t start = 0; start < text.size();) {
+    const auto end = std::min(text.find('\n', start), text.size());
+    shown += printable(text.substr(start, end - start), kUncut);
+    if (end < text.size()) shown += '\n';
+    start = end + 1;
+  }
+  return shown;
+}
+
 std::string escape_chars(std::string_view text, std::span<const CharEscape> escapes) {
   std::string escaped;
   escaped.reserve(text.size());

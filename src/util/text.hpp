@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -33,7 +34,13 @@ bool is_printable_utf8(std::string_view text);
 // message never sends raw bytes to a terminal; longer texts are cut after
 // at_most bytes with "...", so it stays one readable line.
 inline constexpr std::size_t kMaxPrintable = 256;
+// For a whole message or report line: nothing of it is cut.
+inline constexpr std::size_t kUncut = std::numeric_limits<std::size_t>::max();
 std::string printable(std::string_view text, std::size_t at_most = kMaxPrintable);
+
+// printable, uncut, line by line: a text of several lines (libbpf's log)
+// keeps its line breaks, and nothing else reaches the terminal raw.
+std::string printable_lines(std::string_view text);
 
 // How one character is written in an output format (\t in TSV, &lt; in
 // XML...); every other character is copied as it is.

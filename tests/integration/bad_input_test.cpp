@@ -471,6 +471,10 @@ std::vector<BadInputCase> rows() {
       C("TextfileIsADirectory", {"--textfile", "{dir}/a-directory"}, 2, "it is a directory").keeps("{dir}/a-directory"),
       C("OutputIsADirectory", {"-o", "{dir}/a-directory"}, 2, "-o: cannot write {dir}/a-directory: it is a directory"),
       C("EventsIsASocket", {"--events", "{dir}/socket"}, 2, "it is a socket").keeps("{dir}/socket"),
+      // No open waits for a reader: the probes are live, the ring buffer fills.
+      C("EventsIsAFifoNoOneReads", {"--events", "{dir}/fifo"}, 2,
+        "cannot write {dir}/fifo: it is a FIFO no process reads")
+          .keeps("{dir}/fifo"),
       // A run refused for any reason leaves every output as it was, and creates none.
       C("MissingHaconiwaKeepsOutputs",
         {"--haconiwa", "{dir}/nonexistent", "-o", "{dir}/keep.json", "--events", "{dir}/keep.tsv", "--timeline",
@@ -531,6 +535,16 @@ std::vector<BadInputCase> rows() {
           .keeps("{dir}/base.json"),
       C("TraceOutIsTheHaconiwaBinary", {"--trace-out", "{dir}/hacoboot-launcher"}, 2, "are the same file")
           .keeps("{dir}/hacoboot-launcher"),
+      // The phase names are read: no output replaces them.
+      C("OutputIsThePhaseNames", {"--phase-names", "{dir}/names.txt", "-o", "{dir}/names.txt"}, 2,
+        "-o {dir}/names.txt and --phase-names {dir}/names.txt are the same file")
+          .keeps("{dir}/names.txt"),
+      C("EventsIsThePhaseNames", {"--phase-names", "{dir}/names.txt", "--events", "{dir}/names.txt"}, 2,
+        "--events {dir}/names.txt and --phase-names {dir}/names.txt are the same file")
+          .keeps("{dir}/names.txt"),
+      C("TextfileIsThePhaseNames", {"--phase-names", "{dir}/names.txt", "--textfile", "{dir}/names.txt"}, 2,
+        "--textfile {dir}/names.txt and --phase-names {dir}/names.txt are the same file")
+          .keeps("{dir}/names.txt"),
       // --textfile is checked up front like the others.
       C("TextfileInMissingDirectory", {"--textfile", "{dir}/missing/m.prom"}, 2,
         "--textfile: cannot write {dir}/missing/m.prom: directory {dir}/missing: No such file or directory"),
@@ -602,6 +616,10 @@ std::vector<BadInputCase> rows() {
       // 13: a COMMAND the kernel side could never match
       input("CommandLongerThanTheKernelKeeps", {"/" + std::string(299, 'a')},
             "COMMAND is 300 bytes long: the tool sees at most 255 bytes"),
+      // 13: a COMMAND the summary and a baseline could not carry as it is
+      input("CommandWithATab", {"/app/my\tinit"},
+            "COMMAND '/app/my\\x09init' is not printable UTF-8: control characters and invalid UTF-8 are refused"),
+      input("CommandNotUtf8", {"/app/\xFF\xFEinit"}, "COMMAND '/app/\\xFF\\xFEinit' is not printable UTF-8"),
       // 14: what was looked up, and where
       input("HaconiwaBareNameInCurrentDirectory", {"--haconiwa", "haconiwa-here"},
             "to use the file in the current directory, give --haconiwa ./haconiwa-here")
@@ -610,6 +628,36 @@ std::vector<BadInputCase> rows() {
       input("BaselineFieldOfTheWrongType", {"--baseline", "{dir}/wrong-type.json"},
             R"({dir}/wrong-type.json: not a hacoboot-sampler summary: "metrics.execve" is an array, not an object)"),
   };
+}
+
+// The disk fills up while boots are traced: a row is written in part, the
+// next write fails, and many calls later (each of which may set errno) the
+// run ends. The error names the cause of the lost write, not what errno last
+// held.
+class FullDiskTest : public IntegrationTest {};
+
+TEST_F(FullDiskTest, EventsOnADiskThatFillsUpSaysWhy) {
+  const auto unshare = find_in_path("unshare");
+  if (!unshare) GTEST_SKIP() << "unshare not found in PATH";
+  const auto disk = dir() / "small";
+  std::filesystem::create_directory(disk);
+  // A page of room: the header fits, the rows of four boots do not.
+  std::vector<std::string> argv{unshare->string(),
+                                "--mount",
+                                "--propagation",
+                                "private",
+                                "/bin/sh",
+                                "-c",
+                                "mount -t tmpfs -o size=12k hacoboot-test \"$0\" && head -c 8192 /dev/zero > "
+                                "\"$0\"/filler && exec \"$@\"",
+                                disk.string()};
+  const auto rows = disk / "rows.tsv";
+  const auto tool = sampler_argv(
+      {"--events", rows.string(), "-o", "/dev/null", "--run", launcher_command({"-n", "4"}), app().string()});
+  argv.insert(argv.end(), tool.begin(), tool.end());
+  const auto r = run_process(argv, dir(), 90s);
+  EXPECT_TRUE(r.status.exited && r.status.code == 1) << r.status.describe() << "\nstderr: " << r.err;
+  EXPECT_NE(r.err.find("writing " + rows.string() + " failed: No space left on device"), std::string::npos) << r.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(BadInput2, BadInputMatrixTest, ::testing::ValuesIn(rows()),

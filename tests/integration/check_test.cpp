@@ -1,9 +1,11 @@
 // --check, the operator's "why does it not trace here?", and --btf, the
 // kernel types from a file for a kernel without its own: each line --check
 // can print MISSING on this machine, made to happen.
+#include <cstdint>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fixture.hpp"
@@ -139,6 +141,80 @@ TEST_F(CheckTest, AFileThatIsNoBtfIsMissing) {
   const auto r = check({"--btf", not_btf.string()});
   expect_exit(r, 1);
   EXPECT_TRUE(contains(line_of(r.out, "kernel BTF"), "not BTF")) << r.out;
+}
+
+// Raw BTF (linux/btf.h) of the given types and strings: a header, then both.
+std::string raw_btf(const std::vector<std::uint32_t>& types, const std::string& strings) {
+  const auto types_len = static_cast<std::uint32_t>(types.size() * sizeof(std::uint32_t));
+  const std::vector<std::uint32_t> header{0x0001eB9F,  // magic (0xeB9F), version 1, flags 0
+                                          24,          // hdr_len
+                                          0,           // type_off
+                                          types_len,   // type_len
+                                          types_len,   // str_off
+                                          static_cast<std::uint32_t>(strings.size())};
+  std::string bytes;
+  for (const auto& words : {header, types}) {
+    bytes.append(reinterpret_cast<const char*>(words.data()), words.size() * sizeof(std::uint32_t));
+  }
+  return bytes + strings;
+}
+
+constexpr std::uint32_t kKindInt = 1;
+constexpr std::uint32_t kKindStruct = 4;
+
+// Files that are no kernel's BTF, some starting as one does: --check parses
+// --btf as the run does and says what is wrong, naming the file; the run
+// refuses it before loading anything, in the same words.
+TEST_F(CheckTest, EveryFileThatIsNoKernelsBtfIsMissingAndRefused) {
+  const auto vmlinux = read_file("/sys/kernel/btf/vmlinux");
+  ASSERT_GT(vmlinux.size(), 4096U);
+  struct Bad {
+    std::string name;
+    std::string contents;
+    std::string problem;
+  };
+  const std::vector<Bad> bad_files{
+      {"truncated.btf", vmlinux.substr(0, vmlinux.size() / 2), "not valid BTF"},
+      {"garbage.btf", vmlinux.substr(0, 4) + std::string(4096, '\x5A'), "not valid BTF"},
+      {"four-bytes.btf", vmlinux.substr(0, 4), "not valid BTF"},
+      // An int named "int": valid BTF, of no kernel.
+      {"an-int.btf", raw_btf({1, kKindInt << 24, 4, 32}, std::string("\0int\0", 5)),
+       "BTF without struct task_struct: not the types of a kernel"},
+  };
+  std::vector<std::pair<std::string, std::string>> files;  // path, problem
+  for (const auto& bad : bad_files) {
+    const auto path = new_file(bad.name);
+    write_file(path, bad.contents);
+    files.emplace_back(path.string(), bad.problem);
+  }
+  files.emplace_back("/bin/true", "an ELF file without a .BTF section");
+  // Sparse: cheap to make, and never read.
+  const auto huge = new_file("huge.btf");
+  write_file(huge, vmlinux.substr(0, 4));
+  std::filesystem::resize_file(huge, (std::uintmax_t{64} << 20) + 1);
+  files.emplace_back(huge.string(), "larger than 64 MiB");
+
+  for (const auto& [path, problem] : files) {
+    const auto said = "--btf " + path + ": " + problem;
+    auto r = check({"--btf", path});
+    expect_exit(r, 1);
+    const auto line = line_of(r.out, "kernel BTF");
+    EXPECT_TRUE(contains(line, "MISSING") && contains(line, said)) << said << ":\n" << r.out;
+    r = run_sampler({"--btf", path, "--run", "true"});
+    expect_exit(r, 2);
+    EXPECT_TRUE(contains(r.err, said)) << said << ":\n" << r.err;
+  }
+}
+
+// BTF that parses, with a task_struct, but not the one the programs read:
+// the load fails, and says which file's types it failed with.
+TEST_F(CheckTest, ALoadThatFailsWithTheBtfFileNamesIt) {
+  const auto btf = new_file("empty-task-struct.btf");
+  write_file(btf, raw_btf({1, kKindStruct << 24, 0}, std::string("\0task_struct\0", 13)));
+  const auto r = run_sampler({"--btf", btf.string(), "--run", "true"});
+  expect_exit(r, 1);
+  EXPECT_TRUE(contains(r.err, "--btf " + btf.string() + ": the BPF programs do not load with its kernel types"))
+      << r.err;
 }
 
 // Where the kernel has no BTF of its own, a file of it does: the boots are

@@ -1,7 +1,10 @@
 // Stop signals (one, two, back to back, while attaching), SIGHUP of an
 // exporter, the --run command's signal dispositions, and a closed stdout pipe.
 #include <signal.h>
+#include <sys/stat.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -240,6 +243,75 @@ TEST_F(FaultSignalTest, SighupMakesAnExporterReopenItsEventsFileAndGoOn) {
   const auto status = tracer.wait_or_kill(60s);
   EXPECT_TRUE(status.exited && status.code == 0) << status.describe() << "\nstderr: " << tracer.err();
 }
+
+// What logrotate leaves at the rows' path is not the tool's to choose. A
+// symbolic link there ended the exporter; a FIFO no one reads froze it in
+// open() (the ring buffer not drained, the textfile not rewritten). A reopen
+// that fails says so and traces on, the rows dropped and counted, until a
+// later SIGHUP opens a file there again.
+enum class AtTheEventsPath : std::uint8_t { Symlink, Fifo };
+
+void PrintTo(AtTheEventsPath at, std::ostream* os) {
+  *os << (at == AtTheEventsPath::Symlink ? "a symbolic link" : "a FIFO");
+}
+
+class FaultSighupTest : public FaultTest, public ::testing::WithParamInterface<AtTheEventsPath> {};
+
+TEST_P(FaultSighupTest, AFailedReopenOfTheEventsFileTracesOn) {
+  const auto rows = new_file("rows.tsv");
+  const auto metrics = new_file("boots.prom");
+  const auto elsewhere = dir() / "elsewhere.tsv";
+  Process tracer(sampler_argv({"--textfile", metrics.string(), "--textfile-interval", "100ms", "-o", "/dev/null",
+                               "--events", rows.string(), app().string()}),
+                 dir());
+  ASSERT_TRUE(tracer.wait_for_text("Tracing Haconiwa boots in", true, 60s)) << tracer.err();
+  const auto boot = [&] {
+    const auto r = run_process({launcher().string(), "-n", "1", "--", app().string()}, dir(), 60s);
+    ASSERT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << '\n' << r.err;
+  };
+  // The textfile counts `boots` that listened, none still in flight.
+  const auto counted = [&](int boots) {
+    return wait_until(
+        [&] {
+          const auto text = read_file(metrics);
+          return text.find("\nhacoboot_boot_listen_seconds_count " + std::to_string(boots) + "\n") !=
+                     std::string::npos &&
+                 text.find("\nhacoboot_boots_in_flight 0\n") != std::string::npos;
+        },
+        30s);
+  };
+  boot();
+  ASSERT_TRUE(counted(1)) << read_file(metrics);
+  std::filesystem::rename(rows, new_file("rows.1.tsv"));
+  if (GetParam() == AtTheEventsPath::Symlink) {
+    std::filesystem::create_symlink(elsewhere, rows);
+  } else {
+    ASSERT_EQ(::mkfifo(rows.c_str(), 0600), 0) << std::strerror(errno);
+  }
+  tracer.send_signal(SIGHUP);
+  ASSERT_TRUE(tracer.wait_for_text("--events " + rows.string() + ": cannot reopen it", true, 30s)) << tracer.err();
+  boot();
+  EXPECT_TRUE(counted(2)) << "the textfile froze:\n" << read_file(metrics);
+  EXPECT_TRUE(tracer.running()) << "SIGHUP stopped the exporter";
+
+  std::filesystem::remove(rows);
+  tracer.send_signal(SIGHUP);
+  ASSERT_TRUE(tracer.wait_for_text("--events " + rows.string() + " reopened;", true, 30s)) << tracer.err();
+  EXPECT_NE(tracer.err().find(" rows were dropped before"), std::string::npos) << tracer.err();
+  EXPECT_EQ(tracer.err().find("reopened; 0 rows"), std::string::npos) << tracer.err();
+  boot();
+  EXPECT_TRUE(wait_until([&] { return rows_by_boot(parse_boot_rows(read_file(rows))).size() == 1; }, 30s))
+      << read_file(rows);
+  tracer.send_signal(SIGTERM);
+  const auto status = tracer.wait_or_kill(60s);
+  EXPECT_TRUE(status.exited && status.code == 0) << status.describe() << "\nstderr: " << tracer.err();
+  EXPECT_FALSE(std::filesystem::exists(elsewhere)) << "written through the symbolic link";
+}
+
+INSTANTIATE_TEST_SUITE_P(Fault, FaultSighupTest, ::testing::Values(AtTheEventsPath::Symlink, AtTheEventsPath::Fifo),
+                         [](const ::testing::TestParamInfo<AtTheEventsPath>& at) {
+                           return at.param == AtTheEventsPath::Symlink ? std::string("Symlink") : std::string("Fifo");
+                         });
 
 }  // namespace
 }  // namespace hacoboot::it

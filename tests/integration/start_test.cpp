@@ -187,6 +187,27 @@ TEST_F(StartTest, DamagedBtfCacheIsReplaced) {
   EXPECT_EQ(read_file(files.front()), good) << "not refilled";
 }
 
+// An attach that fails once the programs have loaded says nothing of the
+// kernel types they loaded with: the cache stays for the next run. The
+// probe's semaphore sits at an odd address, which the kernel refuses at
+// every attach (a process that exits while the tool starts would do too,
+// but only by a race).
+TEST_F(StartTest, AnAttachFailureKeepsTheBtfCache) {
+  const auto cache = dir() / "btf-cache";
+  boot_filling_cache({"--btf-cache", cache.string()});
+  const auto files = files_in(cache);
+  ASSERT_EQ(files.size(), 1U);
+  const auto extract = read_file(files.front());
+  const auto r = run_process({sampler().string(), "--haconiwa", test::misaligned_semaphore_probe().string(), "--btf-cache",
+                              cache.string(), "--usdt-attach", "perf", "--run", "true"},
+                             dir(), 90s);
+  EXPECT_TRUE(r.status.exited && r.status.code == 1) << r.status.describe() << "\nstderr: " << r.err;
+  EXPECT_NE(r.err.find("attaching USDT haconiwa:bootstrap_phase_pass"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("is unusable"), std::string::npos) << r.err;
+  EXPECT_EQ(files_in(cache), files) << "the cache was emptied";
+  EXPECT_EQ(read_file(files.front()), extract);
+}
+
 TEST_F(StartTest, BtfCacheOff) {
   const auto r = boot_once({"--btf-cache", "off"});
   EXPECT_NE(r.err.find(kFromKernel), std::string::npos) << r.err;

@@ -92,6 +92,8 @@ Process::Process(std::vector<std::string> argv, const std::filesystem::path& out
     pipe_read_ = fds[0];
     pipe_write = fds[1];
     if (stdout_to == StdoutTo::FullPipe) fill_pipe(pipe_write);
+    // Before the spawn: no write of the child's may get in while a reader is left.
+    if (stdout_to == StdoutTo::ClosedPipe) close_pipe();
     check(posix_spawn_file_actions_adddup2(&actions, pipe_write, 1), "adddup2 stdout");
   }
   check(posix_spawn_file_actions_addopen(&actions, 2, err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644),
@@ -117,7 +119,6 @@ Process::Process(std::vector<std::string> argv, const std::filesystem::path& out
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (pipe_write >= 0) ::close(pipe_write);
-  if (stdout_to == StdoutTo::ClosedPipe) close_pipe();
   check(err, ("spawning " + argv_[0]).c_str());
 }
 

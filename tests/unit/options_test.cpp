@@ -283,6 +283,19 @@ TEST(Options, ACommandTheKernelCannotMatchIsRefused) {
             "match");
 }
 
+// A COMMAND the summary could not carry as it is: invalid UTF-8 failed the
+// JSON summary after the whole run, a TAB made the baseline of the run
+// refuse the run itself.
+TEST(Options, ACommandThatIsNotPrintableUtf8IsRefused) {
+  EXPECT_EQ(refusal("/app/\xFF\xFEinit"),
+            "COMMAND '/app/\\xFF\\xFEinit' is not printable UTF-8: control characters and invalid UTF-8 are "
+            "refused, as reports and baselines could not carry it as it is");
+  for (const char* command : {"/app/my\tinit", "/app/\x1B[31minit", "/app/init\n"}) {
+    EXPECT_THROW(parse(command), UsageError) << command;
+  }
+  EXPECT_EQ(parse("/app/起動").options.command, "/app/起動");
+}
+
 // Values typed by a user are echoed escaped: a terminal never gets raw bytes.
 TEST(Options, UnknownValuesAreEchoedEscaped) {
   EXPECT_EQ(refusal("-f", "\x1B]0;owned\x07"),
@@ -396,6 +409,7 @@ TEST(Options, PhaseNamesFileNamesPhasesAndFromUsesThem) {
   EXPECT_EQ(cl.options.start_phase, 123);
   EXPECT_EQ(cl.options.phase_names.name(124), "DB_MIGRATED");
   EXPECT_EQ(cl.options.phase_names.name(21), "CONTAINER_EXECING");
+  EXPECT_EQ(cl.options.phase_names_file, names.path()) << "an input outputs must not replace";
 }
 
 TEST(Options, PhaseNamesFileMissingOrMalformedIsAUsageError) {

@@ -125,6 +125,19 @@ TEST(ProbeListing, NoProbesAtAll) {
             "haconiwa:bootstrap_phase_pass is missing: hacoboot-sampler cannot trace /bin/true\n");
 }
 
+// The binary's path and its notes' strings are anyone's to choose: shown
+// escaped, so that a crafted binary cannot drive the terminal.
+TEST(ProbeListing, PathAndNotesAreShownEscaped) {
+  const std::vector<UsdtProbe> probes{{"evil\x1B[2J", "name\x07", "-8@%rdi\x1B]0;x", 0x10, 0}};
+  const std::string actual = listing("/opt/\x1B[31mred/haconiwa", probes);
+  EXPECT_NE(actual.find("USDT probes in /opt/\\x1B[31mred/haconiwa: 1\n"), std::string::npos) << actual;
+  EXPECT_NE(actual.find("  evil\\x1B[2J  name\\x07  0x10      none       -8@%rdi\\x1B]0;x\n"), std::string::npos)
+      << actual;
+  EXPECT_NE(actual.find("cannot trace /opt/\\x1B[31mred/haconiwa\n"), std::string::npos) << actual;
+  EXPECT_EQ(actual.find('\x1B'), std::string::npos) << actual;
+  EXPECT_EQ(actual.find('\x07'), std::string::npos) << actual;
+}
+
 TEST(ProbeListing, EveryCopyOfAnInlinedProbeIsMarked) {
   const std::vector<UsdtProbe> probes{
       {"haconiwa", "bootstrap_phase_pass", "-8@%rdi -8@%rsi", 0x100, 0x200},

@@ -50,6 +50,14 @@ TEST(Printable, AsManyBytesAsAsked) {
   EXPECT_EQ(printable(message, message.size()), std::string(1'000, 'a') + "\\x1B");
 }
 
+// libbpf's log: its lines stay lines, whatever they quote.
+TEST(Printable, LineByLineKeepsOnlyTheLineBreaks) {
+  EXPECT_EQ(printable_lines("libbpf: /opt/\x1B[31m/x: bad\n\nnext\r\n"),
+            "libbpf: /opt/\\x1B[31m/x: bad\n\nnext\\x0D\n");
+  const std::string long_line(1'000, 'a');
+  EXPECT_EQ(printable_lines(long_line), long_line);
+}
+
 TEST(XmlEscape, ReplacesEveryMarkupCharacter) {
   EXPECT_EQ(xml_escape(R"(a<b>&"c"'d')"), "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos;");
   EXPECT_EQ(xml_escape("boot 3 (hpid 42)"), "boot 3 (hpid 42)");

@@ -225,7 +225,8 @@ const Expected<SyscallTracepointIds>& SyscallTracepointLookup::result() {
   }
   ids_ = to_ids(*reply);
   source_ = "a private tracefs mount";
-  if (unreadable_cache_) source_ += "; " + cache_file_->string() + " held no ids: removed";
+  // unreadable_cache_ comes with cache_file_: checked for the analyzer
+  if (unreadable_cache_ && cache_file_) source_ += "; " + cache_file_->string() + " held no ids: removed";
   return ids_;
 }
 

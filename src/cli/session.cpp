@@ -348,7 +348,7 @@ void announce_start(const Options& options, const std::string& haconiwa, std::op
   if (!options.run) {
     diagnostics << fmt::format("Tracing Haconiwa boots in {}... Hit Ctrl-C to end.\n", haconiwa) << std::flush;
   }
-  if (metrics_port) {
+  if (metrics_port && options.serve) {  // a port only with --serve
     diagnostics << fmt::format("Serving Prometheus metrics at http://{}/metrics\n",
                                to_string({options.serve->host, *metrics_port}))
                 << std::flush;

@@ -93,17 +93,17 @@ class MetricsExport {
   }
 
   void add(const BootRecord& boot) {
-    const std::lock_guard lock(mutex_);
+    const std::scoped_lock lock(mutex_);
     metrics_.add(boot);
   }
   void set_haconiwa_files(std::uint64_t attached, std::uint64_t replacements) {
-    const std::lock_guard lock(mutex_);
+    const std::scoped_lock lock(mutex_);
     metrics_.set_haconiwa_files(attached, replacements);
   }
   // Called from the event loop: fresh gauges, and the textfile when due (or `now`).
   void update(const TracerCounters& counters, std::uint64_t events_lost, std::uint64_t in_flight, bool write_now) {
     {
-      const std::lock_guard lock(mutex_);
+      const std::scoped_lock lock(mutex_);
       metrics_.set_lost_events(events_lost);
       metrics_.set_untracked_phases(counters.untracked_phases);
       metrics_.set_boots_in_flight(in_flight);
@@ -117,7 +117,7 @@ class MetricsExport {
  private:
   std::string render() {
     std::ostringstream text;
-    const std::lock_guard lock(mutex_);
+    const std::scoped_lock lock(mutex_);
     metrics_.write(text, config_.phase_names);
     return text.str();
   }

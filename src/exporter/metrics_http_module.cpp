@@ -123,7 +123,7 @@ void ConnectionThreads::enqueue(std::function<void()> serve) {
 
 void ConnectionThreads::shutdown() {
   {
-    const std::lock_guard lock(mutex_);
+    const std::scoped_lock lock(mutex_);
     shutting_down_ = true;
   }
   queued_.notify_all();

@@ -484,7 +484,7 @@ void write_clip_label(std::ostream& out, const DrawnBoot& boot, const LaneRow& r
                      xml_escape(fmt::format("… +{}", format_time(beyond_ns))));
 }
 
-enum class Marker { Execve, Listen };
+enum class Marker : std::uint8_t { Execve, Listen };
 
 void write_marker(std::ostream& out, Marker marker, std::int64_t at_ns, const Axis& axis, double row_y) {
   if (at_ns < axis.lo_ns || at_ns > axis.hi_ns) return;

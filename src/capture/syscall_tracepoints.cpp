@@ -128,18 +128,20 @@ bool tracefs_at(const char* root) {
   return ::stat((std::string(root) + "/events").c_str(), &st) == 0 || errno == EACCES;
 }
 
+// Why read_ids() failed, from its errno.
+std::string why_unreadable(int error) {
+  if (error == EACCES) return "its files are unreadable without uid 0 or CAP_DAC_READ_SEARCH";
+  if (error == ENOENT) return "it has no syscalls:* events (CONFIG_FTRACE_SYSCALLS)";
+  return std::strerror(error);
+}
+
 }  // namespace
 
 std::optional<MountedTracefs> mounted_tracefs() {
   for (const char* root : {kTracefs, kDebugfsTracing}) {
     if (!tracefs_at(root)) continue;
     if (const auto ids = read_ids(id_paths(root))) return MountedTracefs{.root = root, .ids = to_ids(*ids)};
-    const int error = errno;
-    return MountedTracefs{
-        .root = root,
-        .ids = Failure{error == EACCES   ? std::string("its files are unreadable without uid 0 or CAP_DAC_READ_SEARCH")
-                       : error == ENOENT ? std::string("it has no syscalls:* events (CONFIG_FTRACE_SYSCALLS)")
-                                         : std::string(std::strerror(error))}};
+    return MountedTracefs{.root = root, .ids = Failure{why_unreadable(errno)}};
   }
   return std::nullopt;
 }

@@ -51,7 +51,10 @@ std::optional<Version> version_of(std::string_view text) {
   const char* at = text.data();
   const char* end = text.data() + text.size();
   for (std::size_t i = 0; i < version.size(); ++i) {
-    if (i > 0 && (at == end || *at++ != '.')) return std::nullopt;
+    if (i > 0) {
+      if (at == end || *at != '.') return std::nullopt;
+      ++at;
+    }
     const auto [next, ec] = std::from_chars(at, end, version.at(i));
     if (ec != std::errc{} || next == at) return std::nullopt;
     at = next;
@@ -145,6 +148,13 @@ struct Ranked {
   std::vector<double> now;
 };
 
+// A change beyond --max-regression either way, or none.
+Verdict verdict_of_change(double change_pct, const GateConfig& config) {
+  if (change_pct > config.max_regression_pct) return Verdict::Regressed;
+  if (change_pct < -config.max_regression_pct) return Verdict::Improved;
+  return Verdict::NoChange;
+}
+
 void judge_by_percentile(MetricComparison& row, const Compared& compared, const GateConfig& config) {
   row.method = GateMethod::Percentile;
   const auto before = compared.baseline->get(config.statistic);
@@ -159,9 +169,7 @@ void judge_by_percentile(MetricComparison& row, const Compared& compared, const 
   }
   row.change_pct = (static_cast<double>(after) - static_cast<double>(before)) / static_cast<double>(before) * 100.0;
   row.change_low_pct = row.change_high_pct = row.change_pct;
-  row.verdict = row.change_pct > config.max_regression_pct    ? Verdict::Regressed
-                : row.change_pct < -config.max_regression_pct ? Verdict::Improved
-                                                              : Verdict::NoChange;
+  row.verdict = verdict_of_change(row.change_pct, config);
 }
 
 // Boots per run that would tell a shift of --max-regression at the level
@@ -207,9 +215,7 @@ std::optional<Ranked> test_row(MetricComparison& row, const Compared& compared, 
 void judge_by_rank_test(MetricComparison& row, bool rejected, const Ranked& ranked, const GateConfig& config,
                         std::size_t tested) {
   if (rejected) {
-    row.verdict = row.change_pct > config.max_regression_pct    ? Verdict::Regressed
-                  : row.change_pct < -config.max_regression_pct ? Verdict::Improved
-                                                                : Verdict::NoChange;
+    row.verdict = verdict_of_change(row.change_pct, config);
     return;
   }
   const auto needed = needed_for(ranked, static_cast<double>(row.baseline_median_ns), config, tested);

@@ -56,7 +56,7 @@ std::optional<Ids> read_ids(const std::vector<std::string>& paths) {
     int id = 0;
     std::from_chars(text.data(), text.data() + n, id);
     if (id <= 0) return std::nullopt;
-    ids[i] = id;
+    ids.at(i) = id;
   }
   return ids;
 }

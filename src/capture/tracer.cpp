@@ -25,11 +25,11 @@
 #include "util/errors.hpp"
 
 // clang++ has no _Bool; the skeleton's kconfig struct (from usdt.bpf.h) uses it.
-#if defined(__clang__)
+#ifdef __clang__
 #define _Bool bool  // NOLINT
 #endif
 #include "hacoboot.skel.h"
-#if defined(__clang__)
+#ifdef __clang__
 #undef _Bool
 #endif
 
@@ -145,7 +145,7 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
                                           static_cast<bpf_attach_type>(kUprobeMultiAttachType));
   }
   const std::size_t rb_size = ring_buffer_size(config.ring_buffer_bytes);
-  if (int err = bpf_map__set_max_entries(skeleton_->maps.events, static_cast<__u32>(rb_size)); err != 0) {
+  if (const int err = bpf_map__set_max_entries(skeleton_->maps.events, static_cast<__u32>(rb_size)); err != 0) {
     fail("sizing the ring buffer", err);
   }
   // Wake the reader early once a quarter is used; it reads on a timer before that.
@@ -157,8 +157,8 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   if (cpus < 0) fail("counting the possible CPUs", cpus);
   possible_cpus_ = static_cast<std::size_t>(cpus);
 
-  if (int err = hacoboot_bpf__load(skeleton_.get()); err != 0) fail("loading the BPF programs", err);
-  if (int err = hacoboot_bpf__attach(skeleton_.get()); err != 0) {
+  if (const int err = hacoboot_bpf__load(skeleton_.get()); err != 0) fail("loading the BPF programs", err);
+  if (const int err = hacoboot_bpf__attach(skeleton_.get()); err != 0) {
     fail("attaching to the kernel's fork/exec/exit tracepoints", err);
   }
   attach_syscall_hooks(config);
@@ -187,7 +187,10 @@ void Tracer::choose_syscall_programs(bool tracepoints, bool raw_syscalls) {
 void Tracer::attach_syscall_hooks(const Config& config) {
   if (auto* lookup = config.syscall_tracepoints) {
     const auto& ids = lookup->result();
-    if (ids) return attach_syscall_tracepoints(*ids);
+    if (ids) {
+      attach_syscall_tracepoints(*ids);
+      return;
+    }
     if (!config.raw_syscalls_fallback) throw SyscallTracepointError(ids.error());
   }
   auto& links = skeleton_->links;
@@ -198,7 +201,7 @@ void Tracer::attach_syscall_hooks(const Config& config) {
 }
 
 void Tracer::attach_phase_probe(const Config& config, const Expected<UsdtMultiAttach>& plan) {
-  bpf_program* program = skeleton_->progs.on_phase;
+  const bpf_program* program = skeleton_->progs.on_phase;
   if (plan) {
     const bpf_map* specs = bpf_object__find_map_by_name(skeleton_->obj, "__bpf_usdt_specs");
     if (specs == nullptr) throw RuntimeError("the BPF object has no USDT spec map");
@@ -217,7 +220,7 @@ void Tracer::attach_phase_probe(const Config& config, const Expected<UsdtMultiAt
 }
 
 void Tracer::attach_phase_probe_to(const std::string& binary, const std::vector<UsdtProbe>& sites) {
-  bpf_program* program = skeleton_->progs.on_phase;
+  const bpf_program* program = skeleton_->progs.on_phase;
   if (!usdt_attachment_.uprobe_multi) {
     // libbpf's USDT manager gives these sites spec ids of their own.
     std::unique_ptr<bpf_link, LinkDeleter> link(

@@ -439,8 +439,6 @@ int exit_status(StopReason stop, ChildProcess* child, const std::optional<RunFig
   return baseline ? judge_run(*baseline, figures_of_run(summary, facts), options, diagnostics) : kExitOk;
 }
 
-}  // namespace
-
 int list_probes(const Options& options, std::ostream& out) {
   const auto binary = haconiwa_binary(options);
   write_probe_list(binary, read_usdt_probes(binary), out);
@@ -448,6 +446,8 @@ int list_probes(const Options& options, std::ostream& out) {
   if (!out) throw RuntimeError("writing the probe list failed");
   return kExitOk;
 }
+
+}  // namespace
 
 int run_session(const Options& options, std::ostream& diagnostics) {
   if (options.list) return list_probes(options, std::cout);

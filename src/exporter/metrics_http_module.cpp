@@ -342,7 +342,7 @@ void HttplibEndpoint::start() {
 
 // The tool and the module are C++ built together: C linkage only gives
 // dlsym a plain name, so the C++ return type is no concern here.
-#if defined(__clang__)
+#ifdef __clang__
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wreturn-type-c-linkage"
 #endif
@@ -358,7 +358,7 @@ extern "C" __attribute__((visibility("default"))) hacoboot::OpenedEndpoint hacob
     return hacoboot::Failure{e.what()};
   }
 }
-#if defined(__clang__)
+#ifdef __clang__
 #pragma clang diagnostic pop
 #endif
 

@@ -211,8 +211,10 @@ bool SyscallTracepointLookup::ready() const {
   return ::poll(&reply, 1, 0) == 1;
 }
 
+// Only the wait: the ids are no longer wanted, and building result()'s
+// messages could throw (out of memory) out of a destructor.
 SyscallTracepointLookup::~SyscallTracepointLookup() {
-  (void)result();
+  if (child_) child_->wait();
 }
 
 const Expected<SyscallTracepointIds>& SyscallTracepointLookup::result() {

@@ -9,6 +9,8 @@
 # clang-tidy reads the compile database of $BUILD_DIR (default build/), which
 # must be configured and built (src/capture includes the generated BPF
 # skeleton). TIDY_JOBS: parallel clang-tidy runs (default: nproc).
+# HACOBOOT_TIDY_CACHE: a directory where files that passed are remembered, so
+# that unchanged code is not linted again (see scripts/tidy.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -59,7 +59,7 @@ std::string CgroupPaths::path_of(std::uint64_t id) {
   const auto length = ::readlink(link.c_str(), target.data(), target.size() - 1);
   if (length <= 0) return {};
   std::string path(target.data(), static_cast<std::size_t>(length));
-  if (path.compare(0, mount_point_.size(), mount_point_) == 0) path.erase(0, mount_point_.size());
+  if (path.starts_with(mount_point_)) path.erase(0, mount_point_.size());
   if (path.empty()) path = "/";
 
   if (cache_.size() >= kMaxCached) cache_.clear();

@@ -65,6 +65,7 @@ bool prepare_filler() {
   ::setpgid(0, 0);
   (void)::setpriority(PRIO_PROCESS, 0, 19);
   const int null = ::open("/dev/null", O_RDWR);
+  if (null < 0) return true;  // no /dev/null: bpftool shares the tool's stdio
   for (const int fd : {0, 1, 2}) ::dup2(null, fd);
   return true;
 }
@@ -103,12 +104,12 @@ Expected<std::filesystem::path> CoreBtfCache::start_filling() {
     return Failure{bpftool.error() + ": every start reads the whole kernel BTF (install bpftool to cache it)"};
   }
   const auto& [place, fd] = *bpftool;
-  if (auto written = write_object_copy(); !written) {
+  auto args = write_object_copy(place);
+  if (!args) {
     drop_temporaries();
-    return Failure{written.error()};
+    return Failure{args.error()};
   }
-  auto args = min_core_btf_command(place, *extract_, *object_copy_);
-  const auto argv = c_string_array(args);
+  const auto argv = c_string_array(*args);
   const auto checked = "/proc/self/fd/" + std::to_string(fd.get());
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): execve takes char* const[] it does not write to
   auto* const* envp = const_cast<char* const*>(kBpftoolEnvironment.data());
@@ -122,23 +123,23 @@ Expected<std::filesystem::path> CoreBtfCache::start_filling() {
   return std::filesystem::path(place);
 }
 
-Expected<void> CoreBtfCache::write_object_copy() {
+Expected<std::vector<std::string>> CoreBtfCache::write_object_copy(const std::string& bpftool) {
   if (::mkdir(directory_.c_str(), 0700) != 0 && errno != EEXIST) {
     return Failure{"cannot create " + directory_.string() + ": " + std::strerror(errno)};
   }
   if (!owned_by_us_alone(directory_, S_IFDIR)) {
     return Failure{directory_.string() + " is not a directory only this user can write to: not caching BTF there"};
   }
-  object_copy_.emplace((directory_ / ".object-XXXXXX").string());
-  extract_.emplace((directory_ / ".btf-XXXXXX").string());
-  if (!object_copy_->valid() || !extract_->valid()) {
+  auto& object_copy = object_copy_.emplace((directory_ / ".object-XXXXXX").string());
+  const auto& extract = extract_.emplace((directory_ / ".btf-XXXXXX").string());
+  if (!object_copy.valid() || !extract.valid()) {
     return Failure{"cannot write to " + directory_.string() + ": " + std::strerror(errno)};
   }
   const std::string_view object(reinterpret_cast<const char*>(bpf_object_.data()), bpf_object_.size());
-  auto written = object_copy_->write(object);
-  if (written) written = object_copy_->close();
+  auto written = object_copy.write(object);
+  if (written) written = object_copy.close();
   if (!written) return Failure{"cannot write to " + directory_.string() + ": " + written.error()};
-  return {};
+  return min_core_btf_command(bpftool, extract, object_copy);
 }
 
 void CoreBtfCache::finish_filling(std::chrono::milliseconds patience) {
@@ -150,6 +151,7 @@ void CoreBtfCache::finish_filling(std::chrono::milliseconds patience) {
 }
 
 void CoreBtfCache::install_extract() {
+  if (!extract_ || !file_) return;  // set whenever filling started: checked for the analyzer
   ::fchmod(extract_->fd(), 0644);
   // Extracts for the other kernels stay: one may be booted again.
   const auto name = file_->filename().string();

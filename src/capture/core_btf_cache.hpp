@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "util/atomic_file.hpp"
 #include "util/expected.hpp"
@@ -54,8 +55,9 @@ class CoreBtfCache {
   void finish_filling(std::chrono::milliseconds patience);
 
  private:
-  // bpftool's input (the BPF object) in the cache directory, created if need be.
-  Expected<void> write_object_copy();
+  // bpftool's input (the BPF object) in the cache directory, created if need
+  // be, and its output: the command line of `bpftool` that fills the cache.
+  Expected<std::vector<std::string>> write_object_copy(const std::string& bpftool);
   // bpftool's output renamed into place, superseding older objects' extracts.
   void install_extract();
   void drop_temporaries();  // bpftool's input and output, unless installed

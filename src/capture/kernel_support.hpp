@@ -15,7 +15,7 @@ namespace hacoboot {
 struct KernelVersion {
   int major = 0;
   int minor = 0;
-  auto operator<=>(const KernelVersion&) const = default;  // NOLINT(modernize-use-nullptr): clang-tidy 14 misreads <=>
+  auto operator<=>(const KernelVersion&) const = default;
 };
 
 // "6.18.44-fc-v1045" -> 6.18; nullopt for what is no release.

@@ -56,7 +56,7 @@ std::optional<Ids> read_ids(const std::vector<std::string>& paths) {
     int id = 0;
     std::from_chars(text.data(), text.data() + n, id);
     if (id <= 0) return std::nullopt;
-    ids[i] = id;
+    ids.at(i) = id;
   }
   return ids;
 }
@@ -128,18 +128,20 @@ bool tracefs_at(const char* root) {
   return ::stat((std::string(root) + "/events").c_str(), &st) == 0 || errno == EACCES;
 }
 
+// Why read_ids() failed, from its errno.
+std::string why_unreadable(int error) {
+  if (error == EACCES) return "its files are unreadable without uid 0 or CAP_DAC_READ_SEARCH";
+  if (error == ENOENT) return "it has no syscalls:* events (CONFIG_FTRACE_SYSCALLS)";
+  return std::strerror(error);
+}
+
 }  // namespace
 
 std::optional<MountedTracefs> mounted_tracefs() {
   for (const char* root : {kTracefs, kDebugfsTracing}) {
     if (!tracefs_at(root)) continue;
     if (const auto ids = read_ids(id_paths(root))) return MountedTracefs{.root = root, .ids = to_ids(*ids)};
-    const int error = errno;
-    return MountedTracefs{
-        .root = root,
-        .ids = Failure{error == EACCES   ? std::string("its files are unreadable without uid 0 or CAP_DAC_READ_SEARCH")
-                       : error == ENOENT ? std::string("it has no syscalls:* events (CONFIG_FTRACE_SYSCALLS)")
-                                         : std::string(std::strerror(error))}};
+    return MountedTracefs{.root = root, .ids = Failure{why_unreadable(errno)}};
   }
   return std::nullopt;
 }
@@ -209,8 +211,10 @@ bool SyscallTracepointLookup::ready() const {
   return ::poll(&reply, 1, 0) == 1;
 }
 
+// Only the wait: the ids are no longer wanted, and building result()'s
+// messages could throw (out of memory) out of a destructor.
 SyscallTracepointLookup::~SyscallTracepointLookup() {
-  (void)result();
+  if (child_) child_->wait();
 }
 
 const Expected<SyscallTracepointIds>& SyscallTracepointLookup::result() {
@@ -225,7 +229,8 @@ const Expected<SyscallTracepointIds>& SyscallTracepointLookup::result() {
   }
   ids_ = to_ids(*reply);
   source_ = "a private tracefs mount";
-  if (unreadable_cache_) source_ += "; " + cache_file_->string() + " held no ids: removed";
+  // unreadable_cache_ comes with cache_file_: checked for the analyzer
+  if (unreadable_cache_ && cache_file_) source_ += "; " + cache_file_->string() + " held no ids: removed";
   return ids_;
 }
 

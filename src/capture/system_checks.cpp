@@ -97,8 +97,7 @@ Capabilities Capabilities::effective() {
   std::string line;
   while (std::getline(status, line)) {
     constexpr std::string_view kKey = "CapEff:";
-    if (line.compare(0, kKey.size(), kKey) == 0)
-      return Capabilities(std::stoull(line.substr(kKey.size()), nullptr, 16));
+    if (line.starts_with(kKey)) return Capabilities(std::stoull(line.substr(kKey.size()), nullptr, 16));
   }
   return Capabilities(0);
 }

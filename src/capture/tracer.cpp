@@ -28,11 +28,11 @@
 #include "util/text.hpp"
 
 // clang++ has no _Bool; the skeleton's kconfig struct (from usdt.bpf.h) uses it.
-#if defined(__clang__)
+#ifdef __clang__
 #define _Bool bool  // NOLINT
 #endif
 #include "hacoboot.skel.h"
-#if defined(__clang__)
+#ifdef __clang__
 #undef _Bool
 #endif
 
@@ -175,7 +175,7 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
                                           static_cast<bpf_attach_type>(kUprobeMultiAttachType));
   }
   const std::size_t rb_size = ring_buffer_size(config.ring_buffer_bytes);
-  if (int err = bpf_map__set_max_entries(skeleton_->maps.events, static_cast<__u32>(rb_size)); err != 0) {
+  if (const int err = bpf_map__set_max_entries(skeleton_->maps.events, static_cast<__u32>(rb_size)); err != 0) {
     fail("sizing the ring buffer", err);
   }
   // Wake the reader early once a quarter is used; it reads on a timer before that.
@@ -188,10 +188,10 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   if (cpus < 0) fail("counting the possible CPUs", cpus);
   possible_cpus_ = static_cast<std::size_t>(cpus);
 
-  if (int err = hacoboot_bpf__load(skeleton_.get()); err != 0) {
+  if (const int err = hacoboot_bpf__load(skeleton_.get()); err != 0) {
     throw ProgramLoadError(failure_text("loading the BPF programs", err));
   }
-  if (int err = hacoboot_bpf__attach(skeleton_.get()); err != 0) {
+  if (const int err = hacoboot_bpf__attach(skeleton_.get()); err != 0) {
     fail("attaching to the kernel's fork/exec/exit tracepoints", err);
   }
   attach_syscall_hooks(config);
@@ -220,7 +220,10 @@ void Tracer::choose_syscall_programs(bool tracepoints, bool raw_syscalls) {
 void Tracer::attach_syscall_hooks(const Config& config) {
   if (auto* lookup = config.syscall_tracepoints) {
     const auto& ids = lookup->result();
-    if (ids) return attach_syscall_tracepoints(*ids);
+    if (ids) {
+      attach_syscall_tracepoints(*ids);
+      return;
+    }
     if (!config.raw_syscalls_fallback) throw SyscallTracepointError(ids.error());
   }
   auto& links = skeleton_->links;
@@ -346,7 +349,7 @@ void Tracer::prove_syscall_tracepoints(const SyscallTracepointIds& ids) {
   __atomic_store_n(&bss->self_check_tid, static_cast<__u32>(::gettid()), __ATOMIC_SEQ_CST);
   std::array<char*, 1> no_arguments{};
   (void)::execve(kNoProgram, no_arguments.data(), no_arguments.data());
-  (void)::listen(-1, 0);
+  (void)::listen(-1, 0);  // NOLINT(clang-analyzer-unix.StdCLibraryFunctions): fails on purpose, see above
   __atomic_store_n(&bss->self_check_tid, 0, __ATOMIC_SEQ_CST);
   const auto missed = [](const char* name, int id, const char* call) {
     return SyscallTracepointError("tracepoint id " + std::to_string(id) + " is not syscalls:" + name +

@@ -103,11 +103,13 @@ class Tracer {
     SyscallTracepointLookup* syscall_tracepoints = nullptr;
     bool raw_syscalls_fallback = true;
     // A BTF file with the kernel types the programs read (CoreBtfCache);
-    // empty: libbpf reads the kernel's whole BTF.
-    std::string core_btf{};
+    // empty: libbpf reads the kernel's whole BTF. The {} here and on the next
+    // member keep -Wmissing-field-initializers quiet on the designated
+    // initializers that leave them out.
+    std::string core_btf{};  // NOLINT(readability-redundant-member-init)
     // The phase probe's sites in haconiwa_path (require_phase_probe), for
     // the uprobe_multi link; libbpf's perf uprobes read the notes themselves.
-    std::vector<UsdtProbe> phase_probe_sites{};
+    std::vector<UsdtProbe> phase_probe_sites{};  // NOLINT(readability-redundant-member-init)
     // uprobe_multi, perf uprobes, or the first of them that works here.
     UsdtAttach usdt_attach = UsdtAttach::Auto;
     // Only launches by this process or its descendants (--pid); 0: any.

@@ -8,7 +8,7 @@
 namespace hacoboot {
 namespace {
 
-#if defined(__x86_64__)
+#ifdef __x86_64__
 struct RegisterNames {
   std::array<std::string_view, 4> names;  // 64-, 32-, 16- and 8-bit
   std::int16_t offset = 0;                // in the kernel's x86-64 struct pt_regs
@@ -59,7 +59,7 @@ std::optional<std::pair<std::int64_t, std::int16_t>> memory_operand(std::string_
 }  // namespace
 
 std::optional<UsdtArgLocation> locate_usdt_argument(const UsdtArgument& argument) {
-#if defined(__x86_64__)
+#ifdef __x86_64__
   UsdtArgLocation location;
   location.is_signed = argument.is_signed;
   location.bitshift = static_cast<std::int8_t>(64 - argument.size * 8);

@@ -11,8 +11,8 @@ namespace hacoboot {
 // bpf_usdt_arg() (usdt.bpf.h): what the loader writes into libbpf's spec map
 // when it attaches the probe itself, as one uprobe_multi link.
 struct UsdtArgLocation {
-  // libbpf's enum __bpf_usdt_arg_type, same values.
-  enum class Type : std::uint32_t { Constant = 0, Register = 1, RegisterDeref = 2 };
+  // libbpf's enum __bpf_usdt_arg_type, same values (widened to the spec map's 32 bits).
+  enum class Type : std::uint8_t { Constant = 0, Register = 1, RegisterDeref = 2 };
   Type type = Type::Constant;
   std::uint64_t value_or_offset = 0;  // the constant, or the displacement from the register
   std::int16_t register_offset = 0;   // of the register in the kernel's struct pt_regs

@@ -82,6 +82,7 @@ bool kernel_has_uprobe_multi() {
       {.code = BPF_JMP | BPF_EXIT, .dst_reg = 0, .src_reg = 0, .off = 0, .imm = 0},
   }};
   LIBBPF_OPTS(bpf_prog_load_opts, options,
+              // NOLINTNEXTLINE(clang-analyzer-optin.core.EnumCastOutOfRange): newer than the headers' enum
               .expected_attach_type = static_cast<bpf_attach_type>(kUprobeMultiAttachType));
   const UniqueFd program(
       bpf_prog_load(BPF_PROG_TYPE_KPROBE, nullptr, "GPL", return_zero.data(), return_zero.size(), &options));

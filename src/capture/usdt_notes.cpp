@@ -21,7 +21,7 @@ namespace {
 
 constexpr Elf64_Word kStapsdtNoteType = 3;
 
-#if defined(__x86_64__)
+#ifdef __x86_64__
 constexpr int kNativeMachine = EM_X86_64;
 #elif defined(__aarch64__)
 constexpr int kNativeMachine = EM_AARCH64;

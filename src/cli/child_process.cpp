@@ -37,7 +37,7 @@ std::vector<std::string> environment_for(const std::optional<RunIdentity>& ident
     if (!identity) return false;
     return entry.starts_with("HOME=") || entry.starts_with("USER=") || entry.starts_with("LOGNAME=");
   };
-  for (char** entry = environ; *entry != nullptr; ++entry) {
+  for (const char* const* entry = environ; *entry != nullptr; ++entry) {
     if (!replaced(*entry)) env.emplace_back(*entry);
   }
   if (identity) {

@@ -81,7 +81,7 @@ class HaconiwaUpgrades {
   std::ostream& diagnostics_;
   std::uint64_t replacements_ = 0;
   bool told_full_ = false;
-  std::chrono::steady_clock::time_point next_check_{};
+  std::chrono::steady_clock::time_point next_check_;
 };
 
 }  // namespace hacoboot

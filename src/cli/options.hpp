@@ -56,7 +56,7 @@ struct Options {
   std::string gate_markdown;  // ... as a Markdown table
   // Kernel side
   std::uint64_t ring_buffer_bytes = HACOBOOT_DEFAULT_RINGBUF_BYTES;
-  std::string btf = {};                         // kernel types from this file; empty: the kernel's own
+  std::string btf;                              // kernel types from this file; empty: the kernel's own
   std::string btf_cache = kDefaultBtfCacheDir;  // "off": none
   SyscallHooks syscall_hooks = SyscallHooks::Auto;
   UsdtAttach usdt_attach = UsdtAttach::Auto;

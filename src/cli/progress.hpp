@@ -31,7 +31,7 @@ class ProgressLine {
   bool enabled_;
   std::uint64_t boots_ = 0;
   std::optional<std::uint64_t> last_listen_ns_;
-  std::chrono::steady_clock::time_point next_draw_{};
+  std::chrono::steady_clock::time_point next_draw_;
   std::unique_ptr<std::FILE, EraseLine> drawn_;  // the terminal while a line is drawn on it
 };
 

@@ -101,17 +101,17 @@ class MetricsExport {
   }
 
   void add(const BootRecord& boot) {
-    const std::lock_guard lock(mutex_);
+    const std::scoped_lock lock(mutex_);
     metrics_.add(boot);
   }
   void set_haconiwa_files(std::uint64_t attached, std::uint64_t replacements) {
-    const std::lock_guard lock(mutex_);
+    const std::scoped_lock lock(mutex_);
     metrics_.set_haconiwa_files(attached, replacements);
   }
   // Called from the event loop: fresh gauges, and the textfile when due (or `now`).
   void update(const TracerCounters& counters, std::uint64_t events_lost, std::uint64_t in_flight, bool write_now) {
     {
-      const std::lock_guard lock(mutex_);
+      const std::scoped_lock lock(mutex_);
       metrics_.set_lost_events(events_lost);
       metrics_.set_untracked_phases(counters.untracked_phases);
       metrics_.set_boots_in_flight(in_flight);
@@ -125,7 +125,7 @@ class MetricsExport {
  private:
   std::string render() {
     std::ostringstream text;
-    const std::lock_guard lock(mutex_);
+    const std::scoped_lock lock(mutex_);
     metrics_.write(text, config_.phase_names);
     return text.str();
   }
@@ -398,7 +398,7 @@ void announce_start(const Options& options, const std::string& haconiwa, std::op
     diagnostics << fmt::format("Tracing Haconiwa boots in {}... Hit Ctrl-C to end.\n", printable(haconiwa, kUncut))
                 << std::flush;
   }
-  if (metrics_port) {
+  if (metrics_port && options.serve) {  // a port only with --serve
     diagnostics << fmt::format("Serving Prometheus metrics at http://{}/metrics\n",
                                printable(to_string({options.serve->host, *metrics_port}), kUncut))
                 << std::flush;
@@ -499,8 +499,6 @@ int exit_status(StopReason stop, ChildProcess* child, const std::optional<RunFig
   return baseline ? judge_run(*baseline, figures_of_run(summary, facts), options, diagnostics) : kExitOk;
 }
 
-}  // namespace
-
 int list_probes(const Options& options, std::ostream& out) {
   const auto binary = haconiwa_binary(options);
   write_probe_list(binary, read_usdt_probes(binary), out);
@@ -508,6 +506,8 @@ int list_probes(const Options& options, std::ostream& out) {
   if (!out) throw RuntimeError("writing the probe list failed");
   return kExitOk;
 }
+
+}  // namespace
 
 int run_session(const Options& options, std::ostream& diagnostics) {
   if (options.list) return list_probes(options, std::cout);

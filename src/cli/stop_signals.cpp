@@ -37,6 +37,14 @@ extern "C" void on_stop_signal(int signal) {
 
 extern "C" void on_child_exit(int /*signal*/) {}
 
+// The handler of each of kSignals (stop_signals.hpp says why).
+using SignalHandler = void (*)(int);
+SignalHandler handler_of(int signal) {
+  if (signal == SIGPIPE) return SIG_IGN;
+  if (signal == SIGCHLD) return on_child_exit;
+  return on_stop_signal;
+}
+
 }  // namespace
 
 StopSignals::StopSignals(bool sighup_reopens) {
@@ -50,7 +58,7 @@ StopSignals::StopSignals(bool sighup_reopens) {
   for (std::size_t i = 0; i < kSignals.size(); ++i) {
     const int signal = kSignals.at(i);
     struct sigaction action {};
-    action.sa_handler = signal == SIGPIPE ? SIG_IGN : signal == SIGCHLD ? on_child_exit : on_stop_signal;
+    action.sa_handler = handler_of(signal);
     if (signal == SIGCHLD) action.sa_flags = SA_RESTART | SA_NOCLDSTOP;
     action.sa_mask = stop_signals;
     ::sigaction(signal, &action, &previous_.at(i));

@@ -113,7 +113,8 @@ void BootMetrics::add(const BootRecord& boot) {
 void BootMetrics::add(const BootRecord& boot, const BootAnalysis& analysis) {
   boots_.add(boot);
   for (const auto& timing : boot.steps_after_start()) {
-    if (!has_series(timing.step)) continue;
+    // steps_after_start() keeps only steps with since_start: checked for the analyzer
+    if (!timing.since_start || !has_series(timing.step)) continue;
     auto& histograms = steps_[timing.step];
     histograms.since_start.add(*timing.since_start);
     if (timing.delta) histograms.delta.add(*timing.delta);

@@ -144,7 +144,7 @@ void ConnectionThreads::enqueue(std::function<void()> serve) {
 
 void ConnectionThreads::shutdown() {
   {
-    const std::lock_guard lock(mutex_);
+    const std::scoped_lock lock(mutex_);
     shutting_down_ = true;
   }
   queued_.notify_all();
@@ -446,7 +446,7 @@ void HttplibEndpoint::serve() {
 
 // The tool and the module are C++ built together: C linkage only gives
 // dlsym a plain name, so the C++ return type is no concern here.
-#if defined(__clang__)
+#ifdef __clang__
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wreturn-type-c-linkage"
 #endif
@@ -461,7 +461,7 @@ extern "C" __attribute__((visibility("default"))) hacoboot::OpenedEndpoint hacob
     return hacoboot::Failure{e.what()};
   }
 }
-#if defined(__clang__)
+#ifdef __clang__
 #pragma clang diagnostic pop
 #endif
 

@@ -25,7 +25,7 @@ struct Step {
   Kind kind = Kind::Phase;
   std::int64_t phase = 0;  // Kind::Phase only
 
-  auto operator<=>(const Step&) const = default;  // NOLINT(modernize-use-nullptr): clang-tidy 14 misreads <=>
+  auto operator<=>(const Step&) const = default;
 };
 
 // "CONTAINER_CHROOTED", "execve", "listen".
@@ -124,7 +124,7 @@ struct BootFailure {
   std::optional<int> wait_status;
   BootEnd end = BootEnd::Exited;
 
-  auto operator<=>(const BootFailure&) const = default;  // NOLINT(modernize-use-nullptr): clang-tidy 14 misreads <=>
+  auto operator<=>(const BootFailure&) const = default;
 };
 
 // "container", "supervisor".

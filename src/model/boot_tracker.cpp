@@ -37,8 +37,9 @@ ThreadTimeline& timeline_of(BootRecord& boot, std::uint32_t tid) {
   const auto known = std::find_if(boot.threads.begin(), boot.threads.end(),
                                   [tid](const ThreadTimeline& thread) { return thread.tid == tid; });
   if (known != boot.threads.end()) return *known;
-  boot.threads.push_back(ThreadTimeline{.tid = tid});
-  return boot.threads.back();
+  auto& thread = boot.threads.emplace_back();
+  thread.tid = tid;
+  return thread;
 }
 
 }  // namespace

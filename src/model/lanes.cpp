@@ -163,10 +163,10 @@ std::optional<Span> forking_of(const BootRecord& boot, const Readings& readings,
 
 // One row per step, from the previous step of the thread that passed it
 // (the start phase counts), from its creation (the container's from
-// START_FORK) for its first.
-std::vector<Row> thread_rows(const BootRecord& boot, const std::vector<StepTiming>& timings) {
+// START_FORK) for its first. start_ns: the boot's.
+std::vector<Row> thread_rows(const BootRecord& boot, std::uint64_t start_ns, const std::vector<StepTiming>& timings) {
   const Readings readings(boot);
-  std::map<std::uint32_t, std::uint64_t> last_step{{boot.start_tid, *boot.start_ns}};
+  std::map<std::uint32_t, std::uint64_t> last_step{{boot.start_tid, start_ns}};
   std::vector<Row> rows;
   rows.reserve(timings.size());
   for (const auto& timing : timings) {
@@ -296,7 +296,7 @@ BootAnalysis analyse_boot(const BootRecord& boot) {
     if (boot.execve_ns) analysis.to_execve = fork_path(rows, *boot.start_ns, {Step::Kind::Execve});
     if (boot.listen_ns) analysis.to_listen = fork_path(rows, *boot.start_ns, {Step::Kind::Listen});
   } else {
-    rows = thread_rows(boot, timings);
+    rows = thread_rows(boot, *boot.start_ns, timings);
     analysis.to_execve = path_to_execve(boot);
     analysis.to_listen = path_to_listen(boot);
   }

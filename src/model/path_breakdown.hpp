@@ -17,7 +17,7 @@ struct LaneStepKey {
   Lane lane = Lane::Supervisor;
   std::optional<Step> step;  // nullopt: time after the lane's last step
 
-  auto operator<=>(const LaneStepKey&) const = default;  // NOLINT(modernize-use-nullptr): clang-tidy 14 misreads <=>
+  auto operator<=>(const LaneStepKey&) const = default;
 };
 
 // One row across boots.

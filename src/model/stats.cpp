@@ -120,6 +120,8 @@ void Summary::add(const BootRecord& boot) {
 void Summary::add(const BootRecord& boot, const BootAnalysis& analysis) {
   boots_.add(boot);
   for (const auto& timing : boot.steps_after_start()) {
+    // steps_after_start() keeps only steps with since_start: checked for the analyzer
+    if (!timing.since_start) continue;
     auto& stats = steps_[timing.step];
     stats.since_start.add(*timing.since_start);
     if (timing.delta) stats.delta.add(*timing.delta);

@@ -73,10 +73,22 @@ Field member(const Field& object, const char* key) {
 std::vector<Field> items(const Field& array) {
   if (!array.value->is_array()) refuse(array, "an array");
   std::vector<Field> fields;
+  fields.reserve(array.value->size());
   for (std::size_t i = 0; i < array.value->size(); ++i) {
     fields.push_back({&(*array.value)[i], fmt::format("{}[{}]", array.path, i)});
   }
   return fields;
+}
+
+// Whether `value` is an integer within Integer's range. nlohmann keeps every
+// non-negative integer as unsigned, negative ones as signed.
+template <typename Integer>
+bool fits(const nlohmann::json& value) {
+  if constexpr (std::is_signed_v<Integer>) {
+    constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<Integer>::max());
+    return value.is_number_unsigned() ? value.get<std::uint64_t>() <= kMax : value.is_number_integer();
+  }
+  return value.is_number_unsigned();
 }
 
 // nlohmann converts a float, or an integer out of the target's range, with a
@@ -84,13 +96,7 @@ std::vector<Field> items(const Field& array) {
 template <typename Integer>
 Integer integer(const Field& field) {
   const auto& value = *field.value;
-  // nlohmann keeps every non-negative integer as unsigned, negative ones as signed.
-  bool fits = value.is_number_unsigned();
-  if constexpr (std::is_signed_v<Integer>) {
-    constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<Integer>::max());
-    fits = fits ? value.get<std::uint64_t>() <= kMax : value.is_number_integer();
-  }
-  if (!fits) refuse(field, std::is_signed_v<Integer> ? "an integer" : "a non-negative integer");
+  if (!fits<Integer>(value)) refuse(field, std::is_signed_v<Integer> ? "an integer" : "a non-negative integer");
   return value.get<Integer>();
 }
 

@@ -228,7 +228,7 @@ struct Handoff {
   std::uint32_t from_tid = 0;
   std::uint32_t to_tid = 0;
 
-  auto operator<=>(const Handoff&) const = default;  // NOLINT(modernize-use-nullptr): clang-tidy 14 misreads <=>
+  auto operator<=>(const Handoff&) const = default;
 };
 
 void collect_handoffs(const std::optional<CriticalPath>& path, std::set<Handoff>& handoffs) {

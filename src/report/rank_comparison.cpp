@@ -186,7 +186,9 @@ std::vector<double> holm_adjusted(std::span<const double> p_values) {
 
 std::optional<std::size_t> boots_needed(double spread, double shift, double alpha, double power) {
   if (!std::isfinite(spread) || !std::isfinite(shift) || !(shift > 0) || !(spread >= 0)) return std::nullopt;
-  if (!(alpha > 0 && alpha < 1 && power > 0 && power < 1)) return std::nullopt;
+  // Negated as a whole, so that a NaN, false to every comparison, fails too.
+  const bool in_range = alpha > 0 && alpha < 1 && power > 0 && power < 1;
+  if (!in_range) return std::nullopt;
   const double z = normal_quantile(1 - alpha / 2) + normal_quantile(power);
   const double t_test = 2 * z * z * spread * spread / (shift * shift);
   const double needed = std::ceil(t_test * std::numbers::pi / 3);

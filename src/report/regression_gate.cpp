@@ -51,7 +51,10 @@ std::optional<Version> version_of(std::string_view text) {
   const char* at = text.data();
   const char* end = text.data() + text.size();
   for (std::size_t i = 0; i < version.size(); ++i) {
-    if (i > 0 && (at == end || *at++ != '.')) return std::nullopt;
+    if (i > 0) {
+      if (at == end || *at != '.') return std::nullopt;
+      ++at;
+    }
     const auto [next, ec] = std::from_chars(at, end, version.at(i));
     if (ec != std::errc{} || next == at) return std::nullopt;
     at = next;
@@ -68,13 +71,16 @@ void check_version(const RunOrigin& origin, const char* whose) {
     throw UsageError(fmt::format("{} was written by hacoboot-sampler '{}', not a version this tool knows", whose,
                                  printable(origin.tool_version)));
   }
-  if (*version > *version_of(tool_version())) {
+  // This tool's own versions, well-formed: checked all the same, for the analyzer.
+  const auto newest = version_of(tool_version());
+  const auto oldest = version_of(kOldestComparableVersion);
+  if (newest && *version > *newest) {
     throw UsageError(
         fmt::format("{} was written by hacoboot-sampler {}, newer than this one ({}): its figures may "
                     "be measured otherwise; compare with that version",
                     whose, origin.tool_version, tool_version()));
   }
-  if (*version < *version_of(kOldestComparableVersion)) {
+  if (oldest && *version < *oldest) {
     throw UsageError(
         fmt::format("{} was written by hacoboot-sampler {}, whose figures this version's do not match "
                     "(those of {} on do): renew it",
@@ -142,6 +148,13 @@ struct Ranked {
   std::vector<double> now;
 };
 
+// A change beyond --max-regression either way, or none.
+Verdict verdict_of_change(double change_pct, const GateConfig& config) {
+  if (change_pct > config.max_regression_pct) return Verdict::Regressed;
+  if (change_pct < -config.max_regression_pct) return Verdict::Improved;
+  return Verdict::NoChange;
+}
+
 void judge_by_percentile(MetricComparison& row, const Compared& compared, const GateConfig& config) {
   row.method = GateMethod::Percentile;
   const auto before = compared.baseline->get(config.statistic);
@@ -156,9 +169,7 @@ void judge_by_percentile(MetricComparison& row, const Compared& compared, const 
   }
   row.change_pct = (static_cast<double>(after) - static_cast<double>(before)) / static_cast<double>(before) * 100.0;
   row.change_low_pct = row.change_high_pct = row.change_pct;
-  row.verdict = row.change_pct > config.max_regression_pct    ? Verdict::Regressed
-                : row.change_pct < -config.max_regression_pct ? Verdict::Improved
-                                                              : Verdict::NoChange;
+  row.verdict = verdict_of_change(row.change_pct, config);
 }
 
 // Boots per run that would tell a shift of --max-regression at the level
@@ -167,8 +178,7 @@ std::optional<std::uint64_t> needed_for(const Ranked& ranked, double baseline_me
                                         std::size_t tested) {
   const double spread = std::max(spread_of(ranked.baseline), spread_of(ranked.now));
   const double alpha = config.alpha / static_cast<double>(std::max<std::size_t>(tested, 1));
-  const auto needed = boots_needed(spread, config.max_regression_pct / 100.0 * baseline_median, alpha, kPower);
-  return needed ? std::optional<std::uint64_t>(*needed) : std::nullopt;
+  return boots_needed(spread, config.max_regression_pct / 100.0 * baseline_median, alpha, kPower);
 }
 
 // The rank test and the shift; nullopt when the row cannot be tested (its
@@ -185,6 +195,7 @@ std::optional<Ranked> test_row(MetricComparison& row, const Compared& compared, 
   }
   const auto base = static_cast<double>(row.baseline_median_ns);
   const auto shift = hodges_lehmann(ranked.baseline, ranked.now, 1 - config.alpha);
+  if (!shift) return std::nullopt;  // never: row_of tests only rows with samples on both sides
   row.change_pct = shift->estimate / base * 100.0;
   row.change_low_pct = shift->low / base * 100.0;
   row.change_high_pct = shift->high / base * 100.0;
@@ -204,9 +215,7 @@ std::optional<Ranked> test_row(MetricComparison& row, const Compared& compared, 
 void judge_by_rank_test(MetricComparison& row, bool rejected, const Ranked& ranked, const GateConfig& config,
                         std::size_t tested) {
   if (rejected) {
-    row.verdict = row.change_pct > config.max_regression_pct    ? Verdict::Regressed
-                  : row.change_pct < -config.max_regression_pct ? Verdict::Improved
-                                                                : Verdict::NoChange;
+    row.verdict = verdict_of_change(row.change_pct, config);
     return;
   }
   const auto needed = needed_for(ranked, static_cast<double>(row.baseline_median_ns), config, tested);
@@ -268,9 +277,10 @@ std::size_t judge_tested_rows(std::vector<MetricComparison>& rows, const std::ve
   const auto adjusted = holm_adjusted(p_values);
   for (std::size_t j = 0; j < gated.size(); ++j) rows[gated[j]].adjusted_p = adjusted[j];
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (!ranked[i]) continue;
+    const auto& tested_ranks = ranked[i];
+    if (!tested_ranks) continue;
     const std::size_t tested = rows[i].gated ? gated.size() : 1;
-    judge_by_rank_test(rows[i], rows[i].adjusted_p <= config.alpha, *ranked[i], config, tested);
+    judge_by_rank_test(rows[i], rows[i].adjusted_p <= config.alpha, *tested_ranks, config, tested);
   }
   return gated.size();
 }

@@ -12,6 +12,16 @@
 #endif
 
 namespace hacoboot {
+namespace {
+
+// Decimals that leave three significant digits to a value in [1, 999.5).
+int significant_decimals(double value) {
+  if (value >= 99.95) return 0;
+  if (value >= 9.995) return 1;
+  return 2;
+}
+
+}  // namespace
 
 const char* tool_version() {
   return HACOBOOT_VERSION;
@@ -49,8 +59,7 @@ std::string format_duration(std::uint64_t ns) {
     const double value = value_ns / unit.scale;
     // Three significant digits; 999.7 us would print as "1000 us": one unit up.
     if (i > 0 && value >= 999.5) return fmt::format("1.00 {}", kUnits.at(i - 1).name);
-    const int decimals = value >= 99.95 ? 0 : value >= 9.995 ? 1 : 2;
-    return fmt::format("{:.{}f} {}", value, decimals, unit.name);
+    return fmt::format("{:.{}f} {}", value, significant_decimals(value), unit.name);
   }
   return fmt::format("{} ns", ns);
 }

@@ -130,8 +130,9 @@ struct DrawnBoot {
     return std::nullopt;
   }
   // Signed: a step the path crossed before the start begins before zero.
+  // Only started boots are drawn: the 0 is never taken.
   [[nodiscard]] std::int64_t offset_ns(std::uint64_t ts_ns) const {
-    return static_cast<std::int64_t>(ts_ns - *record->start_ns);
+    return static_cast<std::int64_t>(ts_ns - record->start_ns.value_or(0));
   }
 };
 
@@ -483,7 +484,7 @@ void write_clip_label(std::ostream& out, const DrawnBoot& boot, const LaneRow& r
                      xml_escape(fmt::format("… +{}", format_time(beyond_ns))));
 }
 
-enum class Marker { Execve, Listen };
+enum class Marker : std::uint8_t { Execve, Listen };
 
 void write_marker(std::ostream& out, Marker marker, std::int64_t at_ns, const Axis& axis, double row_y) {
   if (at_ns < axis.lo_ns || at_ns > axis.hi_ns) return;
@@ -566,9 +567,10 @@ struct Columns {
 // always free, the figure to compare boots by on a noisy host; the path's
 // states in its title.
 void write_path_summary(std::ostream& out, const DrawnBoot& boot, const Columns& columns) {
-  const auto noise_free = boot.analysis.noise_free_listen();
-  if (!noise_free || boot.rows() < 2) return;
-  const auto& path = *boot.analysis.to_listen;
+  const auto& to_listen = boot.analysis.to_listen;
+  const auto noise_free = boot.analysis.noise_free_listen();  // set only with to_listen
+  if (!to_listen || !noise_free || boot.rows() < 2) return;
+  const auto& path = *to_listen;
   out << fmt::format(
       R"(<g class="noise-free"><title>{}</title><text x="{:.1f}" y="{:.1f}" text-anchor="end" )"
       R"(font-size="10" fill="#555555">{}</text></g>)"

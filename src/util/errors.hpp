@@ -5,7 +5,9 @@
 
 namespace hacoboot {
 
-// Exit statuses, documented in the README.
+// Exit statuses, documented in the README. Plain ints, as main() returns
+// them and exit() takes them: neither a scoped nor a narrower enum.
+// NOLINTNEXTLINE(cppcoreguidelines-use-enum-class,performance-enum-size)
 enum ExitStatus : int {
   kExitOk = 0,
   kExitRuntimeError = 1,

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -44,15 +43,17 @@ class [[nodiscard]] Expected<void> {
  public:
   Expected() = default;
   // NOLINTNEXTLINE(google-explicit-constructor): `return Failure{why};`
-  Expected(Failure failure) : failure_(std::move(failure)) {}
+  Expected(Failure failure) : state_(std::in_place_index<1>, std::move(failure)) {}
 
-  [[nodiscard]] bool has_value() const { return !failure_; }
+  [[nodiscard]] bool has_value() const { return state_.index() == 0; }
   explicit operator bool() const { return has_value(); }
   // Only when !has_value().
-  [[nodiscard]] const std::string& error() const { return failure_->why; }
+  [[nodiscard]] const std::string& error() const { return std::get<1>(state_).why; }
 
  private:
-  std::optional<Failure> failure_;
+  // A variant, as in Expected<T>: std::get checks the index itself, where an
+  // optional's -> would be unchecked access to the analyzer.
+  std::variant<std::monostate, Failure> state_;
 };
 
 }  // namespace hacoboot

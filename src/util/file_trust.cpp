@@ -84,7 +84,8 @@ Expected<void> check_trust(const struct stat& status, mode_t type, TrustedOwners
   }
   const uid_t us = ::geteuid();
   const bool root_may_own = owners == TrustedOwners::kEffectiveUserOrRoot;
-  if (status.st_uid != us && !(root_may_own && status.st_uid == 0)) {
+  const bool trusted_owner = status.st_uid == us || (root_may_own && status.st_uid == 0);
+  if (!trusted_owner) {
     const std::string allowed =
         root_may_own && us != 0 ? "root or uid " + std::to_string(us) : "uid " + std::to_string(us);
     return Failure{"owned by uid " + std::to_string(status.st_uid) + ", not by " + allowed};

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -12,7 +13,7 @@
 namespace hacoboot {
 
 // Who may own a file the tool trusts.
-enum class TrustedOwners {
+enum class TrustedOwners : std::uint8_t {
   kEffectiveUser,        // what the tool wrote itself (its caches)
   kEffectiveUserOrRoot,  // what was installed (its HTTP module): root's, also when a user runs the tool
 };

@@ -37,7 +37,14 @@ std::vector<UsdtProbe> phase_probe_sites(std::vector<UsdtProbe> probes, const st
 void require_kernel_btf(const std::string& btf_file);
 
 // The capabilities the tool asks about (capability numbers of linux/capability.h).
-enum class Capability : std::uint8_t { DacReadSearch = 2, Kill = 5, SysPtrace = 19, SysAdmin = 21, Perfmon = 38, Bpf = 39 };
+enum class Capability : std::uint8_t {
+  DacReadSearch = 2,
+  Kill = 5,
+  SysPtrace = 19,
+  SysAdmin = 21,
+  Perfmon = 38,
+  Bpf = 39
+};
 const char* capability_name(Capability capability);  // "CAP_BPF"
 
 // This process's effective capabilities.

@@ -115,7 +115,8 @@ void HaconiwaUpgrades::attach_again(Tracer& tracer, Attached& attached) {
     attached.file.read_again();
     attached.probe = tracer.attach_phase_probe_to(attached.file.attach_path(), path_, attached.file.phase_sites());
   } catch (const std::runtime_error& e) {  // UsageError (untrusted, no probe) or RuntimeError (attach)
-    warn(fmt::format("{} (inode {}) changed: {}: its launches are not seen", shown_, inode, printable(e.what(), kUncut)));
+    warn(fmt::format("{} (inode {}) changed: {}: its launches are not seen", shown_, inode,
+                     printable(e.what(), kUncut)));
     return;
   }
   if (was_rewritten) {
@@ -135,7 +136,8 @@ void HaconiwaUpgrades::look_at_path(Tracer& tracer, bool complete) {
     attach_new(tracer, HaconiwaFile::open_path(path_));
   } catch (const std::runtime_error& e) {
     watch_.unusable(*offered);
-    warn(fmt::format("{} is a new file (inode {}), {}: its launches are not seen", shown_, offered->inode, printable(e.what(), kUncut)));
+    warn(fmt::format("{} is a new file (inode {}), {}: its launches are not seen", shown_, offered->inode,
+                     printable(e.what(), kUncut)));
   }
 }
 

@@ -198,8 +198,8 @@ TEST_F(StartTest, AnAttachFailureKeepsTheBtfCache) {
   const auto files = files_in(cache);
   ASSERT_EQ(files.size(), 1U);
   const auto extract = read_file(files.front());
-  const auto r = run_process({sampler().string(), "--haconiwa", test::misaligned_semaphore_probe().string(), "--btf-cache",
-                              cache.string(), "--usdt-attach", "perf", "--run", "true"},
+  const auto r = run_process({sampler().string(), "--haconiwa", test::misaligned_semaphore_probe().string(),
+                              "--btf-cache", cache.string(), "--usdt-attach", "perf", "--run", "true"},
                              dir(), 90s);
   EXPECT_TRUE(r.status.exited && r.status.code == 1) << r.status.describe() << "\nstderr: " << r.err;
   EXPECT_NE(r.err.find("attaching USDT haconiwa:bootstrap_phase_pass"), std::string::npos) << r.err;

@@ -13,15 +13,15 @@
 namespace hacoboot::test {
 
 // Built by this project.
-std::filesystem::path sampler();           // hacoboot-sampler
-std::filesystem::path http_module();       // its HTTP module (hacoboot-sampler-http.so)
-std::filesystem::path launcher();          // hacoboot-launcher (demo/)
-std::filesystem::path demo_app();          // hacoboot-demo-app (demo/)
-std::filesystem::path semaphore_probes();  // usdt-semaphore-probes (support/)
-std::filesystem::path sched_workload();    // sched-workload (integration/)
-std::filesystem::path launcher_variant();  // hacoboot-launcher-variant: the launcher built otherwise
-std::filesystem::path attach_race_shim();
-std::filesystem::path misaligned_semaphore_probe();  // its semaphore at an odd address (integration/)  // attach-race-shim (support/), preloaded into the tool
+std::filesystem::path sampler();                     // hacoboot-sampler
+std::filesystem::path http_module();                 // its HTTP module (hacoboot-sampler-http.so)
+std::filesystem::path launcher();                    // hacoboot-launcher (demo/)
+std::filesystem::path demo_app();                    // hacoboot-demo-app (demo/)
+std::filesystem::path semaphore_probes();            // usdt-semaphore-probes (support/)
+std::filesystem::path sched_workload();              // sched-workload (integration/)
+std::filesystem::path launcher_variant();            // hacoboot-launcher-variant: the launcher built otherwise
+std::filesystem::path attach_race_shim();            // attach-race-shim (support/), preloaded into the tool
+std::filesystem::path misaligned_semaphore_probe();  // its semaphore at an odd address (integration/)
 
 // In the source tree.
 std::filesystem::path fixtures_dir();   // tests/fixtures

@@ -2,8 +2,8 @@
 # clang-format and clang-tidy over the project's own sources (configs in the
 # repository).
 #
-#   scripts/lint.sh            # both, format first: a format slip fails in seconds
-#   scripts/lint.sh --format   # clang-format only, no build needed
+#   scripts/lint.sh            # all, the quick ones first: a slip fails in seconds
+#   scripts/lint.sh --format   # clang-format and the layering of includes, no build needed
 #   scripts/lint.sh --tidy     # clang-tidy only
 #
 # clang-tidy reads the compile database of $BUILD_DIR (default build/), which
@@ -18,6 +18,7 @@ format() {
   mapfile -t cxx < <(git ls-files 'src/*.cpp' 'src/*.hpp' 'cmake/*.cpp' 'demo/*.cpp' 'demo/*.hpp' 'tests/*.cpp' 'tests/*.hpp')
   mapfile -t c < <(git ls-files 'bpf/*.c' 'bpf/*.h')
   clang-format --dry-run -Werror "${cxx[@]}" "${c[@]}"
+  scripts/check-layering.sh
 }
 
 # The pure core and the system layer; tests and the demo are held to format only.

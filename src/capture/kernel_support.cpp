@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <utility>
 
 namespace hacoboot {
 namespace {
@@ -105,7 +106,7 @@ std::optional<std::string> btf_file_problem(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::string(std::strerror(errno));
   if (!S_ISREG(st.st_mode)) return std::string("not a regular file");
-  if (static_cast<std::uint64_t>(st.st_size) > kMaxBtfFileBytes) {
+  if (std::cmp_greater(st.st_size, kMaxBtfFileBytes)) {
     return fmt::format("larger than {} MiB, the most read as kernel types (a kernel's BTF is a few MiB)",
                        kMaxBtfFileBytes >> 20);
   }

@@ -403,9 +403,9 @@ int Tracer::on_record(void* self, void* data, std::size_t size) {
 void Tracer::on_unprobed_exec(std::span<const std::byte> record) {
   hacoboot_event event{};
   std::memcpy(&event, record.data(), HACOBOOT_UNPROBED_EXEC_EVENT_SIZE);
-  unprobed_execs_.push_back({.pid = event.pid,
-                             .file = {.device = event.unprobed.device, .inode = event.unprobed.inode},
-                             .held = event.unprobed.held != 0});
+  const auto& unprobed = event.unprobed;  // NOLINT(cppcoreguidelines-pro-type-union-access): the record's kind says
+  unprobed_execs_.push_back(
+      {.pid = event.pid, .file = {.device = unprobed.device, .inode = unprobed.inode}, .held = unprobed.held != 0});
 }
 
 void Tracer::poll(std::chrono::milliseconds timeout) {

@@ -88,10 +88,13 @@ class Tracer {
     // caller keeps open (HaconiwaFile), so that the notes read and the
     // probe attached are of one file; a plain path in tests and benchmarks.
     std::string haconiwa_path;
-    std::string haconiwa_name{};  // in messages; empty: haconiwa_path
+    // In messages; empty: haconiwa_path. The {} on the members here that
+    // designated initializers may leave out keep -Wmissing-field-initializers
+    // quiet.
+    std::string haconiwa_name{};  // NOLINT(readability-redundant-member-init)
     // Execs of new files at the haconiwa binary's path are reported
     // (take_unprobed_execs), and held until continued when hold_unprobed_execs.
-    std::optional<WatchedHaconiwaPath> watched_path{};
+    std::optional<WatchedHaconiwaPath> watched_path{};  // NOLINT(readability-redundant-member-init)
     bool hold_unprobed_execs = false;
     // Rounded up to a power of two pages. Its pages are mapped twice in
     // user space, so this size counts double in the tool's RSS.
@@ -103,9 +106,7 @@ class Tracer {
     SyscallTracepointLookup* syscall_tracepoints = nullptr;
     bool raw_syscalls_fallback = true;
     // A BTF file with the kernel types the programs read (CoreBtfCache);
-    // empty: libbpf reads the kernel's whole BTF. The {} here and on the next
-    // member keep -Wmissing-field-initializers quiet on the designated
-    // initializers that leave them out.
+    // empty: libbpf reads the kernel's whole BTF.
     std::string core_btf{};  // NOLINT(readability-redundant-member-init)
     // The phase probe's sites in haconiwa_path (require_phase_probe), for
     // the uprobe_multi link; libbpf's perf uprobes read the notes themselves.

@@ -47,7 +47,7 @@ std::optional<WatchedHaconiwaPath> HaconiwaUpgrades::watched_path() const {
   return watched_;
 }
 
-void HaconiwaUpgrades::started(Tracer& tracer) {
+void HaconiwaUpgrades::started(Tracer& tracer) const {
   const auto& version = first().version();
   tracer.mark_probed(kernel_file_id(version.device, version.inode));
 }
@@ -91,7 +91,7 @@ void HaconiwaUpgrades::follow_changes(Tracer& tracer) {
 void HaconiwaUpgrades::rewritten(Tracer& tracer, Attached& attached, std::uint32_t mask) {
   if ((mask & IN_MODIFY) != 0 && !attached.rewriting) {
     attached.rewriting = true;
-    if (attached.probe) tracer.detach_phase_probe(*std::exchange(attached.probe, std::nullopt));
+    detach(tracer, attached);
     warn(fmt::format("{} (inode {}) is being written in place: its probe is detached until the writing ends", shown_,
                      attached.file.version().inode));
   }
@@ -100,16 +100,22 @@ void HaconiwaUpgrades::rewritten(Tracer& tracer, Attached& attached, std::uint32
   // it, too): the probe stays unless someone else may now write to it.
   if ((mask & IN_ATTRIB) != 0 && attached.probe) {
     if (const auto trusted = attached.file.still_trusted(); !trusted) {
-      tracer.detach_phase_probe(*std::exchange(attached.probe, std::nullopt));
+      detach(tracer, attached);
       warn(fmt::format("{} (inode {}) is no longer trusted ({}): its probe is detached, its launches are not seen",
                        shown_, attached.file.version().inode, trusted.error()));
     }
   }
 }
 
+void HaconiwaUpgrades::detach(Tracer& tracer, Attached& attached) {
+  if (!attached.probe) return;
+  tracer.detach_phase_probe(*attached.probe);
+  attached.probe.reset();
+}
+
 void HaconiwaUpgrades::attach_again(Tracer& tracer, Attached& attached) {
   const bool was_rewritten = std::exchange(attached.rewriting, false) || attached.file.changed();
-  if (attached.probe) tracer.detach_phase_probe(*std::exchange(attached.probe, std::nullopt));
+  detach(tracer, attached);
   const auto inode = attached.file.version().inode;
   try {
     attached.file.read_again();

@@ -40,7 +40,7 @@ class HaconiwaUpgrades {
   // Where the kernel side catches execs of a new file (Tracer::Config).
   [[nodiscard]] std::optional<WatchedHaconiwaPath> watched_path() const;
   // Once the tracer is live with the first file's probe.
-  void started(Tracer& tracer);
+  void started(Tracer& tracer) const;
   // Readable when the path or a file changed: wait on it with the tracer's.
   [[nodiscard]] int fd() const { return events_.fd(); }
   // Follows what changed since the last call, and the kernel side's catches.
@@ -65,6 +65,7 @@ class HaconiwaUpgrades {
   void attach_new(Tracer& tracer, HaconiwaFile file);
   void rewritten(Tracer& tracer, Attached& attached, std::uint32_t mask);
   void attach_again(Tracer& tracer, Attached& attached);
+  static void detach(Tracer& tracer, Attached& attached);
   Attached* find(const FileVersion& version);
   void say(const std::string& what) const;
   void warn(const std::string& what) const;

@@ -28,10 +28,16 @@ void notify_service_ready(std::ostream& diagnostics) {
   if (socket == nullptr) return;
   // Kept loaded: the process ends long before it would matter.
   void* libsystemd = ::dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
-  if (libsystemd == nullptr) return warn(diagnostics, socket, ::dlerror());
+  if (libsystemd == nullptr) {
+    warn(diagnostics, socket, ::dlerror());
+    return;
+  }
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): dlsym's void* is the function
   auto* sd_notify = reinterpret_cast<SdNotify*>(::dlsym(libsystemd, "sd_notify"));
-  if (sd_notify == nullptr) return warn(diagnostics, socket, "libsystemd.so.0 has no sd_notify");
+  if (sd_notify == nullptr) {
+    warn(diagnostics, socket, "libsystemd.so.0 has no sd_notify");
+    return;
+  }
   // NOTIFY_SOCKET stays set (unset_environment 0): unsetting it now would
   // race the HTTP server's threads, and the unit ignores what children send
   // (NotifyAccess=main).

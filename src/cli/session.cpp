@@ -16,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <sstream>
+#include <stdexcept>
 #include <vector>
 
 #include "capture/binary_watch.hpp"
@@ -360,7 +361,11 @@ struct Preflight {
   // but for --pid, whose /proc/PID/exe is one process's file for good.
   std::optional<HaconiwaFile> pid_file;
   std::optional<HaconiwaUpgrades> upgrades;
-  [[nodiscard]] const HaconiwaFile& haconiwa() const { return upgrades ? upgrades->first() : *pid_file; }
+  [[nodiscard]] const HaconiwaFile& haconiwa() const {
+    if (upgrades) return upgrades->first();
+    if (pid_file) return *pid_file;
+    throw std::logic_error("preflight holds no haconiwa file");  // check_before_loading sets one
+  }
 };
 
 Preflight check_before_loading(const Options& options, std::ostream& diagnostics) {
@@ -413,7 +418,10 @@ enum class StopReason : std::uint8_t { Signal, RunCommandExited, CountReached, D
 // Waits up to `wait` for records, or for the haconiwa binary's path or
 // files to change, then reads what records there are.
 void wait_for_records(Tracer& tracer, const HaconiwaUpgrades* upgrades, std::chrono::milliseconds wait) {
-  if (upgrades == nullptr) return tracer.poll(wait);
+  if (upgrades == nullptr) {
+    tracer.poll(wait);
+    return;
+  }
   std::array<pollfd, 2> ready{{{.fd = tracer.ready_fd(), .events = POLLIN, .revents = 0},
                                {.fd = upgrades->fd(), .events = POLLIN, .revents = 0}}};
   (void)::poll(ready.data(), ready.size(), static_cast<int>(wait.count()));

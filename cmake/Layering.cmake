@@ -10,7 +10,7 @@
 #   (--whole-archive, so nothing unused is skipped) against exactly what it
 #   declares: a call into a stage it does not DEPEND on is an undefined
 #   reference and the build fails;
-# - at test time, build.layering_includes (scripts/check-layering.sh) refuses
+# - at test time, build.layering_includes (tests/layering_test.sh) refuses
 #   an include of an undeclared stage's header, which catches what the linker
 #   cannot see (a type or an inline function).
 # The DEPENDS lists are the one table both read.

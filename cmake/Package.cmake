@@ -1,5 +1,5 @@
 # The Debian package, made by CPack's DEB generator from the install() rules
-# (scripts/package.sh; README "Deploying on a fleet" says why CPack): what
+# (scripts/package.sh; docs/deploying.md says why CPack): what
 # `cmake --install` puts under the prefix, plus the service, its settings and
 # the maintainer scripts. Configure it with CMAKE_INSTALL_PREFIX=/usr: the
 # tool finds its HTTP module relative to its own directory, fixed at configure

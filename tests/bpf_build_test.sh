@@ -6,7 +6,7 @@
 #                     must not need the build machine's kernel BTF.
 #   header-rebuilds   after that build, touch the contract header shared with
 #                     the C++ decoder: Ninja must plan to recompile the object.
-# Usage: bpf_object_test.sh STEP SOURCE_DIR WORK_DIR
+# Usage: bpf_build_test.sh STEP SOURCE_DIR WORK_DIR
 set -euo pipefail
 
 step=$1

@@ -79,7 +79,7 @@ step "the installed unit"
 # The root has no systemd to verify with: the host's checks the installed unit,
 # its ExecStart the installed binary.
 "$source_dir/tests/systemd_unit_test.sh" "$root/lib/systemd/system/hacoboot-sampler.service" \
-  "$root/usr/bin/hacoboot-sampler" "$source_dir/README.md"
+  "$root/usr/bin/hacoboot-sampler" "$source_dir/docs/deploying.md"
 
 step "apt-get purge hacoboot-sampler"
 # As an operator's `systemctl enable` would have left it.

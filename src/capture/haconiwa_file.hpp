@@ -18,7 +18,7 @@ namespace hacoboot {
 // names a moment later (an upgrade renaming another file there, a symbolic
 // link swapped). A root tool writes breakpoints into every process that
 // maps the file: only a file that no one but root or the tool's user can
-// change is taken (README, "Security notes").
+// change is taken (docs/security.md).
 class HaconiwaFile {
  public:
   // The file at `path` (--haconiwa, resolved), refused (UsageError) unless

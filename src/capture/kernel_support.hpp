@@ -10,7 +10,7 @@
 namespace hacoboot {
 
 // What the BPF side needs of the kernel, and the Linux release that brought
-// each: the table README's "Kernel requirements" gives and --check applies.
+// each: the table docs/kernel-requirements.md gives and --check applies.
 
 struct KernelVersion {
   int major = 0;

@@ -16,7 +16,7 @@
 namespace hacoboot {
 
 // Boot figures as Prometheus metrics (text exposition format 0.0.4) for the
-// exporter: the families and their labels are README's "Prometheus metrics".
+// exporter: the families and their labels are docs/exporter.md's.
 //
 // Memory is fixed: a histogram is a fixed array of bucket counts, and there is
 // at most one pair per phase Haconiwa can fire (0..kMaxPhase) and milestone,

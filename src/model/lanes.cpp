@@ -58,8 +58,8 @@ struct Row {
   std::optional<Span> forking;
 };
 
-// The process group of a step (MISSION.md), for a step no thread reading
-// names the thread of.
+// The process group of a step (Haconiwa's numbering, see Lane), for a step
+// no thread reading names the thread of.
 Lane lane_of_step(const Step& step) {
   if (step.kind != Step::Kind::Phase) return Lane::Container;
   if (step.phase >= kFirstContainerPhase && step.phase < kFirstNetworkPhase) return Lane::Container;

@@ -10,8 +10,9 @@
 
 namespace hacoboot {
 
-// The process roles a boot's steps are grouped by (MISSION: phases 0-10 and
-// 31+ are the supervisor's, 11-30 and execve the container child's).
+// The process roles a boot's steps are grouped by (Haconiwa's numbering:
+// phases 0-10 and 31+ are the supervisor's, 11-30 and execve the container
+// child's).
 enum class Lane : std::uint8_t {
   Supervisor,  // the hpid
   Container,   // the container child: phases 11-30, execve, listen when it listened itself

@@ -31,7 +31,7 @@ std::string phase_name(std::int64_t phase);
 // nullopt when it is neither a known name nor a number Haconiwa can fire (0..127).
 std::optional<std::int64_t> parse_phase(std::string_view text);
 
-// The longest name --phase-names accepts (README, man page).
+// The longest name --phase-names accepts (man page).
 inline constexpr std::size_t kMaxPhaseNameBytes = 64;
 
 // Whether `name` may name a phase: printable UTF-8 (is_printable_utf8), at

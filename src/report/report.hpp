@@ -36,7 +36,7 @@ class ReportWriter : public Interface {
 // `histograms`: the table also draws log2 histograms of execve and listen.
 std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, bool histograms = false);
 
-// The layout of `--format json` summaries (README "json"); the gate reads
+// The layout of `--format json` summaries (docs/outputs.md, "json"); the gate reads
 // this one and the older ones.
 inline constexpr int kSummarySchema = 3;
 

@@ -5,7 +5,7 @@
 
 namespace hacoboot {
 
-// Exit statuses, documented in the README. Plain ints, as main() returns
+// Exit statuses, documented in the man page and docs/usage.md. Plain ints, as main() returns
 // them and exit() takes them: neither a scoped nor a narrower enum.
 // NOLINTNEXTLINE(cppcoreguidelines-use-enum-class,performance-enum-size)
 enum ExitStatus : int {

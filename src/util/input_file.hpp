@@ -5,7 +5,7 @@
 
 namespace hacoboot {
 
-// Size limits of the files the user names (README, man page): far above
+// Size limits of the files the user names (man page): far above
 // what the tool writes, far below what would exhaust memory.
 inline constexpr std::size_t kMaxPhaseNamesBytes = std::size_t{1} << 20;  // --phase-names: 1 MiB
 inline constexpr std::size_t kMaxBaselineBytes = std::size_t{16} << 20;   // --baseline: 16 MiB

@@ -1,4 +1,4 @@
-// Paths as the README promises them: control characters and invalid UTF-8
+// Paths as docs/security.md promises them: control characters and invalid UTF-8
 // shown escaped (\xNN), never raw, wherever the tool prints one: --list,
 // --check and the banner.
 #include <csignal>

@@ -11,7 +11,8 @@
 namespace hacoboot {
 namespace {
 
-// Haconiwa's table, as given in the mission brief.
+// Haconiwa's table, as the man page lists it (--phase-names), written out
+// apart from the tool's own.
 const std::pair<std::int64_t, const char*> kKnownPhases[] = {
     {0, "CLI_START"},
     {1, "START_SV"},

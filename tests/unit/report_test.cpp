@@ -88,7 +88,7 @@ TEST(ReportGolden, Tsv) {
   EXPECT_TRUE(matches_golden("summary.tsv", render(ReportFormat::Tsv, golden_summary(), kGoldenFacts)));
 }
 
-// The keys the README documents, with the golden summary's values (more keys
+// The keys docs/outputs.md documents, with the golden summary's values (more keys
 // may follow: percentiles, stddev, own time under "delta").
 void expect_stats(const nlohmann::json& j, std::uint64_t count, std::uint64_t avg, std::uint64_t min,
                   std::uint64_t max) {

@@ -42,7 +42,7 @@ TEST(SampleStats, AvgTruncatesLikeBpftrace) {
   EXPECT_EQ(stats_of({2, 3, 3}).avg(), 2u);  // 2.67
   EXPECT_EQ(stats_of({5, 5, 6}).avg(), 5u);  // 5.33
   EXPECT_EQ(stats_of({0, 0, 1}).avg(), 0u);  // 0.33
-  // The reference output in the brief: three listens averaging 2240287035.
+  // The reference script's output in docs/outputs.md: three listens averaging 2240287035.
   EXPECT_EQ(stats_of({2100345924, 2359375184, 2261139999}).avg(), 2240287035u);  // 2240287035.67
 }
 

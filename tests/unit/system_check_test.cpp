@@ -60,7 +60,7 @@ TEST(KernelRelease, VersionsCompareAsReleases) {
   EXPECT_LT((KernelVersion{5, 15}), kOldestKernel) << "Ubuntu 22.04's kernel lacks sched_switch's prev_state";
 }
 
-// The README's table is this one: every feature the tool cannot do without
+// docs/kernel-requirements.md's table is this one: every feature the tool cannot do without
 // names what needs it; one with a fallback names the fallback.
 TEST(KernelFeatures, EachSaysWhatNeedsItAndRequiredOnesAreNoNewerThanTheOldestKernel) {
   for (const auto& feature : kKernelFeatures) {

@@ -36,7 +36,7 @@
 #include <asm-generic/errno-base.h>
 #include <asm/unistd.h>
 
-#include "hacoboot.h"
+#include "hacoboot/contract.h"
 
 #if defined(__TARGET_ARCH_x86)
 #define SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)

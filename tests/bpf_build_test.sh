@@ -58,10 +58,10 @@ header-rebuilds)
     echo "the object is out of date before the header changes" >&2
     exit 1
   fi
-  touch "$tree/bpf/hacoboot.h"
+  touch "$tree/include/hacoboot/contract.h"
   plan=$(ninja -C "$build" -n -d explain hacoboot_skeleton_gen 2>&1)
   if ! grep -q "$object_step" <<<"$plan"; then
-    echo "touching bpf/hacoboot.h leaves the BPF object as it is:" >&2
+    echo "touching include/hacoboot/contract.h leaves the BPF object as it is:" >&2
     echo "$plan" >&2
     exit 1
   fi

@@ -23,7 +23,7 @@
 
 #include "capture/capture_errors.hpp"
 #include "capture/usdt_multi_link.hpp"
-#include "hacoboot.h"  // the skeleton's .bss holds a struct hacoboot_counters
+#include "hacoboot/contract.h"  // the skeleton's .bss holds a struct hacoboot_counters
 #include "util/errors.hpp"
 #include "util/text.hpp"
 

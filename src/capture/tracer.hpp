@@ -18,7 +18,7 @@
 #include "capture/syscall_tracepoints.hpp"
 #include "capture/usdt_multi_link.hpp"
 #include "capture/usdt_probe.hpp"
-#include "hacoboot.h"
+#include "hacoboot/contract.h"
 #include "util/errors.hpp"
 #include "util/expected.hpp"
 #include "util/unique_fd.hpp"

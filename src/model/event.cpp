@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "hacoboot.h"
+#include "hacoboot/contract.h"
 
 namespace hacoboot {
 namespace {

@@ -1,5 +1,5 @@
 // decode_event: one ring-buffer record -> Event, as the BPF side lays it out
-// (bpf/hacoboot.h). Most kinds are reserved with the base size only; exec
+// (include/hacoboot/contract.h). Most kinds are reserved with the base size only; exec
 // events carry the full struct with the filename, wakeups the wakee.
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "hacoboot.h"
+#include "hacoboot/contract.h"
 #include "model/event.hpp"
 
 namespace hacoboot {

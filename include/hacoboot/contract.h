@@ -3,8 +3,8 @@
  * The contract between the BPF program (bpf/hacoboot.bpf.c) and user space.
  * Plain C so that both clang -target bpf and the C++ decoder include it.
  */
-#ifndef HACOBOOT_HACOBOOT_H
-#define HACOBOOT_HACOBOOT_H
+#ifndef HACOBOOT_CONTRACT_H
+#define HACOBOOT_CONTRACT_H
 
 /* Phase that starts a launch: the supervisor passes it under its own pid. */
 #define HACOBOOT_PHASE_START_SV 1
@@ -168,4 +168,4 @@ struct hacoboot_counters {
  * per CPU, summed by the reader.
  */
 
-#endif /* HACOBOOT_HACOBOOT_H */
+#endif /* HACOBOOT_CONTRACT_H */

@@ -84,8 +84,8 @@ struct hacoboot_sched_totals {
 struct hacoboot_wakee {
 	unsigned int pid; /* tgid */
 	unsigned int tid;
-	unsigned int hpid; /* its launch, as hpid and boot of hacoboot_event */
-	unsigned int boot;
+	unsigned int hpid; /* its launch, as hpid and launch of hacoboot_event */
+	unsigned int launch;
 	unsigned int role; /* enum hacoboot_role */
 	unsigned int reserved;
 	struct hacoboot_sched_totals sched; /* up to ts_ns, the blocked time included */
@@ -137,10 +137,10 @@ struct hacoboot_event {
 	unsigned int pid;	      /* tgid of the emitting process (init pid ns) */
 	unsigned int hpid;	      /* boot key: the supervisor's pid */
 	unsigned int role;	      /* enum hacoboot_role of pid (of the child for forks) */
-	unsigned int boot;  /* random id of pid's launch, 0 for a CLI: tells apart launches under a
-			       reused hpid */
-	unsigned int tid;   /* the emitting thread (init pid ns) */
-	unsigned int flags; /* HACOBOOT_EVENT_SCHED */
+	unsigned int launch; /* random id of pid's launch, 0 for a CLI: tells apart launches under a
+				reused hpid */
+	unsigned int tid;    /* the emitting thread (init pid ns) */
+	unsigned int flags;  /* HACOBOOT_EVENT_SCHED */
 	struct hacoboot_sched_totals sched; /* tid's, up to ts_ns */
 	union {
 		char filename[HACOBOOT_FILENAME_LEN];	/* exec */

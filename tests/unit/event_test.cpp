@@ -181,12 +181,12 @@ TEST(DecodeEvent, ThreadNotAccountedHasNoTotals) {
 
 TEST(DecodeEvent, WakeupCarriesWakerAndWakeeWithTheirTotals) {
   auto raw = raw_event(HACOBOOT_EV_WAKEUP, HACOBOOT_ROLE_CONTAINER);
-  raw.boot = 5;
+  raw.launch = 5;
   raw.tid = 9046;
   raw.flags = HACOBOOT_EVENT_SCHED;
   set_totals(raw.sched, 10);
   raw.arg = 9045;
-  raw.wakee = hacoboot_wakee{.pid = 9045, .tid = 9045, .hpid = 9045, .boot = 5, .role = HACOBOOT_ROLE_LAUNCHER};
+  raw.wakee = hacoboot_wakee{.pid = 9045, .tid = 9045, .hpid = 9045, .launch = 5, .role = HACOBOOT_ROLE_LAUNCHER};
   set_totals(raw.wakee.sched, 20);
   const auto e = decode(raw, HACOBOOT_WAKEUP_EVENT_SIZE);
   ASSERT_TRUE(e.has_value());

@@ -20,8 +20,8 @@
  * |   prev)                              |            | runnable, IO when uninterruptible (not   |
  * |                                      |            | TASK_IDLE), else SLEEP                   |
  * | switched out                         | not CPU    | its switch-in went unseen: repaired      |
- * |                                      |            | (CPU from when it began to run), then as |
- * |                                      |            | above                                    |
+ * |                                      |            | (CPU from when it began to run,          |
+ * |                                      |            | counted), then as above                  |
  * | switched in (on_sched_switch,        | any        | CPU from now; still CPU: its switch-out  |
  * |   next)                              |            | went unseen, the stretch closes first    |
  * | woken (on_sched_waking)              | SLEEP, IO  | RUN_QUEUE from the wakeup                |
@@ -244,6 +244,7 @@ static __always_inline void set_runtime(struct thread_states *thread, __u64 runt
  * (now and then on Linux 6.18, after a voluntary switch while runnable).
  * The scheduler's own count of its CPU time since its last switch, `runtime`
  * now, says when it began to run; before that it was in its recorded state.
+ * Counted (counters.repaired_switch_ins): the report says how often.
  */
 static __always_inline void repair_missed_switch_in(struct thread_states *thread,
 						    struct task_struct *task, __u64 runtime,
@@ -253,6 +254,7 @@ static __always_inline void repair_missed_switch_in(struct thread_states *thread
 
 	if (thread->state == HACOBOOT_SCHED_CPU)
 		return;
+	__sync_fetch_and_add(&counters.repaired_switch_ins, 1);
 	begin_stretch(thread, task, ran < now - thread->since ? now - ran : thread->since);
 }
 

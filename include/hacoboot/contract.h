@@ -159,6 +159,12 @@ struct hacoboot_counters {
 	unsigned long long lost_events;		/* ring buffer reservation failed */
 	unsigned long long tracked_full;	/* a process could not be tracked: map full */
 	unsigned long long unaccounted_threads; /* a thread's states could not be: map full */
+	/*
+	 * Not a loss: a running thread whose switch onto its CPU the scheduler
+	 * hooks missed, its states repaired from the scheduler's count of its
+	 * CPU time (state_accounting.bpf.h).
+	 */
+	unsigned long long repaired_switch_ins;
 };
 
 /*

@@ -447,7 +447,8 @@ TracerCounters Tracer::counters() const {
   return TracerCounters{.lost_events = __atomic_load_n(&counters.lost_events, __ATOMIC_RELAXED),
                         .tracked_full = __atomic_load_n(&counters.tracked_full, __ATOMIC_RELAXED),
                         .unaccounted_threads = __atomic_load_n(&counters.unaccounted_threads, __ATOMIC_RELAXED),
-                        .untracked_phases = untracked_phases()};
+                        .untracked_phases = untracked_phases(),
+                        .repaired_switch_ins = __atomic_load_n(&counters.repaired_switch_ins, __ATOMIC_RELAXED)};
 }
 
 }  // namespace hacoboot

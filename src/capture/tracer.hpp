@@ -74,6 +74,9 @@ struct TracerCounters {
   std::uint64_t unaccounted_threads = 0;
   // Phase events dropped in the kernel: their hpid is no launch seen starting.
   std::uint64_t untracked_phases = 0;
+  // Not a loss: switches onto a CPU the scheduler hooks missed, whose
+  // thread's states the kernel side repaired.
+  std::uint64_t repaired_switch_ins = 0;
 };
 
 // Owns the BPF skeleton, its links and the ring buffer: the only code that

@@ -42,7 +42,7 @@
 #include "capture/system_checks.hpp"
 #include "capture/tracer.hpp"
 #include "cli/session.hpp"
-#include "hacoboot.h"
+#include "hacoboot/contract.h"
 
 extern char** environ;
 

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "hacoboot.h"
+#include "hacoboot/contract.h"
 #include "model/boot_tracker.hpp"
 #include "model/event.hpp"
 #include "model/stats.hpp"

@@ -21,6 +21,11 @@
  * the time spent in each in its `threads` entry; every event a thread emits
  * carries its sums up to the event, so they cost no record of their own.
  * Only a wakeup across processes is recorded (HACOBOOT_EV_WAKEUP).
+ *
+ * The file holds the programs (SEC()) and what several of them share; the
+ * two jobs they serve are in their own headers: which process belongs to
+ * which launch (launch_tracking.bpf.h), and the scheduler states of its
+ * threads (state_accounting.bpf.h, with its state machine as a table).
  */
 /* The kernel types: vendored (kernel_types.h) or a vmlinux.h given to the build. */
 #ifdef HACOBOOT_VMLINUX_H
@@ -36,7 +41,7 @@
 #include <asm-generic/errno-base.h>
 #include <asm/unistd.h>
 
-#include "hacoboot.h"
+#include "hacoboot/contract.h"
 
 #if defined(__TARGET_ARCH_x86)
 #define SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)
@@ -52,8 +57,6 @@ const volatile __u64 wakeup_bytes = 0;
 const volatile bool wake_on_settle = false;
 /* --pid: only launches by this process or its descendants; 0: any. */
 const volatile __u32 watched_tgid = 0;
-/* Deeper than any real haconiwa process tree; bounds the verifier's walk. */
-#define MAX_ANCESTRY 32
 /*
  * The haconiwa binary's directory (the kernel's dev_t and inode) and file
  * name: an exec of another file than those in probed_files under that name
@@ -67,103 +70,16 @@ const volatile bool hold_unprobed_execs = false;
 /* The generic (x86, arm64) SIGSTOP. */
 #define HACOBOOT_SIGSTOP 19
 
-struct tracked_process {
-	__u32 hpid;
-	__u32 boot;  /* id of the launch, drawn at START_SV, inherited by the container */
-	__u32 role;  /* enum hacoboot_role */
-	__u32 armed; /* launcher passed START_FORK: its next process fork is the container */
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, HACOBOOT_DEFAULT_RINGBUF_BYTES); /* resized by the loader before load */
 } events SEC(".maps");
 
-/*
- * Keyed by tgid: threads share their process's membership. Not preallocated:
- * preallocating HACOBOOT_MAX_TRACKED entries would lengthen every start, and
- * entries are only added on the fork of a tracked process.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, HACOBOOT_MAX_TRACKED);
-	__type(key, __u32);
-	__type(value, struct tracked_process);
-} tracked SEC(".maps");
+/* The counters the loader reports (see the contract): the headers below count too. */
+struct hacoboot_counters counters = {};
 
-/* A thread of a tracked process: its current scheduler state and the sums of the past ones. */
-struct thread_states {
-	__u32 pid;   /* tgid */
-	__u32 state; /* enum hacoboot_sched_state, since `since` */
-	__u64 since;
-	/* up to `since` */
-	struct hacoboot_sched_totals totals;
-	/* the launch it is accounted for */
-	__u32 boot;
-	/* whether `runtime` is the scheduler's count at `since` (else: not yet known) */
-	__u32 runtime_known;
-	/*
-	 * The scheduler's count of its CPU time (se.sum_exec_runtime) at its
-	 * last switch, which began the stretch on a CPU when it runs.
-	 */
-	__u64 runtime;
-	/* running: of the stretch since `since`, the time found not on a CPU (steal) */
-	__u64 waited;
-	/* running: its CPU's steal time (cpu_steal_of) when the stretch began there */
-	__u64 steal_at_start;
-	__u32 stretch_cpu;
-	__u32 reserved;
-	/* its CPU sum as the last reading while it ran reported it: never taken back */
-	__u64 cpu_reported;
-};
-
-/*
- * Keyed by tid. An entry is added when the thread is first seen (its process
- * becoming tracked, or its fork or clone by a tracked process) and deleted at
- * its exit. Not preallocated, for the reason `tracked` is not.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, HACOBOOT_MAX_THREADS);
-	__type(key, __u32);
-	__type(value, struct thread_states);
-} threads SEC(".maps");
-
-/*
- * Entries in `threads`. The scheduler hooks run on every context switch and
- * wakeup of the host; with no thread accounted they return on this one load.
- */
-__u64 threads_alive = 0;
-
-/*
- * A launch's threads in `threads`, so that ending its accounting deletes
- * those few entries: walking `threads` visits all of its buckets however
- * few entries it holds (~0.4 ms at 65,536), inside the container's listen.
- * Past HACOBOOT_LAUNCH_THREADS the threads are only counted, and the walk
- * is the fallback.
- */
-#define HACOBOOT_LAUNCH_THREADS 8
-struct accounted_launch {
-	__u32 threads; /* added so far */
-	__u32 tids[HACOBOOT_LAUNCH_THREADS];
-};
-
-/*
- * Launches whose threads are accounted: from START_SV until the launch
- * settles (its first listen) or its supervisor exits. What follows a boot's
- * listen delays no boot: a container that runs for hours keeps the
- * scheduler hooks on no longer than its boot, and a CLI (launch id 0),
- * which only precedes the start, is never accounted.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, HACOBOOT_MAX_TRACKED);
-	__type(key, __u32);
-	__type(value, struct accounted_launch);
-} accounted_launches SEC(".maps");
+#include "state_accounting.bpf.h"
+#include "launch_tracking.bpf.h"
 
 /* What execve entry leaves for sched_process_exec: the event's time and the thread's sums then. */
 struct execve_entry {
@@ -183,13 +99,6 @@ struct {
 	__type(value, struct execve_entry);
 } execing SEC(".maps");
 
-struct hacoboot_counters counters = {};
-
-/*
- * Phase events of no launch the kernel side tracks, dropped here (see
- * on_phase). Per CPU: a flood of them from many CPUs must not contend on one
- * counter. Read and summed by the loader.
- */
 /* The files the loader attached the probe to, or found without one: their execs are not caught. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -197,190 +106,6 @@ struct {
 	__type(key, struct hacoboot_file_id);
 	__type(value, __u8);
 } probed_files SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} untracked_phases SEC(".maps");
-
-/*
- * Container processes alive now. The syscall hooks run on every syscall of
- * the host; with no container booting they return on this one load.
- */
-__u64 members_alive = 0;
-
-/*
- * Tracked launchers by pid % LAUNCHER_SLOTS (never fewer than there are).
- * A phase under an hpid whose slot is 0 is of no tracked launch: in a flood
- * of made-up hpids, one load from this small array stands in for a lookup in
- * `tracked`, whose buckets such hpids hit at random, each a cache miss.
- */
-#define LAUNCHER_SLOTS 1024
-__u64 launchers_in_slot[LAUNCHER_SLOTS] = {};
-
-static __always_inline __u64 *launcher_slot(__u32 pid)
-{
-	return &launchers_in_slot[pid & (LAUNCHER_SLOTS - 1)];
-}
-
-/*
- * Adds to `totals` the time since `since` in the thread's current state. A
- * stretch on a CPU is not all CPU time: on a VM the host may run something
- * else on the virtual CPU (steal time), which the scheduler's count of the
- * thread's CPU time leaves out, as the thread's CPU clock does. Of a
- * stretch's wall time, what that count grew by is CPU and the rest waiting
- * for a CPU (run queue). At a switch the count is up to date; in between,
- * the CPU's own steal time says as much up to its runqueue clock's last
- * update. `waited` keeps the part of the stretch so far found not on a CPU,
- * and the rest counts as CPU.
- */
-static __always_inline void add_time_since(const struct thread_states *thread, __u64 now,
-					   struct hacoboot_sched_totals *totals)
-{
-	__u64 wall = now - thread->since;
-	__u64 waited;
-
-	if (thread->state != HACOBOOT_SCHED_CPU) {
-		totals->ns[thread->state & (HACOBOOT_SCHED_STATES - 1)] += wall;
-		return;
-	}
-	waited = thread->waited < wall ? thread->waited : wall;
-	totals->ns[HACOBOOT_SCHED_CPU] += wall - waited;
-	totals->ns[HACOBOOT_SCHED_RUN_QUEUE] += waited;
-}
-
-/* Adds the time since `since` to the thread's current state and enters `state`. */
-static __always_inline void enter_state(struct thread_states *thread, __u32 state, __u64 now)
-{
-	add_time_since(thread, now, &thread->totals);
-	thread->since = now;
-	thread->state = state;
-	thread->waited = 0;
-}
-
-/*
- * The steal (and IRQ) time of the CPU `task` is on, summed since boot, as of
- * its runqueue clock's last update (a tick, a switch, a wakeup): how far the
- * runqueue's clock ran ahead of the clock tasks are charged by. 0 without
- * CONFIG_FAIR_GROUP_SCHED, which links a task's queue to its runqueue.
- */
-static __always_inline __u64 cpu_steal_of(struct task_struct *task)
-{
-	struct rq *rq;
-
-	if (!bpf_core_field_exists(((struct cfs_rq *)0)->rq))
-		return 0;
-	rq = BPF_CORE_READ(task, se.cfs_rq, rq);
-	if (!rq)
-		return 0;
-	return BPF_CORE_READ(rq, clock) - BPF_CORE_READ(rq, clock_task);
-}
-
-/*
- * What is known now of a stretch on a CPU of `task`: its CPU's steal time
- * since the stretch began (up to the runqueue clock's last update, at most a
- * tick ago), and at a switch, where `runtime` is the scheduler's count just
- * updated (0 elsewhere), the wall time beyond what that count grew by, once
- * the stretch's starting count is known. Readings during the stretch reported
- * it as CPU up to then: that much stays CPU.
- */
-static __always_inline void update_stretch(struct thread_states *thread, struct task_struct *task,
-					   __u64 runtime, __u64 now)
-{
-	__u64 wall = now - thread->since;
-	__u64 ran = runtime - thread->runtime;
-	__u64 waited = 0;
-	__u64 reported;
-
-	/* The steal of another CPU than the one the stretch began on says nothing. */
-	if (bpf_get_smp_processor_id() == thread->stretch_cpu)
-		waited = cpu_steal_of(task) - thread->steal_at_start;
-
-	if (runtime && thread->runtime_known && ran < wall && wall - ran > waited)
-		waited = wall - ran;
-	reported = thread->cpu_reported > thread->totals.ns[HACOBOOT_SCHED_CPU]
-		       ? thread->cpu_reported - thread->totals.ns[HACOBOOT_SCHED_CPU]
-		       : 0;
-	if (waited > wall - reported)
-		waited = wall - reported;
-	if (waited > thread->waited)
-		thread->waited = waited;
-}
-
-/* Where a stretch of `task` on the current CPU begins: that CPU, and its steal time now. */
-static __always_inline void mark_stretch_start(struct thread_states *thread,
-					       struct task_struct *task)
-{
-	thread->steal_at_start = cpu_steal_of(task);
-	thread->stretch_cpu = bpf_get_smp_processor_id();
-}
-
-/* A stretch on a CPU of `task`, the current CPU, begins at `at`. */
-static __always_inline void begin_stretch(struct thread_states *thread, struct task_struct *task,
-					  __u64 at)
-{
-	enter_state(thread, HACOBOOT_SCHED_CPU, at);
-	mark_stretch_start(thread, task);
-}
-
-/*
- * A running thread whose entry does not say CPU: its switch-in went unseen
- * (now and then on Linux 6.18, after a voluntary switch while runnable).
- * The scheduler's own count of its CPU time since its last switch, `runtime`
- * now, says when it began to run; before that it was in its recorded state.
- */
-static __always_inline void repair_missed_switch_in(struct thread_states *thread,
-						    struct task_struct *task, __u64 runtime,
-						    __u64 now)
-{
-	__u64 ran = runtime - thread->runtime;
-
-	if (thread->state == HACOBOOT_SCHED_CPU)
-		return;
-	begin_stretch(thread, task, ran < now - thread->since ? now - ran : thread->since);
-}
-
-/* The sums of a thread's states up to `now`, its current one included. */
-static __always_inline void totals_at(const struct thread_states *thread, __u64 now,
-				      struct hacoboot_sched_totals *totals)
-{
-	*totals = thread->totals;
-	add_time_since(thread, now, totals);
-}
-
-/*
- * The states of the current thread up to `now` into `flags` and `totals`,
- * or flags 0 when the thread is not accounted (it predates its process's
- * tracking, or the map was full). Returns its tid.
- */
-static __always_inline __u32 current_totals(__u64 now, __u32 *flags,
-					    struct hacoboot_sched_totals *totals)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct thread_states *thread = threads_alive ? bpf_map_lookup_elem(&threads, &tid) : NULL;
-
-	if (thread) {
-		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-
-		/*
-		 * It runs now: a reading must not count that as waiting. The
-		 * task's CPU count is read only then, off the common path.
-		 */
-		if (thread->state != HACOBOOT_SCHED_CPU)
-			repair_missed_switch_in(thread, task,
-						BPF_CORE_READ(task, se.sum_exec_runtime), now);
-		update_stretch(thread, task, 0, now);
-		totals_at(thread, now, totals);
-		thread->cpu_reported = totals->ns[HACOBOOT_SCHED_CPU];
-		*flags = HACOBOOT_EVENT_SCHED;
-	} else {
-		__builtin_memset(totals, 0, sizeof(*totals));
-		*flags = 0;
-	}
-	return tid;
-}
 
 /*
  * A record of `size` bytes (HACOBOOT_EVENT_BASE_SIZE, HACOBOOT_WAKEUP_EVENT_SIZE,
@@ -406,7 +131,7 @@ static __always_inline struct hacoboot_event *reserve_event(__u32 kind, __u64 si
 	e->pid = pid;
 	e->hpid = process->hpid;
 	e->role = process->role;
-	e->boot = process->boot;
+	e->launch = process->launch;
 	e->tid = current_totals(e->ts_ns, &e->flags, &e->sched);
 	return e;
 }
@@ -427,163 +152,13 @@ static __always_inline void submit(struct hacoboot_event *e, bool settles)
 	bpf_ringbuf_submit(e, flags);
 }
 
-/* Accounts a thread's states from now on; a thread accounted already keeps its sums. */
-static __always_inline void add_thread(__u32 tid, const struct thread_states *thread)
-{
-	long err = bpf_map_update_elem(&threads, &tid, thread, BPF_NOEXIST);
-	struct accounted_launch *launch;
-	__u32 slot;
-
-	if (!err) {
-		__sync_fetch_and_add(&threads_alive, 1);
-		launch = bpf_map_lookup_elem(&accounted_launches, &thread->boot);
-		if (launch) {
-			slot = __sync_fetch_and_add(&launch->threads, 1);
-			if (slot < HACOBOOT_LAUNCH_THREADS)
-				launch->tids[slot] = tid;
-		}
-	} else if (err != -EEXIST)
-		__sync_fetch_and_add(&counters.unaccounted_threads, 1);
-}
-
-/*
- * A thread accounted while it runs (the supervisor at START_SV) has no known
- * count for its stretch yet (update_stretch); one that waits gets it when it
- * is switched in.
- */
-static __always_inline void start_thread(__u32 tid, __u32 pid, __u32 boot, __u32 state)
-{
-	struct thread_states thread = {
-	    .pid = pid, .state = state, .since = bpf_ktime_get_ns(), .boot = boot};
-
-	if (state == HACOBOOT_SCHED_CPU)
-		mark_stretch_start(&thread, (struct task_struct *)bpf_get_current_task());
-
-	if (boot && bpf_map_lookup_elem(&accounted_launches, &boot))
-		add_thread(tid, &thread);
-}
-
-static long forget_thread_of_launch(void *map, const __u32 *tid, struct thread_states *thread,
-				    const __u32 *boot)
-{
-	if (thread->boot == *boot && !bpf_map_delete_elem(map, tid))
-		__sync_fetch_and_sub(&threads_alive, 1);
-	return 0;
-}
-
-/* Ends the accounting of a launch: its threads' entries go, once. */
-static __always_inline void stop_accounting(__u32 boot)
-{
-	struct accounted_launch *found =
-	    boot ? bpf_map_lookup_elem(&accounted_launches, &boot) : NULL;
-	struct accounted_launch launch;
-	struct thread_states *thread;
-
-	if (!found)
-		return;
-	launch = *found;
-	if (bpf_map_delete_elem(&accounted_launches, &boot))
-		return; /* ended by another CPU meanwhile */
-	if (launch.threads > HACOBOOT_LAUNCH_THREADS) {
-		bpf_for_each_map_elem(&threads, forget_thread_of_launch, &boot, 0);
-		return;
-	}
-	for (__u32 i = 0; i < HACOBOOT_LAUNCH_THREADS && i < launch.threads; i++) {
-		thread = bpf_map_lookup_elem(&threads, &launch.tids[i]);
-		/* Gone at its exit, or its tid reused by another launch's thread. */
-		if (thread)
-			forget_thread_of_launch(&threads, &launch.tids[i], thread, &boot);
-	}
-}
-
-static __always_inline void forget_thread(__u32 tid)
-{
-	if (threads_alive && !bpf_map_delete_elem(&threads, &tid))
-		__sync_fetch_and_sub(&threads_alive, 1);
-}
-
-/*
- * Its first accounted thread comes with the process: a launcher tracking
- * itself is the thread passing the phase, on CPU; a forked child's only
- * thread (tid == pid) waits for a CPU until it first runs.
- */
-static __always_inline void track(__u32 pid, const struct tracked_process *value)
-{
-	__u64 current = bpf_get_current_pid_tgid();
-
-	if (bpf_map_update_elem(&tracked, &pid, value, BPF_ANY)) {
-		__sync_fetch_and_add(&counters.tracked_full, 1);
-		return;
-	}
-	if (value->role != HACOBOOT_ROLE_LAUNCHER)
-		__sync_fetch_and_add(&members_alive, 1);
-	else
-		__sync_fetch_and_add(launcher_slot(pid), 1);
-	if (current >> 32 == pid)
-		start_thread((__u32)current, pid, value->boot, HACOBOOT_SCHED_CPU);
-	else
-		start_thread(pid, pid, value->boot, HACOBOOT_SCHED_RUN_QUEUE);
-}
-
-static __always_inline struct tracked_process *member_of_container(__u32 pid)
-{
-	struct tracked_process *t = bpf_map_lookup_elem(&tracked, &pid);
-
-	return t && t->role != HACOBOOT_ROLE_LAUNCHER ? t : NULL;
-}
-
-/* Whether the current process is watched_tgid or one of its descendants. */
-static __always_inline bool under_watched_process(void)
-{
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-
-	for (int depth = 0; depth < MAX_ANCESTRY && task; depth++) {
-		__u32 tgid = BPF_CORE_READ(task, tgid);
-
-		if (tgid == watched_tgid)
-			return true;
-		if (tgid <= 1)
-			return false;
-		task = BPF_CORE_READ(task, real_parent);
-	}
-	return false;
-}
-
-/*
- * The tracked process whose launch has this hpid: the emitting process when
- * it belongs to that launch (the container, a member), else the supervisor
- * itself, tracked under its pid (helpers it forked are not tracked).
- */
-static __always_inline struct tracked_process *launch_of(struct tracked_process *emitter, long hpid)
-{
-	__u32 supervisor_pid = hpid;
-	struct tracked_process *supervisor;
-
-	if (emitter && emitter->hpid == hpid)
-		return emitter;
-	if (supervisor_pid != hpid ||
-	    !*launcher_slot(supervisor_pid)) /* no pid, or surely untracked */
-		return NULL;
-	supervisor = bpf_map_lookup_elem(&tracked, &supervisor_pid);
-	return supervisor && supervisor->role == HACOBOOT_ROLE_LAUNCHER ? supervisor : NULL;
-}
-
-static __always_inline void count_untracked_phase(void)
-{
-	__u32 zero = 0;
-	__u64 *count = bpf_map_lookup_elem(&untracked_phases, &zero);
-
-	if (count)
-		__sync_fetch_and_add(count, 1);
-}
-
 SEC("usdt")
 int BPF_USDT(on_phase, long phase, long hpid)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct tracked_process *t = bpf_map_lookup_elem(&tracked, &pid);
 	struct hacoboot_event *e;
-	__u32 boot = t ? t->boot : 0;
+	__u32 launch;
 
 	/* Tracked processes descend from a watched launcher already. */
 	if (watched_tgid && !t && !under_watched_process())
@@ -591,40 +166,24 @@ int BPF_USDT(on_phase, long phase, long hpid)
 
 	/* CLI (phase 0) and supervisor (1, 2) pass phases with their own pid. */
 	if (phase <= HACOBOOT_PHASE_START_FORK && pid == hpid) {
-		if (phase == HACOBOOT_PHASE_START_SV) {
-			struct accounted_launch fresh = {};
-
-			boot = bpf_get_prandom_u32() | 1; /* never 0: that is a CLI */
-			bpf_map_update_elem(&accounted_launches, &boot, &fresh, BPF_ANY);
-		}
-		if (t && phase == HACOBOOT_PHASE_START_FORK) {
-			t->armed = 1;
-		} else {
-			struct tracked_process launcher = {
-			    .hpid = pid,
-			    .boot = boot,
-			    .role = HACOBOOT_ROLE_LAUNCHER,
-			    .armed = phase == HACOBOOT_PHASE_START_FORK,
-			};
-			track(pid, &launcher);
-		}
+		launch = launcher_passed(pid, t, phase);
 	} else {
 		/*
 		 * Any other phase belongs to a launch seen starting, or is dropped
 		 * here: a launch begun before tracing, or a process passing made-up
 		 * hpids, costs two lookups and a count instead of a record.
 		 */
-		struct tracked_process *launch = launch_of(t, hpid);
+		struct tracked_process *owner = launch_of(t, hpid);
 
-		if (!launch) {
+		if (!owner) {
 			count_untracked_phase();
 			return 0;
 		}
-		boot = launch->boot;
+		launch = owner->launch;
 	}
 
 	/* Phase events report no role: the decoder reads 0 as untracked. */
-	struct tracked_process launch_ids = {.hpid = hpid, .boot = boot};
+	struct tracked_process launch_ids = {.hpid = hpid, .launch = launch};
 
 	e = reserve_event(HACOBOOT_EV_PHASE, HACOBOOT_EVENT_BASE_SIZE, phase, pid, &launch_ids);
 	if (!e)
@@ -639,7 +198,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 child_pid = BPF_CORE_READ(child, pid);
 	__u32 parent_pid = BPF_CORE_READ(parent, tgid);
 	struct tracked_process *t;
-	struct tracked_process member = {};
+	struct tracked_process member;
 	struct hacoboot_event *e;
 
 	/*
@@ -651,7 +210,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		if (threads_alive) {
 			t = bpf_map_lookup_elem(&tracked, &parent_pid);
 			if (t)
-				start_thread(child_pid, parent_pid, t->boot,
+				start_thread(child_pid, parent_pid, t->launch,
 					     HACOBOOT_SCHED_RUN_QUEUE);
 		}
 		return 0;
@@ -660,14 +219,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (!t)
 		return 0;
 
-	member.hpid = t->hpid;
-	member.boot = t->boot;
-	if (t->role != HACOBOOT_ROLE_LAUNCHER) {
-		member.role = HACOBOOT_ROLE_MEMBER;
-	} else if (t->armed) {
-		member.role = HACOBOOT_ROLE_CONTAINER;
-		t->armed = 0;
-	}
+	member = child_of(t);
 	/* Other launcher forks are reported untracked: they link a CLI to its supervisor. */
 	if (member.role)
 		track(child_pid, &member);
@@ -676,18 +228,8 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 			  &member);
 	if (!e)
 		return 0;
-	/*
-	 * The child's totals are zero at the fork event (BootRecord's
-	 * created_ns): its accounting starts at the event's time, not at the
-	 * clock read of track(), which came a few hundred ns earlier. It has
-	 * not run yet: it is still in the run queue state, with nothing summed.
-	 */
-	if (member.role) {
-		struct thread_states *child_states = bpf_map_lookup_elem(&threads, &child_pid);
-
-		if (child_states)
-			child_states->since = e->ts_ns;
-	}
+	if (member.role)
+		thread_created_at(child_pid, e->ts_ns);
 	submit(e, false);
 	return 0;
 }
@@ -765,25 +307,6 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	if (id != __NR_execve)
 		return 0;
 	return execve_entered();
-}
-
-/*
- * A thread other than the leader that execs takes the leader's tid
- * (de_thread), after the leader's exit: its sums follow it.
- */
-static __always_inline void thread_renamed(__u32 old_tid, __u32 tid)
-{
-	struct thread_states *thread;
-	struct thread_states moved;
-
-	if (old_tid == tid || !threads_alive)
-		return;
-	thread = bpf_map_lookup_elem(&threads, &old_tid);
-	if (!thread)
-		return;
-	moved = *thread;
-	forget_thread(old_tid);
-	add_thread(tid, &moved);
 }
 
 static __always_inline bool is_watched_name(const struct dentry *dentry)
@@ -879,14 +402,20 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 	return 0;
 }
 
-/* A successful listen(2) by a container process. */
-static __always_inline int listen_returned(long ret)
+/*
+ * A successful listen(2) by a container process. `regs`: the raw sys_exit
+ * hook's, which runs on every syscall of the host, so its syscall number is
+ * read only past the cheaper checks; NULL from the listen tracepoint.
+ */
+static __always_inline int listen_returned(long ret, struct pt_regs *regs)
 {
 	struct tracked_process *t;
 	struct hacoboot_event *e;
 	__u32 pid;
 
 	if (ret != 0 || !members_alive)
+		return 0;
+	if (regs && SYSCALL_NR(regs) != __NR_listen)
 		return 0;
 	pid = bpf_get_current_pid_tgid() >> 32;
 	t = member_of_container(pid);
@@ -895,7 +424,7 @@ static __always_inline int listen_returned(long ret)
 	e = reserve_event(HACOBOOT_EV_LISTEN, HACOBOOT_EVENT_BASE_SIZE, ret, pid, t);
 	if (e)
 		submit(e, true);
-	stop_accounting(t->boot);
+	stop_accounting(t->launch);
 	return 0;
 }
 
@@ -906,16 +435,11 @@ int on_listen_exit(struct syscall_exit_record *ctx)
 		return 0;
 	if (self_checking() && ctx->ret == -EBADF)
 		self_check_listen_seen = 1;
-	return listen_returned(ctx->ret);
+	return listen_returned(ctx->ret, NULL);
 }
 
 SEC("raw_tp/sys_exit")
-int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
-{
-	if (ret != 0 || !members_alive || SYSCALL_NR(regs) != __NR_listen)
-		return 0;
-	return listen_returned(ret);
-}
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret) { return listen_returned(ret, regs); }
 
 /* exit_code: the process's wait(2) status, as its parent will read it. */
 static __always_inline void process_exited(__u32 pid, int exit_code)
@@ -928,13 +452,7 @@ static __always_inline void process_exited(__u32 pid, int exit_code)
 	e = reserve_event(HACOBOOT_EV_EXIT, HACOBOOT_EVENT_BASE_SIZE, exit_code, pid, t);
 	if (e)
 		submit(e, e->role != HACOBOOT_ROLE_MEMBER);
-	if (t->role != HACOBOOT_ROLE_LAUNCHER) {
-		__sync_fetch_and_sub(&members_alive, 1);
-	} else {
-		__sync_fetch_and_sub(launcher_slot(pid), 1);
-		stop_accounting(t->boot);
-	}
-	bpf_map_delete_elem(&tracked, &pid);
+	untrack(pid, t);
 }
 
 SEC("raw_tp/sched_process_exit")
@@ -953,31 +471,6 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	return 0;
 }
 
-/* prev_state bits of sched_switch (include/linux/sched.h). */
-#define HACOBOOT_TASK_UNINTERRUPTIBLE 0x0002
-#define HACOBOOT_TASK_NOLOAD 0x0400 /* with UNINTERRUPTIBLE: TASK_IDLE, an idle wait */
-
-/*
- * Where a thread switched out goes: back to the run queue when preempted or
- * yielding (still TASK_RUNNING), else blocked; uninterruptibly counts as I/O
- * except TASK_IDLE (kernel threads' idle waits, never I/O).
- */
-static __always_inline __u32 state_switched_out(bool preempt, unsigned int prev_state)
-{
-	if (preempt || prev_state == 0)
-		return HACOBOOT_SCHED_RUN_QUEUE;
-	if ((prev_state & HACOBOOT_TASK_UNINTERRUPTIBLE) && !(prev_state & HACOBOOT_TASK_NOLOAD))
-		return HACOBOOT_SCHED_IO;
-	return HACOBOOT_SCHED_SLEEP;
-}
-
-static __always_inline struct thread_states *thread_of(struct task_struct *task)
-{
-	__u32 tid = BPF_CORE_READ(task, pid);
-
-	return bpf_map_lookup_elem(&threads, &tid);
-}
-
 /*
  * The prev_state argument (Linux 5.18+), not prev->__state: a wakeup on
  * another CPU may have set that to TASK_RUNNING already.
@@ -993,28 +486,11 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		return 0;
 	now = bpf_ktime_get_ns();
 	thread = thread_of(prev);
-	if (thread) {
-		/* prev's count is up to date here: the switch has just updated it. */
-		__u64 runtime = BPF_CORE_READ(prev, se.sum_exec_runtime);
-
-		repair_missed_switch_in(thread, prev, runtime, now);
-		update_stretch(thread, prev, runtime, now);
-		enter_state(thread, state_switched_out(preempt, prev_state), now);
-		thread->runtime = runtime;
-		thread->runtime_known = 1;
-	}
+	if (thread)
+		switched_out(thread, prev, preempt, prev_state, now);
 	thread = thread_of(next);
-	if (thread) {
-		/* next's count is exact: it has not run since it last changed. */
-		__u64 runtime = BPF_CORE_READ(next, se.sum_exec_runtime);
-
-		/* An entry that still says CPU: its switch-out went unseen. */
-		if (thread->state == HACOBOOT_SCHED_CPU)
-			update_stretch(thread, next, runtime, now);
-		begin_stretch(thread, next, now);
-		thread->runtime = runtime;
-		thread->runtime_known = 1;
-	}
+	if (thread)
+		switched_in(thread, next, now);
 	return 0;
 }
 
@@ -1047,7 +523,7 @@ static __always_inline __u64 report_wakeup(struct thread_states *wakee, __u32 wa
 	e->wakee.pid = wakee->pid;
 	e->wakee.tid = wakee_tid;
 	e->wakee.hpid = wakee_process->hpid;
-	e->wakee.boot = wakee_process->boot;
+	e->wakee.launch = wakee_process->launch;
 	e->wakee.role = wakee_process->role;
 	e->wakee.reserved = 0;
 	totals_at(wakee, e->ts_ns, &e->wakee.sched);
@@ -1072,7 +548,7 @@ int BPF_PROG(on_sched_waking, struct task_struct *task)
 		return 0;
 	tid = BPF_CORE_READ(task, pid);
 	wakee = bpf_map_lookup_elem(&threads, &tid);
-	if (!wakee || (wakee->state != HACOBOOT_SCHED_SLEEP && wakee->state != HACOBOOT_SCHED_IO))
+	if (!wakee || !blocked(wakee))
 		return 0;
 	enter_state(wakee, HACOBOOT_SCHED_RUN_QUEUE, report_wakeup(wakee, tid, bpf_ktime_get_ns()));
 	return 0;

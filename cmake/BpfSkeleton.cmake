@@ -55,9 +55,14 @@ function(add_bpf_skeleton target source)
   # clang's depfile lists every header the program includes (the contract
   # header shared with the C++ decoder, the kernel types): Ninja, unlike the
   # Makefiles, ignores IMPLICIT_DEPENDS and would leave a stale object.
+  # The prefix maps keep the checkout's and the build's paths out of the
+  # object's BTF (which the skeleton embeds): every clone then generates the
+  # same skeleton, and what includes it hits the caches keyed by its
+  # preprocessed source (clang-tidy's).
   add_custom_command(
     OUTPUT ${_gen}/${_name}.bpf.o
     COMMAND ${BPF_CLANG} -g -O2 -Wall -target bpf -mcpu=v3 -D__TARGET_ARCH_${_bpf_arch}
+            -fdebug-prefix-map=${PROJECT_SOURCE_DIR}=. -fdebug-prefix-map=${PROJECT_BINARY_DIR}=.
             ${_cflags} ${BPF_SYSTEM_INCLUDES}
             -MD -MF ${_gen}/${_name}.bpf.d
             -c ${source} -o ${_gen}/${_name}.bpf.o

@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 format() {
   mapfile -t cxx < <(git ls-files 'src/*.cpp' 'src/*.hpp' 'cmake/*.cpp' 'demo/*.cpp' 'demo/*.hpp' 'tests/*.cpp' 'tests/*.hpp')
-  mapfile -t c < <(git ls-files 'bpf/*.c' 'bpf/*.h')
+  mapfile -t c < <(git ls-files 'bpf/*.c' 'bpf/*.h' 'include/*.h')
   clang-format --dry-run -Werror "${cxx[@]}" "${c[@]}"
   scripts/check-layering.sh
 }

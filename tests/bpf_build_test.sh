@@ -6,6 +6,9 @@
 #                     must not need the build machine's kernel BTF.
 #   header-rebuilds   after that build, touch the contract header shared with
 #                     the C++ decoder: Ninja must plan to recompile the object.
+#   no-checkout-path  that build's object, which the skeleton embeds, names
+#                     neither the copy's path nor its build's: every clone
+#                     generates the same skeleton.
 # Usage: bpf_build_test.sh STEP SOURCE_DIR WORK_DIR
 set -euo pipefail
 
@@ -58,16 +61,25 @@ header-rebuilds)
     echo "the object is out of date before the header changes" >&2
     exit 1
   fi
-  touch "$tree/bpf/hacoboot.h"
+  touch "$tree/include/hacoboot/contract.h"
   plan=$(ninja -C "$build" -n -d explain hacoboot_skeleton_gen 2>&1)
   if ! grep -q "$object_step" <<<"$plan"; then
-    echo "touching bpf/hacoboot.h leaves the BPF object as it is:" >&2
+    echo "touching include/hacoboot/contract.h leaves the BPF object as it is:" >&2
     echo "$plan" >&2
     exit 1
   fi
   ;;
+no-checkout-path)
+  object=$build/bpf-gen/hacoboot.bpf.o
+  [ -f "$object" ] || skip "no BPF object from without-host-btf"
+  if grep -qaF "$work_dir" "$object"; then
+    echo "the BPF object holds the path of the tree it was built from ($work_dir):" >&2
+    grep -aoF "$work_dir" "$object" | sort | uniq -c >&2
+    exit 1
+  fi
+  ;;
 *)
-  echo "usage: $0 without-host-btf|header-rebuilds SOURCE_DIR WORK_DIR" >&2
+  echo "usage: $0 without-host-btf|header-rebuilds|no-checkout-path SOURCE_DIR WORK_DIR" >&2
   exit 2
   ;;
 esac

@@ -23,7 +23,7 @@
 
 #include "capture/capture_errors.hpp"
 #include "capture/usdt_multi_link.hpp"
-#include "hacoboot.h"  // the skeleton's .bss holds a struct hacoboot_counters
+#include "hacoboot/contract.h"  // the skeleton's .bss holds a struct hacoboot_counters
 #include "util/errors.hpp"
 #include "util/text.hpp"
 
@@ -447,7 +447,8 @@ TracerCounters Tracer::counters() const {
   return TracerCounters{.lost_events = __atomic_load_n(&counters.lost_events, __ATOMIC_RELAXED),
                         .tracked_full = __atomic_load_n(&counters.tracked_full, __ATOMIC_RELAXED),
                         .unaccounted_threads = __atomic_load_n(&counters.unaccounted_threads, __ATOMIC_RELAXED),
-                        .untracked_phases = untracked_phases()};
+                        .untracked_phases = untracked_phases(),
+                        .repaired_switch_ins = __atomic_load_n(&counters.repaired_switch_ins, __ATOMIC_RELAXED)};
 }
 
 }  // namespace hacoboot

@@ -18,7 +18,7 @@
 #include "capture/syscall_tracepoints.hpp"
 #include "capture/usdt_multi_link.hpp"
 #include "capture/usdt_probe.hpp"
-#include "hacoboot.h"
+#include "hacoboot/contract.h"
 #include "util/errors.hpp"
 #include "util/expected.hpp"
 #include "util/unique_fd.hpp"
@@ -74,6 +74,9 @@ struct TracerCounters {
   std::uint64_t unaccounted_threads = 0;
   // Phase events dropped in the kernel: their hpid is no launch seen starting.
   std::uint64_t untracked_phases = 0;
+  // Not a loss: switches onto a CPU the scheduler hooks missed, whose
+  // thread's states the kernel side repaired.
+  std::uint64_t repaired_switch_ins = 0;
 };
 
 // Owns the BPF skeleton, its links and the ring buffer: the only code that

@@ -14,7 +14,7 @@
 
 #include "cli/byte_size.hpp"
 #include "cli/duration.hpp"
-#include "hacoboot.h"
+#include "hacoboot/contract.h"
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
 #include "util/text.hpp"

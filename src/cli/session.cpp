@@ -552,6 +552,7 @@ int run_session(const Options& options, std::ostream& diagnostics) {
                        .lost_events = pipeline.events_lost(counters),
                        .unaccounted_threads = counters.unaccounted_threads,
                        .untracked_phases = counters.untracked_phases,
+                       .repaired_switch_ins = counters.repaired_switch_ins,
                        .tracked_at_exit = tracer->tracked_processes(),
                        .names = options.phase_names};
   write_reports(options, pipeline.sinks(), facts);

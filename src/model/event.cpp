@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "hacoboot.h"
+#include "hacoboot/contract.h"
 
 namespace hacoboot {
 namespace {
@@ -44,7 +44,7 @@ std::optional<Wakee> decode_wakee(const hacoboot_wakee& raw) {
   return Wakee{.pid = raw.pid,
                .tid = raw.tid,
                .hpid = raw.hpid,
-               .launch = raw.boot,
+               .launch = raw.launch,
                .role = *role,
                .sched = decode_totals(raw.sched)};
 }
@@ -75,7 +75,7 @@ std::optional<Event> decode_event(std::span<const std::byte> record) {
   e.ts_ns = raw.ts_ns;
   e.pid = raw.pid;
   e.hpid = raw.hpid;
-  e.launch = raw.boot;
+  e.launch = raw.launch;
   e.role = *role;
   e.cgroup_id = raw.cgroup_id;
   e.tid = raw.tid;

@@ -12,7 +12,7 @@ namespace hacoboot {
 
 enum class EventKind : std::uint8_t { Phase, Fork, Exec, Listen, Exit, Wakeup };
 
-// What the kernel side knew of the emitting process (see hacoboot.h).
+// What the kernel side knew of the emitting process (see hacoboot/contract.h).
 enum class Role : std::uint8_t { Untracked, Launcher, Container, Member };
 
 // The thread a Wakeup event woke (the event's own pid/tid are the waker's).

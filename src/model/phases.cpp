@@ -9,7 +9,7 @@
 #include <sstream>
 #include <utility>
 
-#include "hacoboot.h"
+#include "hacoboot/contract.h"
 #include "util/errors.hpp"
 #include "util/text.hpp"
 

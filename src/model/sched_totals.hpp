@@ -5,7 +5,7 @@
 namespace hacoboot {
 
 // A thread's cumulative nanoseconds in each scheduler state since the kernel
-// side first saw it (hacoboot.h). Every event a thread emits carries its
+// side first saw it (hacoboot/contract.h). Every event a thread emits carries its
 // totals at that instant: a stretch of its time is the difference of two
 // readings, and its four states add up to the stretch's length exactly.
 struct SchedTotals {

@@ -22,7 +22,9 @@ struct RunFacts {
   // Threads whose scheduler states the kernel side could not account (map full).
   std::uint64_t unaccounted_threads = 0;
   std::uint64_t untracked_phases = 0;  // phase events of launches not seen starting, ignored
-  std::uint64_t tracked_at_exit = 0;   // processes still tracked in the kernel maps
+  // Switches onto a CPU the kernel side missed and repaired: not a loss.
+  std::uint64_t repaired_switch_ins = 0;
+  std::uint64_t tracked_at_exit = 0;  // processes still tracked in the kernel maps
   PhaseNames names;
 };
 

@@ -69,6 +69,11 @@ class TableWriter final : public ReportWriter {
     if (facts.untracked_phases > 0) {
       out << fmt::format("Ignored: {} phase events of launches not seen starting\n", facts.untracked_phases);
     }
+    if (facts.repaired_switch_ins > 0) {
+      out << fmt::format(
+          "Repaired: {} switches onto a CPU the scheduler hooks missed (states from the kernel's CPU time)\n",
+          facts.repaired_switch_ins);
+    }
   }
 
   // The reference script's two metrics, with the distribution, each followed

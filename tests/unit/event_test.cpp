@@ -1,5 +1,5 @@
 // decode_event: one ring-buffer record -> Event, as the BPF side lays it out
-// (bpf/hacoboot.h). Most kinds are reserved with the base size only; exec
+// (include/hacoboot/contract.h). Most kinds are reserved with the base size only; exec
 // events carry the full struct with the filename, wakeups the wakee.
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "hacoboot.h"
+#include "hacoboot/contract.h"
 #include "model/event.hpp"
 
 namespace hacoboot {
@@ -181,12 +181,12 @@ TEST(DecodeEvent, ThreadNotAccountedHasNoTotals) {
 
 TEST(DecodeEvent, WakeupCarriesWakerAndWakeeWithTheirTotals) {
   auto raw = raw_event(HACOBOOT_EV_WAKEUP, HACOBOOT_ROLE_CONTAINER);
-  raw.boot = 5;
+  raw.launch = 5;
   raw.tid = 9046;
   raw.flags = HACOBOOT_EVENT_SCHED;
   set_totals(raw.sched, 10);
   raw.arg = 9045;
-  raw.wakee = hacoboot_wakee{.pid = 9045, .tid = 9045, .hpid = 9045, .boot = 5, .role = HACOBOOT_ROLE_LAUNCHER};
+  raw.wakee = hacoboot_wakee{.pid = 9045, .tid = 9045, .hpid = 9045, .launch = 5, .role = HACOBOOT_ROLE_LAUNCHER};
   set_totals(raw.wakee.sched, 20);
   const auto e = decode(raw, HACOBOOT_WAKEUP_EVENT_SIZE);
   ASSERT_TRUE(e.has_value());

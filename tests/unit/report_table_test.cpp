@@ -287,5 +287,14 @@ TEST(TableWarnings, UnaccountedThreadsAreReported) {
   EXPECT_EQ(render(done_pipe_summary()).find("unaccounted"), std::string::npos);
 }
 
+TEST(TableWarnings, RepairedSwitchInsAreReportedAsNoLoss) {
+  RunFacts facts;
+  facts.repaired_switch_ins = 4;
+  const auto table = render(done_pipe_summary(), facts);
+  EXPECT_NE(table.find("Repaired: 4 switches onto a CPU the scheduler hooks missed"), std::string::npos) << table;
+  EXPECT_EQ(table.find("WARNING"), std::string::npos) << "a repair loses nothing:\n" << table;
+  EXPECT_EQ(render(done_pipe_summary()).find("Repaired"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace hacoboot

@@ -3,8 +3,8 @@
  * The contract between the BPF program (bpf/hacoboot.bpf.c) and user space.
  * Plain C so that both clang -target bpf and the C++ decoder include it.
  */
-#ifndef HACOBOOT_HACOBOOT_H
-#define HACOBOOT_HACOBOOT_H
+#ifndef HACOBOOT_CONTRACT_H
+#define HACOBOOT_CONTRACT_H
 
 /* Phase that starts a launch: the supervisor passes it under its own pid. */
 #define HACOBOOT_PHASE_START_SV 1
@@ -84,8 +84,8 @@ struct hacoboot_sched_totals {
 struct hacoboot_wakee {
 	unsigned int pid; /* tgid */
 	unsigned int tid;
-	unsigned int hpid; /* its launch, as hpid and boot of hacoboot_event */
-	unsigned int boot;
+	unsigned int hpid; /* its launch, as hpid and launch of hacoboot_event */
+	unsigned int launch;
 	unsigned int role; /* enum hacoboot_role */
 	unsigned int reserved;
 	struct hacoboot_sched_totals sched; /* up to ts_ns, the blocked time included */
@@ -137,10 +137,10 @@ struct hacoboot_event {
 	unsigned int pid;	      /* tgid of the emitting process (init pid ns) */
 	unsigned int hpid;	      /* boot key: the supervisor's pid */
 	unsigned int role;	      /* enum hacoboot_role of pid (of the child for forks) */
-	unsigned int boot;  /* random id of pid's launch, 0 for a CLI: tells apart launches under a
-			       reused hpid */
-	unsigned int tid;   /* the emitting thread (init pid ns) */
-	unsigned int flags; /* HACOBOOT_EVENT_SCHED */
+	unsigned int launch; /* random id of pid's launch, 0 for a CLI: tells apart launches under a
+				reused hpid */
+	unsigned int tid;    /* the emitting thread (init pid ns) */
+	unsigned int flags;  /* HACOBOOT_EVENT_SCHED */
 	struct hacoboot_sched_totals sched; /* tid's, up to ts_ns */
 	union {
 		char filename[HACOBOOT_FILENAME_LEN];	/* exec */
@@ -159,6 +159,12 @@ struct hacoboot_counters {
 	unsigned long long lost_events;		/* ring buffer reservation failed */
 	unsigned long long tracked_full;	/* a process could not be tracked: map full */
 	unsigned long long unaccounted_threads; /* a thread's states could not be: map full */
+	/*
+	 * Not a loss: a running thread whose switch onto its CPU the scheduler
+	 * hooks missed, its states repaired from the scheduler's count of its
+	 * CPU time (state_accounting.bpf.h).
+	 */
+	unsigned long long repaired_switch_ins;
 };
 
 /*
@@ -168,4 +174,4 @@ struct hacoboot_counters {
  * per CPU, summed by the reader.
  */
 
-#endif /* HACOBOOT_HACOBOOT_H */
+#endif /* HACOBOOT_CONTRACT_H */

@@ -52,7 +52,7 @@ class StartTest : public IntegrationTest {
     return r;
   }
 
-  // Whether the tool's bpftool child still runs: a live child named bpftool,
+  // Whether the tool's bpftool child still runs: a live child running bpftool,
   // or one still named as the tool (forked, not yet exec'd; the tool's other
   // helper, the tracefs lookup, has ended by the time it starts bpftool).
   static bool bpftool_running(pid_t tool) {
@@ -60,8 +60,12 @@ class StartTest : public IntegrationTest {
       const auto name = entry.path().filename().string();
       if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front())) == 0) continue;
       const auto stat = proc_stat(static_cast<pid_t>(std::stol(name)));
+      // Run through /proc/self/fd/N, bpftool is named after the descriptor:
+      // its executable tells.
+      std::error_code unreadable;
+      const auto exe = std::filesystem::read_symlink("/proc/" + name + "/exe", unreadable);
       if (stat && stat->ppid == tool && stat->state != 'Z' &&
-          (stat->comm == "bpftool" || stat->comm == "hacoboot-sample")) {
+          (exe.filename() == "bpftool" || stat->comm == "hacoboot-sample")) {
         return true;
       }
     }

@@ -1,5 +1,8 @@
 #include "cli/gate_run.hpp"
 
+#include <exception>
+#include <functional>
+#include <iostream>
 #include <ostream>
 #include <string>
 
@@ -56,23 +59,40 @@ void write_unjudged(const Options& options, std::string_view why) {
   }
 }
 
+int unjudged_on_failure(const Options& options, std::ostream& diagnostics, const std::function<int()>& run) {
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    try {
+      write_unjudged(options, std::string("the run failed: ") + e.what());
+    } catch (const std::exception& unwritten) {
+      // The run's own failure stays the error (and its status); a gate file
+      // that cannot be written either is one more symptom (a full disk).
+      diagnostics << "hacoboot-sampler: warning: " << printable(unwritten.what(), kUncut) << '\n' << std::flush;
+    }
+    throw;
+  }
+}
+
 int compare_summaries(const Options& options, std::ostream& out) {
   check_output_paths(
       {{.option = "--gate-junit", .path = options.gate_junit},
        {.option = "--gate-markdown", .path = options.gate_markdown}},
       {{.option = "compare BASE", .path = options.baseline}, {.option = "compare NEW", .path = options.compared}});
-  const auto baseline = load_summary(options.baseline, "compare");
-  const auto now = load_summary(options.compared, "compare");
-  try {
-    check_comparable(baseline, now, options.gate);
-  } catch (const UsageError& e) {
-    // The message says which of the two it is about.
-    throw UsageError("compare " + printable(options.baseline) + " " + printable(options.compared) + ": " + e.what());
-  }
-  const int status = judge_run(baseline, now, options, out);
-  out.flush();
-  if (!out) throw RuntimeError("writing the gate's report failed");
-  return status;
+  return unjudged_on_failure(options, std::cerr, [&] {
+    const auto baseline = load_summary(options.baseline, "compare");
+    const auto now = load_summary(options.compared, "compare");
+    try {
+      check_comparable(baseline, now, options.gate);
+    } catch (const UsageError& e) {
+      // The message says which of the two it is about.
+      throw UsageError("compare " + printable(options.baseline) + " " + printable(options.compared) + ": " + e.what());
+    }
+    const int status = judge_run(baseline, now, options, out);
+    out.flush();
+    if (!out) throw RuntimeError("writing the gate's report failed");
+    return status;
+  });
 }
 
 }  // namespace hacoboot

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string_view>
@@ -27,6 +28,13 @@ int judge_run(const RunFigures& baseline, const RunFigures& now, const Options& 
 // command failed): they say why, rather than an earlier run's verdict
 // staying in place.
 void write_unjudged(const Options& options, std::string_view why);
+
+// run(), whose failure (an exception) first replaces the gate's files with
+// ones saying the run was not judged and why: a failed run must not leave
+// an earlier run's verdict for CI to read. Called once the files are known
+// to be outputs (check_output_paths), so that no input is overwritten. A
+// file that cannot be replaced either is a warning on `diagnostics`.
+int unjudged_on_failure(const Options& options, std::ostream& diagnostics, const std::function<int()>& run);
 
 // `compare BASE NEW`: the report on `out`; returns the exit status.
 int compare_summaries(const Options& options, std::ostream& out);

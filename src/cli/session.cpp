@@ -515,13 +515,8 @@ int list_probes(const Options& options, std::ostream& out) {
   return kExitOk;
 }
 
-}  // namespace
-
-int run_session(const Options& options, std::ostream& diagnostics) {
-  if (options.list) return list_probes(options, std::cout);
-  if (options.check) return check_system(options, std::cout);
-  if (!options.compared.empty()) return compare_summaries(options, std::cout);
-  auto checked = check_before_loading(options, diagnostics);
+// The run once every check passed: traced, reported, judged.
+int trace(const Options& options, Preflight& checked, std::ostream& diagnostics) {
   // Before loading: a Ctrl-C while attaching still ends with a summary.
   const StopSignals stop_signals(/*sighup_reopens=*/options.serve.has_value() || !options.textfile.empty());
   Pipeline pipeline(options, diagnostics);
@@ -559,6 +554,17 @@ int run_session(const Options& options, std::ostream& diagnostics) {
   // After every output is written: only a first run on a new kernel waits.
   if (btf_cache) btf_cache->finish_filling(kBtfCachePatience);
   return exit_status(stop, child.get(), checked.baseline, pipeline.sinks().summary(), facts, options, diagnostics);
+}
+
+}  // namespace
+
+int run_session(const Options& options, std::ostream& diagnostics) {
+  if (options.list) return list_probes(options, std::cout);
+  if (options.check) return check_system(options, std::cout);
+  if (!options.compared.empty()) return compare_summaries(options, std::cout);
+  auto checked = check_before_loading(options, diagnostics);
+  // The gate's files are known to be outputs from here on.
+  return unjudged_on_failure(options, diagnostics, [&] { return trace(options, checked, diagnostics); });
 }
 
 }  // namespace hacoboot

@@ -102,6 +102,18 @@ Expected<void> check_phase_name(std::string_view name) {
   return {};
 }
 
+Expected<void> check_name_of_phase(std::int64_t phase, std::string_view name) {
+  if (auto valid = check_phase_name(name); !valid) return valid;
+  // Every name must lead to one phase: in --from, --gate and every output.
+  if (const auto builtin = parse_phase(name); builtin && *builtin != phase) {
+    return Failure{fmt::format("'{}' already names phase {}: choose another name", name, *builtin)};
+  }
+  if (std::any_of(kReservedNames.begin(), kReservedNames.end(), [&](auto word) { return iequals(word, name); })) {
+    return Failure{fmt::format("'{}' names something else (execve and listen are milestones, all is --gate's)", name)};
+  }
+  return {};
+}
+
 PhaseNames PhaseNames::parse(std::string_view text, const std::string& source) {
   PhaseNames names;
   std::map<std::int64_t, std::size_t> line_of;  // of each phase named
@@ -129,14 +141,7 @@ PhaseNames PhaseNames::parse(std::string_view text, const std::string& source) {
       throw refuse("'" + printable(number_text) + "' is not a phase number 0-127");
     }
     if (!(fields >> name) || (fields >> extra)) throw refuse("expected NUMBER NAME");
-    if (const auto valid = check_phase_name(name); !valid) throw refuse(valid.error());
-    // Every name must lead to one phase: in --from, --gate and every output.
-    if (const auto builtin = parse_phase(name); builtin && *builtin != *number) {
-      throw refuse(fmt::format("'{}' already names phase {}: choose another name", name, *builtin));
-    }
-    if (std::any_of(kReservedNames.begin(), kReservedNames.end(), [&](auto word) { return iequals(word, name); })) {
-      throw refuse("'" + name + "' names something else (execve and listen are milestones, all is --gate's)");
-    }
+    if (const auto valid = check_name_of_phase(*number, name); !valid) throw refuse(valid.error());
     if (const auto named = line_of.find(*number); named != line_of.end()) {
       throw refuse(fmt::format("phase {} is named twice (lines {} and {})", *number, named->second, line_number));
     }

@@ -39,6 +39,12 @@ inline constexpr std::size_t kMaxPhaseNameBytes = 64;
 // into terminals, SVG, JSON and Prometheus labels: no byte may break them.
 Expected<void> check_phase_name(std::string_view name);
 
+// Whether `name` may name phase number `phase` (0..kMaxPhase): a name
+// check_phase_name accepts that leads to no other phase or milestone (a
+// built-in name such as "START_SV", "PHASE_7" or "12" given to another
+// number; execve, listen, all). Else why not.
+Expected<void> check_name_of_phase(std::int64_t phase, std::string_view name);
+
 // Haconiwa's phase names with the user's own layered over them
 // (--phase-names: user markers 123-127, or phases of a newer Haconiwa).
 class PhaseNames {

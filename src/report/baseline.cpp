@@ -4,13 +4,18 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "model/log_linear_histogram.hpp"
+#include "report/summary_json.hpp"
 #include "util/errors.hpp"
 #include "util/text.hpp"
 
@@ -21,10 +26,6 @@ namespace {
 // only schema 3 has the samples (and the tool's version).
 constexpr int kOldestSchema = 1;
 constexpr int kFirstSchemaWithSamples = 3;
-// SampleStats keeps at most this many exact samples, and has fewer histogram
-// buckets: a figure with more pairs was not written by the tool.
-constexpr std::size_t kMaxSamplePairs = SampleStats::kExactSamples;
-
 constexpr std::array<std::pair<std::string_view, GateStatistic>, 5> kStatistics{{
     {"avg", GateStatistic::Avg},
     {"p50", GateStatistic::P50},
@@ -55,6 +56,9 @@ std::string shown(const nlohmann::json& value) {
   if (value.is_string()) return "a string";
   if (value.is_array()) return "an array";
   if (value.is_object()) return "an object";
+  // nlohmann keeps -0 as a signed 0, which it writes back as 0: say what the
+  // file holds, since the sign is why it is refused.
+  if (value.is_number_integer() && !value.is_number_unsigned() && value.get<std::int64_t>() == 0) return "-0";
   return value.dump();  // a number, true, false or null
 }
 
@@ -100,14 +104,22 @@ Integer integer(const Field& field) {
   return value.get<Integer>();
 }
 
-// Printed in the gate's report: held to the rule of --phase-names.
-std::string phase_name_of(const Field& field) {
+// Printed in the gate's report and its key in --gate: held to the rules of
+// --phase-names, so that a name leads to one phase only.
+std::string phase_name_of(const Field& field, std::int64_t phase) {
   if (!field.value->is_string()) refuse(field, "a phase name");
   auto name = field.value->get<std::string>();
-  if (const auto valid = check_phase_name(name); !valid) {
+  if (const auto valid = check_name_of_phase(phase, name); !valid) {
     throw NotASummary("\"" + field.path + "\": " + valid.error());
   }
   return name;
+}
+
+// A number Haconiwa can pass as a phase: the only ones a summary has rows of.
+std::int64_t phase_number_of(const Field& field) {
+  const auto number = integer<std::int64_t>(field);
+  if (number < 0 || number > kMaxPhase) refuse(field, "a phase number 0-127");
+  return number;
 }
 
 bool has(const Field& object, const char* key) {
@@ -117,11 +129,9 @@ bool has(const Field& object, const char* key) {
 // [value_ns, boots] pairs in ascending value whose boots add up to `count`:
 // anything else would feed the rank test figures no run had.
 Distribution samples_of(const Field& stats, std::uint64_t count) {
+  // No more pairs than SampleStats keeps: bounded as the file was read
+  // (SummaryJsonBounds::kMaxItems).
   const auto pairs = items(member(stats, "samples"));
-  if (pairs.size() > kMaxSamplePairs) {
-    throw NotASummary(fmt::format("\"{}.samples\" holds {} pairs, more than the {} a summary has", stats.path,
-                                  pairs.size(), kMaxSamplePairs));
-  }
   Distribution samples;
   std::uint64_t boots = 0;
   for (const auto& pair : pairs) {
@@ -150,6 +160,65 @@ Distribution samples_of(const Field& stats, std::uint64_t count) {
   return samples;
 }
 
+// The statistic at nearest rank `percent` of the samples, as
+// SampleStats::percentile reads its own.
+std::uint64_t percentile_of(const Distribution& samples, std::uint64_t count, int percent) {
+  const auto rank = std::clamp<std::uint64_t>(
+      static_cast<std::uint64_t>(std::ceil(percent / 100.0 * static_cast<double>(count))), 1, count);
+  std::uint64_t below = 0;
+  for (const auto& [value, times] : samples.counts) {
+    below += times;
+    if (below >= rank) return value;
+  }
+  return samples.counts.back().first;
+}
+
+[[noreturn]] void contradicts(const Field& stats, const char* key, std::uint64_t stated, const std::string& samples) {
+  throw NotASummary(fmt::format("\"{}.{}\" is {}, but its samples {}", stats.path, key, stated, samples));
+}
+
+// The gate judges by the samples, and shows and sorts by the figures beside
+// them: a file whose figures are not its samples' (a forged p50, a shift
+// told in % of a made-up median) is refused. Exact samples are every boot:
+// avg and max are theirs exactly. Histogram buckets read within
+// LogLinearHistogram::kMaxRelativeError of what was added, and never beyond
+// the true max.
+void check_against_samples(const Field& stats, const FigureStats& figure) {
+  const auto& samples = figure.samples;
+  if (samples.exact && figure.count > SampleStats::kExactSamples) {
+    throw NotASummary(fmt::format("\"{}.exact\" is true for {} boots: beyond {} a summary keeps a histogram",
+                                  stats.path, figure.count, SampleStats::kExactSamples));
+  }
+  for (const auto& [key, percent, stated] :
+       {std::tuple{"p50_ns", 50, figure.p50_ns}, std::tuple{"p90_ns", 90, figure.p90_ns},
+        std::tuple{"p99_ns", 99, figure.p99_ns}}) {
+    if (const auto derived = percentile_of(samples, figure.count, percent); derived != stated) {
+      contradicts(stats, key, stated, fmt::format("give {}", derived));
+    }
+  }
+  const auto lowest = samples.counts.front().first;
+  const auto highest = samples.counts.back().first;
+  if (samples.exact) {
+    __extension__ using Sum = unsigned __int128;  // as SampleStats sums
+    Sum sum = 0;
+    for (const auto& [value, times] : samples.counts) sum += Sum{value} * times;
+    if (const auto avg = static_cast<std::uint64_t>(sum / figure.count); avg != figure.avg_ns) {
+      contradicts(stats, "avg_ns", figure.avg_ns, fmt::format("give {}", avg));
+    }
+    if (figure.max_ns != highest) contradicts(stats, "max_ns", figure.max_ns, fmt::format("give {}", highest));
+    return;
+  }
+  constexpr long double kError = LogLinearHistogram::kMaxRelativeError;
+  const auto most = static_cast<long double>(highest) / (1 - kError) + 1;
+  if (figure.max_ns < highest || static_cast<long double>(figure.max_ns) > most) {
+    contradicts(stats, "max_ns", figure.max_ns, fmt::format("end in a bucket of {}", highest));
+  }
+  const auto least = static_cast<long double>(lowest) / (1 + kError) - 1;
+  if (static_cast<long double>(figure.avg_ns) < least || figure.avg_ns > figure.max_ns) {
+    contradicts(stats, "avg_ns", figure.avg_ns, fmt::format("lie between {} and {}", lowest, figure.max_ns));
+  }
+}
+
 // Schemas 1 and 2 have no samples, and wrote no count for some figures.
 FigureStats figure_of(const Field& stats, int schema) {
   const auto figure = [&stats](const char* key) { return integer<std::uint64_t>(member(stats, key)); };
@@ -160,7 +229,10 @@ FigureStats figure_of(const Field& stats, int schema) {
                   .p99_ns = figure("p99_ns"),
                   .max_ns = figure("max_ns"),
                   .samples = {}};
-  if (schema >= kFirstSchemaWithSamples) out.samples = samples_of(stats, out.count);
+  if (schema >= kFirstSchemaWithSamples) {
+    out.samples = samples_of(stats, out.count);
+    if (out.count > 0) check_against_samples(stats, out);
+  }
   return out;
 }
 
@@ -176,9 +248,11 @@ std::optional<MetricFigures> metric_of(const Field& metrics, const char* name, i
   return metric;
 }
 
+// As the file holds it: compared byte for byte (a COMMAND with a tab is
+// this run's COMMAND with a tab), escaped only where it is shown.
 std::string text_of(const Field& field) {
   if (!field.value->is_string()) refuse(field, "a string");
-  return printable(field.value->get<std::string>());
+  return field.value->get<std::string>();
 }
 
 // Where the figures came from. Schema 3 has it all; older summaries may lack
@@ -190,7 +264,7 @@ RunOrigin origin_of(const Field& summary, int schema) {
     const auto tool = member(summary, "tool");
     const auto name = member(tool, "name");
     if (text_of(name) != "hacoboot-sampler") {
-      throw NotASummary(fmt::format(R"("{}" is '{}', not "hacoboot-sampler")", name.path, text_of(name)));
+      throw NotASummary(fmt::format(R"("{}" is '{}', not "hacoboot-sampler")", name.path, printable(text_of(name))));
     }
     origin.tool_version = text_of(member(tool, "version"));
   }
@@ -213,6 +287,33 @@ std::uint64_t boots_of(const Field& summary, const MetricTable& metrics) {
   return most;
 }
 
+// One row per phase some boot passed, each with a name of its own: the first
+// of two rows would otherwise win (a slow and a fast one: the fast one
+// gated), and a name leading to two rows would show as one metric twice.
+void add_phases(const std::vector<Field>& rows, int schema, MetricTable& metrics) {
+  std::map<std::int64_t, std::string> row_of;  // the path of each phase's row
+  for (const auto& row : rows) {
+    const auto number = phase_number_of(member(row, "phase"));
+    if (const auto first = row_of.find(number); first != row_of.end()) {
+      throw NotASummary(fmt::format(R"("{}" and "{}" are both phase {}: a summary has one row per phase)",
+                                    first->second, row.path, number));
+    }
+    auto name = phase_name_of(member(row, "name"), number);
+    for (const auto& [other, other_path] : row_of) {
+      if (iequals(metrics.at(phase_key(other)).name, name)) {
+        throw NotASummary(fmt::format(R"("{}" and "{}" are both named '{}')", other_path, row.path, name));
+      }
+    }
+    auto wall = figure_of(row, schema);
+    if (wall.count == 0 && has(row, "count")) {
+      throw NotASummary(fmt::format("\"{}.count\" is 0: a summary has rows only of phases some boot passed", row.path));
+    }
+    row_of.emplace(number, row.path);
+    metrics.emplace(phase_key(number),
+                    MetricFigures{.name = std::move(name), .wall = std::move(wall), .noise_free = std::nullopt});
+  }
+}
+
 RunFigures figures_of_summary(const Field& summary, int schema) {
   RunFigures run;
   run.origin = origin_of(summary, schema);
@@ -220,22 +321,9 @@ RunFigures figures_of_summary(const Field& summary, int schema) {
     if (auto metric = metric_of(member(summary, "metrics"), name, schema))
       run.metrics.emplace(name, std::move(*metric));
   }
-  for (const auto& phase : items(member(summary, "phases"))) {
-    const auto number = integer<std::int64_t>(member(phase, "phase"));
-    run.metrics.emplace(phase_key(number), MetricFigures{.name = phase_name_of(member(phase, "name")),
-                                                         .wall = figure_of(phase, schema),
-                                                         .noise_free = std::nullopt});
-  }
+  add_phases(items(member(summary, "phases")), schema, run.metrics);
   run.boots = boots_of(summary, run.metrics);
   return run;
-}
-
-// "line 3, column 7" of the byte nlohmann's parse error points at (1-based).
-std::string position_of(std::string_view text, std::size_t byte) {
-  const auto before = text.substr(0, std::min(byte, text.size() + 1) - 1);
-  const auto line_start = before.rfind('\n');
-  const auto column = line_start == std::string_view::npos ? before.size() + 1 : before.size() - line_start;
-  return fmt::format("line {}, column {}", std::count(before.begin(), before.end(), '\n') + 1, column);
 }
 
 }  // namespace
@@ -273,26 +361,18 @@ std::uint64_t FigureStats::get(GateStatistic statistic) const {
 
 RunFigures parse_baseline(std::string_view json_text, const std::string& source) {
   const auto file = printable(source);
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw UsageError(
-        fmt::format("{}: not JSON at {} (expected a --format json summary)", file, position_of(json_text, e.byte)));
-  } catch (const nlohmann::json::out_of_range&) {
-    // A number beyond a double (1e999): valid JSON, never a summary's.
-    throw UsageError(file + ": a number too large for any figure (expected a --format json summary)");
-  }
-  if (!doc.is_object() || !doc.contains("schema")) {
+  const auto doc = read_summary_json(json_text);
+  if (!doc) throw UsageError(fmt::format("{}: {} (expected a --format json summary)", file, doc.error()));
+  if (!doc->is_object() || !doc->contains("schema")) {
     throw UsageError(file + ": no \"schema\": not a hacoboot-sampler --format json summary");
   }
-  const auto& schema = doc.at("schema");
+  const auto& schema = doc->at("schema");
   if (!schema.is_number_integer() || schema < kOldestSchema || schema > kSummarySchema) {
     throw UsageError(fmt::format("{}: schema {} is not supported (this version reads schemas {} to {})", file,
                                  printable(schema.dump()), kOldestSchema, kSummarySchema));
   }
   try {
-    return figures_of_summary(Field{&doc, ""}, schema.get<int>());
+    return figures_of_summary(Field{&*doc, ""}, schema.get<int>());
   } catch (const NotASummary& e) {
     throw UsageError(file + ": not a hacoboot-sampler summary: " + e.what());
   }

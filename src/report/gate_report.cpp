@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -38,11 +39,12 @@ struct RowCells {
 };
 
 RowCells cells_of(const MetricComparison& row, const GateConfig& config) {
+  // A metric of one run only was compared by no figure: it has no medians.
   const bool both = row.baseline_boots > 0 && row.boots > 0;
   RowCells cells{.name = printable(row.name),
                  .figure = both ? gate_figure_name(row.figure) : "-",
-                 .baseline = row.baseline_boots > 0 ? format_duration(row.baseline_median_ns) : "-",
-                 .now = row.boots > 0 ? format_duration(row.median_ns) : "-",
+                 .baseline = both ? format_duration(row.baseline_median_ns) : "-",
+                 .now = both ? format_duration(row.median_ns) : "-",
                  .change = compared(row) ? format_change(row.change_pct) : "-",
                  .interval = "-",
                  .p = "-",
@@ -67,6 +69,10 @@ std::string confidence_heading(const GateConfig& config) {
 // "(alpha 0.05, Holm over 2 gated metrics, at most +10%)"
 std::string terms_of(const GateResult& result, const GateConfig& config) {
   if (result.tested == 0) {
+    const bool by_percentile = std::any_of(result.rows.begin(), result.rows.end(), [](const auto& row) {
+      return row.gated && row.method == GateMethod::Percentile && row.baseline_boots > 0 && row.boots > 0;
+    });
+    if (!by_percentile) return fmt::format("(no gated metric tested, at most +{}%)", config.max_regression_pct);
     return fmt::format("({} compared, at most +{}%)", gate_statistic_name(config.statistic), config.max_regression_pct);
   }
   return fmt::format("(alpha {}, Holm over {} gated metric{}, at most +{}%)", config.alpha, result.tested,
@@ -199,19 +205,43 @@ std::string junit_case_of(const MetricComparison& row, const GateConfig& config)
 
 // --- Markdown ---
 
-// User text in a table cell: | ends the cell, and * _ ` < [ ] \ would mark
-// it up.
+// A zero-width space: between two characters it keeps the text as it
+// reads, and breaks what GitHub would make of them side by side.
+constexpr std::string_view kZeroWidthSpace = "\u200B";
+
+// Whether GitHub would link or ping from what ends at text[at]: a mention
+// or an e-mail address (@), an autolink (https://, www.).
+bool links_after(std::string_view text, std::size_t at) {
+  const auto rest = text.substr(at + 1);
+  if (text[at] == '@') return true;
+  if (text[at] == ':') return rest.starts_with("//");
+  return rest.starts_with(".") && at >= 2 && iequals(text.substr(at - 2, 3), "www");
+}
+
+// User text in a table cell, as GitHub-flavoured Markdown shows it
+// literally: every ASCII punctuation mark backslash-escaped (| ends a cell,
+// * _ ~ ` [ ] mark text up), & < > as entities (&amp; would be an entity
+// itself), and a zero-width space after what would make a mention
+// (@everyone pings a team) or a link.
 std::string markdown_text(std::string_view text) {
-  static constexpr std::array<CharEscape, 9> kMarkdown{{{'\\', "\\\\"},
-                                                        {'|', "\\|"},
-                                                        {'*', "\\*"},
-                                                        {'_', "\\_"},
-                                                        {'`', "\\`"},
-                                                        {'<', "&lt;"},
-                                                        {'>', "&gt;"},
-                                                        {'[', "\\["},
-                                                        {']', "\\]"}}};
-  return escape_chars(text, kMarkdown);
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '&') {
+      out += "&amp;";
+    } else if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else if (std::ispunct(static_cast<unsigned char>(c)) != 0) {
+      out += '\\';
+      out += c;
+    } else {
+      out += c;
+    }
+    if (links_after(text, i)) out += kZeroWidthSpace;
+  }
+  return out;
 }
 
 constexpr std::string_view kMarkdownTitle = "### Boot time against the baseline";

@@ -184,6 +184,20 @@ std::vector<double> holm_adjusted(std::span<const double> p_values) {
   return adjusted;
 }
 
+// n against n boots, all of one run below all of the other, have the
+// smallest two-sided p-value: 2 / C(2n, n).
+std::size_t fewest_boots_for(double alpha) {
+  if (!(alpha > 0)) return std::numeric_limits<std::size_t>::max();
+  std::size_t n = 1;
+  double ways = 2;  // C(2n, n) for n = 1
+  while (2 / ways > alpha) {
+    ++n;
+    const auto size = static_cast<double>(n);
+    ways *= (2 * size - 1) * (2 * size) / (size * size);
+  }
+  return n;
+}
+
 std::optional<std::size_t> boots_needed(double spread, double shift, double alpha, double power) {
   if (!std::isfinite(spread) || !std::isfinite(shift) || !(shift > 0) || !(spread >= 0)) return std::nullopt;
   // Negated as a whole, so that a NaN, false to every comparison, fails too.

@@ -57,6 +57,10 @@ std::vector<double> holm_adjusted(std::span<const double> p_values);
 // shift is not positive or the figures are not finite.
 std::optional<std::size_t> boots_needed(double spread, double shift, double alpha, double power);
 
+// The fewest boots per run (n against n) whose rank test can reach `alpha`
+// at all, however far apart the runs are.
+std::size_t fewest_boots_for(double alpha);
+
 // The standard normal quantile: z with P(Z <= z) = p, for 0 < p < 1.
 double normal_quantile(double p);
 

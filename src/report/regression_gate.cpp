@@ -88,6 +88,12 @@ void check_version(const RunOrigin& origin, const char* whose) {
   }
 }
 
+// A metric as users name it in --gate: "execve", "phase 13".
+std::string metric_shown(const std::string& key) {
+  constexpr std::string_view kPhaseKey = "phase:";
+  return key.starts_with(kPhaseKey) ? "phase " + key.substr(kPhaseKey.size()) : key;
+}
+
 std::string command_shown(const std::string& command) {
   return command.empty() ? std::string("any first execve") : "COMMAND '" + printable(command) + "'";
 }
@@ -181,6 +187,19 @@ std::optional<std::uint64_t> needed_for(const Ranked& ranked, double baseline_me
   return boots_needed(spread, config.max_regression_pct / 100.0 * baseline_median, alpha, kPower);
 }
 
+// The boots per run a row's advice names: never fewer than the test needs
+// to reach its level at all (boots that vary little need few by the
+// estimate, but not fewer than that), and no advice when the runs have that
+// many already: the estimate then does not tell what would.
+std::optional<std::uint64_t> advised_boots(std::optional<std::uint64_t> needed, const MetricComparison& row,
+                                           const GateConfig& config, std::size_t tested) {
+  if (!needed) return std::nullopt;
+  const double alpha = config.alpha / static_cast<double>(std::max<std::size_t>(tested, 1));
+  const auto advised = std::max<std::uint64_t>(*needed, fewest_boots_for(alpha));
+  if (advised <= std::min(row.baseline_boots, row.boots)) return std::nullopt;
+  return advised;
+}
+
 // The rank test and the shift; nullopt when the row cannot be tested (its
 // verdict and reason are then set).
 std::optional<Ranked> test_row(MetricComparison& row, const Compared& compared, const GateConfig& config) {
@@ -202,7 +221,7 @@ std::optional<Ranked> test_row(MetricComparison& row, const Compared& compared, 
   row.confidence = shift->confidence;
   if (std::min(row.baseline_boots, row.boots) < kFewestBoots) {
     row.verdict = Verdict::Inconclusive;
-    row.boots_needed = needed_for(ranked, base, config, 1);
+    row.boots_needed = advised_boots(needed_for(ranked, base, config, 1), row, config, 1);
     row.reason = fmt::format("{} boots against {}: too few for a rank test", row.baseline_boots, row.boots);
     return std::nullopt;
   }
@@ -225,7 +244,7 @@ void judge_by_rank_test(MetricComparison& row, bool rejected, const Ranked& rank
     return;
   }
   row.verdict = Verdict::Inconclusive;
-  row.boots_needed = needed;
+  row.boots_needed = advised_boots(needed, row, config, tested);
   row.reason =
       row.change_high_pct > config.max_regression_pct
           ? fmt::format("no significant change, but the shift may reach {}", format_change(row.change_high_pct))
@@ -375,7 +394,8 @@ void check_baseline(const RunFigures& baseline, const RunOrigin& now, const Gate
   }
   for (const auto& key : config.gated) {
     if (!baseline.metrics.contains(key)) {
-      throw UsageError(fmt::format("no boot of the baseline run reached {}: it cannot gate it (--gate)", key));
+      throw UsageError(
+          fmt::format("no boot of the baseline run reached {}: it cannot gate it (--gate)", metric_shown(key)));
     }
   }
   if (baseline.origin.start_phase != now.start_phase) {

@@ -52,10 +52,24 @@ bool is_control(char32_t code) {
          (code >= 0x2066 && code <= 0x2069);               // bidirectional isolates
 }
 
+// Code points Unicode keeps out of interchange: U+FDD0..U+FDEF and the last
+// two of every plane. XML forbids U+FFFE and U+FFFF outright (a JUnit file or
+// an SVG holding one is not well-formed), and discourages the others.
+bool is_noncharacter(char32_t code) {
+  return (code >= 0xFDD0 && code <= 0xFDEF) || (code & 0xFFFEU) == 0xFFFEU;
+}
+
 // Length of the printable character at the start of text, or 0.
 std::size_t printable_length(std::string_view text) {
   const auto c = decode_utf8(text);
-  return c && !is_control(c->code) ? c->length : 0;
+  return c && !is_control(c->code) && !is_noncharacter(c->code) ? c->length : 0;
+}
+
+// Whether XML 1.0 allows the character in a document: its Char production
+// (tab, newline and carriage return of the C0 controls, no surrogates, no
+// U+FFFE or U+FFFF), less the other noncharacters.
+bool is_xml_char(char32_t code) {
+  return (code >= 0x20 || code == '\t' || code == '\n' || code == '\r') && !is_noncharacter(code);
 }
 
 }  // namespace
@@ -114,7 +128,19 @@ std::string escape_chars(std::string_view text, std::span<const CharEscape> esca
 std::string xml_escape(std::string_view text) {
   static constexpr std::array<CharEscape, 5> kXml{
       {{'&', "&amp;"}, {'<', "&lt;"}, {'>', "&gt;"}, {'"', "&quot;"}, {'\'', "&apos;"}}};
-  return escape_chars(text, kXml);
+  // What XML cannot hold (a byte of invalid UTF-8, a control, a
+  // noncharacter) reads as U+FFFD: the document stays well-formed whatever
+  // the text.
+  constexpr std::string_view kReplacement = "\uFFFD";
+  std::string kept;
+  kept.reserve(text.size());
+  while (!text.empty()) {
+    const auto c = decode_utf8(text);
+    const auto length = c ? c->length : 1;
+    kept += c && is_xml_char(c->code) ? text.substr(0, length) : kReplacement;
+    text.remove_prefix(length);
+  }
+  return escape_chars(kept, kXml);
 }
 
 }  // namespace hacoboot

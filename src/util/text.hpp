@@ -26,7 +26,8 @@ inline std::string lowercase(std::string_view text) {
 
 // Whether text is valid UTF-8 without control characters (C0, DEL, C1, and
 // the line separators and bidirectional controls that make a terminal or a
-// viewer show text other than it is): what a name the tool prints may hold.
+// viewer show text other than it is) and without noncharacters (U+FFFE,
+// U+FDD0...: XML forbids some): what a name the tool prints may hold.
 bool is_printable_utf8(std::string_view text);
 
 // User text (a value, a path, a token from a file) as an error message may
@@ -50,7 +51,9 @@ struct CharEscape {
 };
 std::string escape_chars(std::string_view text, std::span<const CharEscape> escapes);
 
-// The text with & < > " ' replaced by entities, for XML text and attributes.
+// The text with & < > " ' replaced by entities, for XML text and attributes;
+// characters no XML document may hold (invalid UTF-8, controls but tab and
+// line breaks, noncharacters such as U+FFFE) replaced by U+FFFD.
 std::string xml_escape(std::string_view text);
 
 }  // namespace hacoboot

@@ -656,6 +656,18 @@ TEST_F(AnalysisTest, GateFilesSayTheVerdictOrThatAFailedRunHasNone) {
       << read_file(junit);
   EXPECT_TRUE(read_file(markdown).starts_with("### Boot time against the baseline: not judged\n"))
       << read_file(markdown);
+
+  // A run that fails after tracing (its summary cannot be written) is no
+  // verdict either: an earlier "passed" must not stay for CI to read.
+  expect_exit(run_boots(3, gate), 0);
+  ASSERT_TRUE(contains(read_file(junit), R"(<property name="outcome" value="passed"/>)")) << read_file(junit);
+  auto unwritable = gate;
+  unwritable.insert(unwritable.end(), {"-o", "/dev/full"});
+  expect_exit(run_boots(3, unwritable), 1);
+  EXPECT_TRUE(contains(read_file(junit), R"(<error type="not judged" message="the run failed: )")) << read_file(junit);
+  EXPECT_FALSE(contains(read_file(junit), R"(value="passed")")) << read_file(junit);
+  EXPECT_TRUE(read_file(markdown).starts_with("### Boot time against the baseline: not judged\n"))
+      << read_file(markdown);
 }
 
 TEST_F(AnalysisTest, MalformedBaselineExitsWith2NamingTheFile) {

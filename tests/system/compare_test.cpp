@@ -219,6 +219,33 @@ TEST_F(CompareTest, APassAndAnInconclusiveGateAsTheCiReadsThem) {
   EXPECT_TRUE(contains(cases, ": INCONCLUSIVE: 2 boots against 2: too few for a rank test; about ")) << cases;
 }
 
+// A compare that fails once the gate's files are named leaves no earlier
+// verdict for CI to read: both say the run was not judged, and why.
+TEST_F(CompareTest, AFailedCompareReplacesAnEarlierVerdictWithNotJudged) {
+  const auto base = write("base.json", {around(10), around(30), around(8)});
+  const auto junit = dir_.path() / "gate.xml";
+  const auto markdown = dir_.path() / "gate.md";
+  const std::vector<std::string> files{"--gate-junit", junit.string(), "--gate-markdown", markdown.string()};
+  expect_exit(compare(base, base, files), 0);
+  ASSERT_TRUE(contains(read_text(junit), R"(<property name="outcome" value="passed"/>)")) << read_text(junit);
+
+  // A forged median: refused, naming the file, the row and the field.
+  auto forged = summary_of({around(10), around(30), around(8)});
+  forged["metrics"]["listen"]["noise_free"]["p50_ns"] = 1'000'000'000'000'000;
+  const auto now = dir_.path() / "forged.json";
+  std::ofstream(now) << forged.dump(2);
+  const auto r = compare(base, now.string(), files);
+  expect_exit(r, 2);
+  EXPECT_TRUE(contains(r.err, R"("metrics.listen.noise_free.p50_ns" is 1000000000000000, but its samples give)"))
+      << r.err;
+  const auto cases = as_ci_reads_it(junit, dir_.path());
+  EXPECT_TRUE(contains(cases, "suite\thacoboot-sampler regression gate\t1\t0\t1\t0\n")) << cases;
+  EXPECT_TRUE(contains(read_text(junit), R"(<error type="not judged" message="the run failed: )")) << read_text(junit);
+  EXPECT_FALSE(contains(read_text(junit), "passed")) << read_text(junit);
+  EXPECT_TRUE(read_text(markdown).starts_with("### Boot time against the baseline: not judged\n"))
+      << read_text(markdown);
+}
+
 // The gate's files are outputs like any other: checked before anything is
 // read, never an input, never a link.
 TEST_F(CompareTest, GateFilesThatCannotBeWrittenSafelyAreRefused) {

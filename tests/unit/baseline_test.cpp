@@ -1,5 +1,6 @@
 #include "report/baseline.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -9,6 +10,7 @@
 
 #include "model/sample_stats.hpp"
 #include "report/report.hpp"
+#include "report/summary_json.hpp"
 #include "util/errors.hpp"
 
 namespace hacoboot {
@@ -22,11 +24,12 @@ std::string schema3(const std::string& metrics,
          metrics + R"(, "phases": []})";
 }
 
-// Figures of two boots with these samples (the statistics are not checked against them).
-std::string stats_with(const std::string& samples, const std::string& count = "2") {
-  return R"({"count": )" + count + R"(, "avg_ns": 1, "p50_ns": 1, "p90_ns": 1, "p99_ns": 1, "max_ns": 1, "exact": true,
-             "samples": )" +
-         samples + "}";
+// Figures of two boots with these samples: those of [[10, 1], [20, 1]]
+// (other samples are refused before their figures are read).
+std::string stats_with(const std::string& samples, const std::string& count = "2",
+                       const std::string& figures = R"("avg_ns": 15, "p50_ns": 10, "p90_ns": 20, "p99_ns": 20,
+                                                        "max_ns": 20, "exact": true)") {
+  return R"({"count": )" + count + ", " + figures + R"(, "samples": )" + samples + "}";
 }
 
 std::string execve_with(const std::string& samples, const std::string& count = "2") {
@@ -145,12 +148,6 @@ TEST(Baseline, Schema3SamplesLoad) {
 
 // What the rank test would read as boots no run had is refused, naming the field.
 TEST(Baseline, BadSamplesAreRefused) {
-  const std::string more_pairs = [] {
-    std::string pairs = "[";
-    for (std::size_t i = 0; i <= SampleStats::kExactSamples; ++i)
-      pairs += (i ? ", [" : "[") + std::to_string(i) + ", 1]";
-    return pairs + "]";
-  }();
   for (const auto& [text, fault] : std::vector<std::pair<std::string, std::string>>{
            {schema3(execve_with("[[20, 1], [10, 1]]")),
             R"("metrics.execve.samples[1]" is not above the pair before it: samples go in ascending value)"},
@@ -169,8 +166,6 @@ TEST(Baseline, BadSamplesAreRefused) {
            {schema3(execve_with("[[10, 1]]")), R"("metrics.execve.samples" hold 1 boots, its count says 2)"},
            {schema3(execve_with("[[10, 18446744073709551615], [20, 18446744073709551615]]")),
             R"("metrics.execve.samples" hold more boots than its count, 2)"},
-           {schema3(execve_with(more_pairs, "10001")),
-            R"("metrics.execve.samples" holds 10001 pairs, more than the 10000)"},
            {schema3(R"({"execve": {"count": 1, "avg_ns": 1, "p50_ns": 1, "p90_ns": 1, "p99_ns": 1, "max_ns": 1},
                         "listen": {"count": 0}})"),
             R"(no "metrics.execve.samples")"},
@@ -208,7 +203,7 @@ TEST(Baseline, NumbersThatAreNotIntegersInRangeAreRefused) {
            R"(}, "listen": {"count": 0}}, "phases": [{"phase": )" + phase + R"(, "name": "START", "avg_ns": )" + avg +
            R"(, "p50_ns": 1, "p90_ns": 1, "p99_ns": 1, "max_ns": 1}]})";
   };
-  EXPECT_EQ(parse_baseline(summary("1", "1", "-1"), "base.json").metrics.size(), 2U);
+  EXPECT_EQ(parse_baseline(summary("1", "1", "12"), "base.json").metrics.size(), 2U);
   for (const auto& [text, field] : std::vector<std::pair<std::string, std::string>>{
            {summary("1e99", "1", "1"), R"("metrics.execve.count" is 1e+99, not a non-negative integer)"},
            {summary("1", "2.5", "1"), R"("phases[0].avg_ns" is 2.5, not a non-negative integer)"},
@@ -287,6 +282,172 @@ TEST(Baseline, ANumberBeyondADoubleIsRefusedInTheToolsWords) {
     ADD_FAILURE() << "accepted";
   } catch (const UsageError& e) {
     EXPECT_EQ(std::string(e.what()), "base.json: a number too large for any figure (expected a --format json summary)");
+  }
+}
+
+// The message of a summary parse_baseline refuses; "" when it accepts it.
+std::string refusal_of(const std::string& text) {
+  try {
+    parse_baseline(text, "base.json");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool refused_for(const std::string& text, const std::string& fault) {
+  return refusal_of(text).find("base.json: not a hacoboot-sampler summary: " + fault) != std::string::npos;
+}
+
+// A schema 3 summary with these phase rows.
+std::string with_phases(const std::string& phases) {
+  return R"({"schema": 3, "tool": {"name": "hacoboot-sampler", "version": "0.1.0"},
+    "start_phase": {"phase": 1, "name": "START_SV"}, "command": null, "boots": {"started": 2},
+    "metrics": )" +
+         execve_with("[[10, 1], [20, 1]]") + R"(, "phases": [)" + phases + "]}";
+}
+
+std::string phase_row(const std::string& number, const std::string& name, const std::string& count = "2") {
+  const auto samples = count == "0" ? std::string("[]") : std::string("[[10, 1], [20, 1]]");
+  return R"({"phase": )" + number + R"(, "name": ")" + name + R"(", )" + stats_with(samples, count).substr(1);
+}
+
+// A baseline whose p50 is 1e15 but whose boots took 10 and 20 ns passed a
+// run twice as slow as "+0.0 %": the gate's shift is told in % of the
+// median, which must be the samples'.
+TEST(Baseline, FiguresThatContradictTheirSamplesAreRefused) {
+  const auto execve = [](const std::string& figures, const std::string& samples = "[[10, 1], [20, 1]]",
+                         const std::string& count = "2") {
+    return schema3(R"({"execve": )" + stats_with(samples, count, figures) + R"(, "listen": {"count": 0}})");
+  };
+  EXPECT_EQ(refusal_of(execve(R"("avg_ns": 15, "p50_ns": 10, "p90_ns": 20, "p99_ns": 20, "max_ns": 20)")), "");
+  EXPECT_TRUE(refused_for(execve(R"("avg_ns": 15, "p50_ns": 1000000000000000, "p90_ns": 20, "p99_ns": 20,
+                                     "max_ns": 20)"),
+                          R"("metrics.execve.p50_ns" is 1000000000000000, but its samples give 10)"));
+  EXPECT_TRUE(refused_for(execve(R"("avg_ns": 15, "p50_ns": 10, "p90_ns": 10, "p99_ns": 20, "max_ns": 20)"),
+                          R"("metrics.execve.p90_ns" is 10, but its samples give 20)"));
+  EXPECT_TRUE(refused_for(execve(R"("avg_ns": 16, "p50_ns": 10, "p90_ns": 20, "p99_ns": 20, "max_ns": 20)"),
+                          R"("metrics.execve.avg_ns" is 16, but its samples give 15)"));
+  EXPECT_TRUE(refused_for(execve(R"("avg_ns": 15, "p50_ns": 10, "p90_ns": 20, "p99_ns": 20, "max_ns": 99)"),
+                          R"("metrics.execve.max_ns" is 99, but its samples give 20)"));
+  EXPECT_TRUE(refused_for(execve(R"("avg_ns": 10, "p50_ns": 10, "p90_ns": 10, "p99_ns": 10, "max_ns": 10,
+                                     "exact": true)",
+                                 "[[10, 10001]]", "10001"),
+                          R"("metrics.execve.exact" is true for 10001 boots)"));
+  // Histogram buckets: within the histogram's error of what they read.
+  const auto bucketed = [&](const std::string& avg, const std::string& max) {
+    return execve(R"("avg_ns": )" + avg + R"(, "p50_ns": 1000000, "p90_ns": 1000000, "p99_ns": 1000000, "max_ns": )" +
+                      max + R"(, "exact": false)",
+                  "[[1000000, 20000]]", "20000");
+  };
+  EXPECT_EQ(refusal_of(bucketed("999000", "1003000")), "");
+  EXPECT_TRUE(
+      refused_for(bucketed("1000000", "1000000000000000"),
+                  R"("metrics.execve.max_ns" is 1000000000000000, but its samples end in a bucket of 1000000)"));
+  EXPECT_TRUE(refused_for(bucketed("900000", "1000000"),
+                          R"("metrics.execve.avg_ns" is 900000, but its samples lie between 1000000 and 1000000)"));
+  // A phase's row is held to its samples as well.
+  EXPECT_TRUE(refused_for(with_phases(R"({"phase": 13, "name": "X", )" +
+                                      stats_with("[[10, 1], [20, 1]]", "2",
+                                                 R"("avg_ns": 15, "p50_ns": 5, "p90_ns": 20, "p99_ns": 20,
+                                                    "max_ns": 20)")
+                                          .substr(1)),
+                          R"("phases[0].p50_ns" is 5, but its samples give 10)"));
+}
+
+// Rows that would let one phase's figures stand for another's, or show
+// what no boot passed.
+TEST(Baseline, SuspiciousPhaseRowsAreRefused) {
+  EXPECT_EQ(refusal_of(with_phases(phase_row("13", "CONTAINER_FILESYSTEM_SETUP") + ", " + phase_row("123", "mine"))),
+            "");
+  for (const auto& [phases, fault] : std::vector<std::pair<std::string, std::string>>{
+           {phase_row("13", "A") + ", " + phase_row("13", "B"),
+            R"("phases[0]" and "phases[1]" are both phase 13: a summary has one row per phase)"},
+           {phase_row("-1", "A"), R"("phases[0].phase" is -1, not a phase number 0-127)"},
+           {phase_row("128", "A"), R"("phases[0].phase" is 128, not a phase number 0-127)"},
+           {phase_row("1000000000000000000", "A"),
+            R"("phases[0].phase" is 1000000000000000000, not a phase number 0-127)"},
+           {phase_row("1e18", "A"), R"("phases[0].phase" is 1e+18, not an integer)"},
+           {phase_row("13", "execve"), R"("phases[0].name": 'execve' names something else)"},
+           {phase_row("13", "ALL"), R"("phases[0].name": 'ALL' names something else)"},
+           {phase_row("13", "START_SV"), R"("phases[0].name": 'START_SV' already names phase 1)"},
+           {phase_row("13", "PHASE_7"), R"("phases[0].name": 'PHASE_7' already names phase 7)"},
+           {phase_row("123", "mine") + ", " + phase_row("124", "MINE"),
+            R"("phases[0]" and "phases[1]" are both named 'MINE')"},
+           {phase_row("13", "A", "0"),
+            R"("phases[0].count" is 0: a summary has rows only of phases some boot passed)"}}) {
+    EXPECT_TRUE(refused_for(with_phases(phases), fault)) << refusal_of(with_phases(phases));
+  }
+}
+
+// -0 is valid JSON, but no count the tool writes: its message says what the file holds.
+TEST(Baseline, ASignedZeroIsRefusedAsWhatItIs) {
+  EXPECT_TRUE(refused_for(schema3(execve_with("[[10, 1], [20, 1]]", "-0")),
+                          R"("metrics.execve.count" is -0, not a non-negative integer)"))
+      << refusal_of(schema3(execve_with("[[10, 1], [20, 1]]", "-0")));
+}
+
+// The COMMAND is compared as this run's is given, byte for byte: a tab in
+// it is a tab, not the "\x09" a message shows.
+TEST(Baseline, TheCommandIsKeptAsItsBytes) {
+  auto text = schema3(execve_with("[[10, 1], [20, 1]]"));
+  text.replace(text.find(R"("command": null)"), 15, R"("command": "/bin/a\tb")");
+  EXPECT_EQ(parse_baseline(text, "base.json").origin.command, "/bin/a\tb");
+}
+
+// Bounds checked while the JSON is read, before it takes memory: each is
+// told in the tool's words, naming the file.
+TEST(Baseline, JsonBeyondItsBoundsIsRefusedAsItIsRead) {
+  const auto flat = [](std::size_t items, const std::string& item) {
+    std::string text = "[";
+    for (std::size_t i = 0; i < items; ++i) text += (i > 0 ? "," : "") + item;
+    return text + "]";
+  };
+  const auto refused = [](const std::string& text, const std::string& why) {
+    return refusal_of(text) == "base.json: " + why + " (expected a --format json summary)";
+  };
+  EXPECT_TRUE(refused(std::string(1 << 20, '['), "arrays or objects nested deeper than 16 levels"));
+  EXPECT_TRUE(refused(R"({"schema": 3, "x": )" + std::string(17, '[') + std::string(17, ']') + "}",
+                      "arrays or objects nested deeper than 16 levels"));
+  EXPECT_TRUE(refused(schema3(execve_with(flat(SampleStats::kExactSamples + 1, "[1, 1]"), "10001")),
+                      "an array or object of more than 10000 items"));
+  std::string members = "{";
+  for (std::size_t i = 0; i <= SampleStats::kExactSamples; ++i)
+    members += (i > 0 ? ",\"" : "\"") + std::to_string(i) + "\":0";
+  EXPECT_TRUE(refused(members + "}", "an array or object of more than 10000 items"));
+  // Arrays each within bounds, too many in all: the document would take
+  // many times the file's size in memory.
+  EXPECT_TRUE(refused(flat(SummaryJsonBounds::kMaxDocumentBytes / SummaryJsonBounds::kMaxItems / 64,
+                           flat(SummaryJsonBounds::kMaxItems, "{}")),
+                      "values that would take more than 64 MiB in memory"));
+  // What the tool writes is within them: a figure of as many samples as it keeps.
+  std::string pairs;
+  for (std::size_t i = 0; i < SampleStats::kExactSamples; ++i)
+    pairs += (i > 0 ? ", [" : "[") + std::to_string(i + 1) + ", 1]";
+  const auto full = schema3(R"({"execve": )" +
+                            stats_with("[" + pairs + "]", "10000",
+                                       R"("avg_ns": 5000, "p50_ns": 5000, "p90_ns": 9000, "p99_ns": 9900,
+                                          "max_ns": 10000, "exact": true)") +
+                            R"(, "listen": {"count": 0}})");
+  EXPECT_EQ(refusal_of(full), "");
+  // And a long run's: 40 phases, each of 10,000 boots all different.
+  std::string phases;
+  for (int phase = 40; phase < 80; ++phase) {
+    phases += fmt::format(R"({}{{"phase": {}, "name": "P{}", )", phases.empty() ? "" : ", ", phase, phase) +
+              stats_with("[" + pairs + "]", "10000",
+                         R"("avg_ns": 5000, "p50_ns": 5000, "p90_ns": 9000, "p99_ns": 9900, "max_ns": 10000)")
+                  .substr(1);
+  }
+  EXPECT_EQ(refusal_of(with_phases(phases)), "");
+}
+
+// U+FFFE and the other noncharacters: an XML document cannot hold U+FFFE or
+// U+FFFF, so the JUnit file and the SVG would not be well-formed.
+TEST(Baseline, APhaseNameWithANoncharacterIsRefused) {
+  for (const char* name :
+       {"A\xEF\xBF\xBE", "A\xEF\xBF\xBF", "A\xEF\xB7\x90", "A\xF0\x9F\xBF\xBE", "A\xF4\x8F\xBF\xBF"}) {
+    EXPECT_TRUE(refused_for(with_phases(phase_row("123", name)), R"("phases[0].name": phase name 'A\x)"))
+        << refusal_of(with_phases(phase_row("123", name)));
   }
 }
 

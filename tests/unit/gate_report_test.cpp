@@ -151,10 +151,10 @@ TEST(GateMarkdown, ATableWithTheOutcomeAboveAndBelow) {
   EXPECT_TRUE(contains(markdown, "| CONTAINER\\_FILESYSTEM\\_SETUP | wall |")) << markdown;
   EXPECT_TRUE(contains(markdown, "regressed \\* |")) << markdown;
   EXPECT_TRUE(contains(markdown,
-                       "\n**gate: REGRESSED**: listen slower by more than the limit (alpha 0.05, Holm over "
-                       "2 gated metrics, at most +10%)\n"))
+                       "\n**gate: REGRESSED**: listen slower by more than the limit \\(alpha 0\\.05\\, Holm over "
+                       "2 gated metrics\\, at most \\+10\\%\\)\n"))
       << markdown;
-  EXPECT_TRUE(contains(markdown, "- note: \\* not gated")) << markdown;
+  EXPECT_TRUE(contains(markdown, "- note\\: \\* not gated")) << markdown;
 }
 
 TEST(GateMarkdown, APipeInANameDoesNotSplitItsCell) {
@@ -163,6 +163,22 @@ TEST(GateMarkdown, APipeInANameDoesNotSplitItsCell) {
   const auto markdown = markdown_of(compare_runs(baseline, baseline, {}));
   for (const auto& row : table_rows(markdown)) EXPECT_EQ(cells_in(row), 8U) << row;
   EXPECT_TRUE(contains(markdown, "| A\\|B |")) << markdown;
+}
+
+// A phase name is the user's text: in a pull-request comment it must read
+// as itself, strike nothing through, ping no team and link nowhere.
+TEST(GateMarkdown, NamesReadLiterallyPingNobodyAndLinkNowhere) {
+  auto baseline = wall_run(around(10), around(100));
+  baseline.metrics.emplace(
+      "phase:123", MetricFigures{.name = "~~s~~&amp;@everyone:https://x/www.y!#[a](b)", .wall = figure(around(2))});
+  const auto markdown = markdown_of(compare_runs(baseline, baseline, {}));
+  const std::string zwsp = "\u200B";
+  EXPECT_TRUE(contains(markdown, "| \\~\\~s\\~\\~&amp;amp\\;\\@" + zwsp + "everyone\\:https\\:" + zwsp +
+                                     "\\/\\/x\\/www" + zwsp + "\\.y\\!\\#\\[a\\]\\(b\\) |"))
+      << markdown;
+  for (const char* raw : {"~~", "@everyone", "https://", "www.", "&amp;@"}) {
+    EXPECT_FALSE(contains(markdown, raw)) << raw << " in " << markdown;
+  }
 }
 
 // The three formats read the same cells: the text report's row of listen
@@ -181,7 +197,7 @@ TEST(GateReports, AllFormatsShowTheSameFigures) {
 TEST(GateMarkdown, AGateThatJudgedNothingSaysWhy) {
   std::ostringstream out;
   write_unjudged_markdown("--run command exited 1", out);
-  EXPECT_EQ(out.str(), "### Boot time against the baseline: not judged\n\n--run command exited 1\n");
+  EXPECT_EQ(out.str(), "### Boot time against the baseline: not judged\n\n\\-\\-run command exited 1\n");
 }
 
 }  // namespace

@@ -147,6 +147,9 @@ TEST(PhaseNames, NamesMustBePrintableUtf8) {
             "names.txt:1: phase name 'APP\\x1B[31mRED' is not printable UTF-8 (control characters or invalid bytes)");
   EXPECT_EQ(refusal("# ok\n124 BAD\xFF\xFE\n"),
             "names.txt:2: phase name 'BAD\\xFF\\xFE' is not printable UTF-8 (control characters or invalid bytes)");
+  EXPECT_EQ(refusal("126 NON\xEF\xBF\xBF\n"),
+            "names.txt:1: phase name 'NON\\xEF\\xBF\\xBF' is not printable UTF-8 (control characters or invalid "
+            "bytes)");
   EXPECT_EQ(refusal(std::string("125 NUL\0HERE\n", 13)),
             "names.txt:1: phase name 'NUL\\x00HERE' is not printable UTF-8 (control characters or invalid bytes)");
 }

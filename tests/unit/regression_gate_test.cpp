@@ -88,6 +88,57 @@ TEST(RegressionGate, TooFewBootsForTheLimitAreInconclusiveAndSayHowManyWouldDo) 
   EXPECT_TRUE(contains(report, "gate: INCONCLUSIVE")) << report;
 }
 
+// Three boots per run can never reach p 0.05 (at best 0.1), nor four Holm's
+// 0.025 for the smaller of two gated p-values (at best 0.029): advice of
+// fewer boots than that, or than the runs have, would change nothing.
+TEST(RegressionGate, TheAdviceOfBootsAsksForMoreThanTheRunsHave) {
+  const std::vector<double> constant{100, 100, 100};
+  const auto result = compare_runs(wall_run(around(10), constant), wall_run(around(10), {200, 200, 200}), {});
+  const auto& listen = row_of(result, "listen");
+  EXPECT_EQ(listen.verdict, Verdict::Inconclusive);
+  ASSERT_TRUE(listen.boots_needed) << listen.reason;
+  EXPECT_EQ(*listen.boots_needed, 5U) << "the fewest whose test reaches 0.025";
+  EXPECT_TRUE(contains(report_of(result), "about 5 boots per run would tell")) << report_of(result);
+}
+
+// What --gate reads: "phase 13", not the key the tool keeps it by.
+TEST(CheckBaseline, NamesAGatedPhaseAsUsersWriteIt) {
+  GateConfig config;
+  config.gated = {"phase:13"};
+  try {
+    check_baseline(wall_run(around(10), around(100)), wall_run(around(10), around(100)).origin, config);
+    ADD_FAILURE() << "accepted";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "no boot of the baseline run reached phase 13: it cannot gate it (--gate)");
+  }
+}
+
+// No gated row could be tested (too few boots) and none was compared by a
+// percentile: the terms say so, not "p50 compared".
+TEST(RegressionGate, TheTermsSayWhenNoGatedMetricWasTested) {
+  const auto result = compare_runs(wall_run({10, 11}, {100, 101}), wall_run({10, 11}, {100, 101}), {});
+  EXPECT_EQ(result.tested, 0U);
+  const auto report = report_of(result);
+  EXPECT_TRUE(contains(report, "(no gated metric tested, at most +10%)")) << report;
+  EXPECT_FALSE(contains(report, "p50 compared")) << report;
+}
+
+// A metric of one run only has no medians to show: not "0 ns".
+TEST(RegressionGate, AMetricOfOneRunOnlyShowsNoMedians) {
+  auto baseline = wall_run(around(10), around(100));
+  baseline.metrics.emplace("phase:13", MetricFigures{.name = "GONE", .wall = figure(around(2))});
+  auto now = wall_run(around(10), around(100));
+  now.metrics.emplace("phase:14", MetricFigures{.name = "ADDED", .wall = figure(around(3))});
+  const auto report = report_of(compare_runs(baseline, now, {}));
+  for (const char* name : {"GONE", "ADDED"}) {
+    const auto at = report.find(name);
+    ASSERT_NE(at, std::string::npos) << report;
+    const auto line = report.substr(at, report.find('\n', at) - at);
+    EXPECT_FALSE(contains(line, "0 ns")) << line;
+    EXPECT_TRUE(contains(line, "         -         - ")) << line;
+  }
+}
+
 TEST(RegressionGate, OneOrTwoBootsAreAlwaysInconclusive) {
   for (const auto& boots : {std::vector<double>{100}, std::vector<double>{100, 101}}) {
     const auto result = compare_runs(wall_run(around(10), around(100)), wall_run(around(10), boots), {});

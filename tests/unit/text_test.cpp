@@ -24,7 +24,13 @@ TEST(PrintableUtf8, ControlsAndBadSequencesAreNot) {
                                   std::string("\xC3"),               // truncated
                                   std::string("\xC0\xAF"),           // overlong '/'
                                   std::string("\xED\xA0\x80"),       // a surrogate
-                                  std::string("\xF4\x90\x80\x80")})  // beyond U+10FFFF
+                                  std::string("\xF4\x90\x80\x80"),   // beyond U+10FFFF
+                                  std::string("\xEF\xBF\xBE"),       // U+FFFE, a noncharacter XML forbids
+                                  std::string("\xEF\xBF\xBF"),       // U+FFFF
+                                  std::string("\xEF\xB7\x90"),       // U+FDD0
+                                  std::string("\xEF\xB7\xAF"),       // U+FDEF
+                                  std::string("\xF0\x9F\xBF\xBF"),   // U+1FFFF, the end of plane 1
+                                  std::string("\xF4\x8F\xBF\xBE")})  // U+10FFFE
   {
     EXPECT_FALSE(is_printable_utf8(text)) << printable(text);
   }
@@ -62,6 +68,15 @@ TEST(XmlEscape, ReplacesEveryMarkupCharacter) {
   EXPECT_EQ(xml_escape(R"(a<b>&"c"'d')"), "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos;");
   EXPECT_EQ(xml_escape("boot 3 (hpid 42)"), "boot 3 (hpid 42)");
   EXPECT_EQ(xml_escape("µs"), "µs");
+  // What no XML document may hold reads as U+FFFD, so the JUnit file and the
+  // SVG stay well-formed whatever a name holds.
+  EXPECT_EQ(xml_escape("a\xEF\xBF\xBE"
+                       "b\xEF\xBF\xBF"
+                       "c\x01"
+                       "d\xFF"
+                       "e"),
+            "a\uFFFDb\uFFFDc\uFFFDd\uFFFDe");
+  EXPECT_EQ(xml_escape("tab\tline\n"), "tab\tline\n");
 }
 
 }  // namespace

@@ -50,7 +50,8 @@ struct FigureStats {
 struct MetricFigures {
   std::string name;  // "execve", "listen", or the phase's name
   FigureStats wall;
-  std::optional<FigureStats> noise_free;  // execve and listen, schema 2 on
+  // execve and listen, schema 2 on; {} for -Wmissing-field-initializers
+  std::optional<FigureStats> noise_free{};  // NOLINT(readability-redundant-member-init)
   bool operator==(const MetricFigures&) const = default;
 };
 

@@ -25,7 +25,7 @@ struct RunFacts {
   // Switches onto a CPU the kernel side missed and repaired: not a loss.
   std::uint64_t repaired_switch_ins = 0;
   std::uint64_t tracked_at_exit = 0;  // processes still tracked in the kernel maps
-  PhaseNames names;
+  PhaseNames names{};                 // NOLINT(readability-redundant-member-init): -Wmissing-field-initializers
 };
 
 // Turns a finished run's summary into one output format. The tracing core

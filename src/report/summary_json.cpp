@@ -9,7 +9,7 @@
 namespace hacoboot {
 namespace {
 
-using Json = nlohmann::json;
+using SummaryJson = nlohmann::json;
 
 // "line 3, column 7" of the byte nlohmann's parse error points at (1-based).
 std::string line_and_column(std::string_view text, std::size_t byte) {
@@ -24,32 +24,32 @@ std::string line_and_column(std::string_view text, std::size_t byte) {
 // allocates of its own, each allocation with the allocator's overhead.
 struct ReadCost {
   static constexpr std::size_t kAllocation = 16;
-  static constexpr std::size_t kValue = 2 * sizeof(Json);
-  static constexpr std::size_t kString = sizeof(Json::string_t) + kAllocation;
-  static constexpr std::size_t kArray = sizeof(Json::array_t) + kAllocation;
-  static constexpr std::size_t kObject = sizeof(Json::object_t) + kAllocation;
+  static constexpr std::size_t kValue = 2 * sizeof(SummaryJson);
+  static constexpr std::size_t kString = sizeof(SummaryJson::string_t) + kAllocation;
+  static constexpr std::size_t kArray = sizeof(SummaryJson::array_t) + kAllocation;
+  static constexpr std::size_t kObject = sizeof(SummaryJson::object_t) + kAllocation;
   // A map node: its links and colour, the key and the value.
-  static constexpr std::size_t kMember = 4 * sizeof(void*) + sizeof(Json::object_t::value_type) + kAllocation;
+  static constexpr std::size_t kMember = 4 * sizeof(void*) + sizeof(SummaryJson::object_t::value_type) + kAllocation;
 };
 
 // nlohmann's SAX events, counted against SummaryJsonBounds before the DOM
 // builder keeps them: the first value past a bound stops the parse.
 class BoundedSummaryReader {
  public:
-  BoundedSummaryReader(std::string_view text, Json& document) : text_(text), dom_(document, false) {}
+  BoundedSummaryReader(std::string_view text, SummaryJson& document) : text_(text), dom_(document, false) {}
 
   bool null() { return counted(0) && dom_.null(); }
   bool boolean(bool value) { return counted(0) && dom_.boolean(value); }
-  bool number_integer(Json::number_integer_t value) { return counted(0) && dom_.number_integer(value); }
-  bool number_unsigned(Json::number_unsigned_t value) { return counted(0) && dom_.number_unsigned(value); }
-  bool number_float(Json::number_float_t value, const Json::string_t& text) {
+  bool number_integer(SummaryJson::number_integer_t value) { return counted(0) && dom_.number_integer(value); }
+  bool number_unsigned(SummaryJson::number_unsigned_t value) { return counted(0) && dom_.number_unsigned(value); }
+  bool number_float(SummaryJson::number_float_t value, const SummaryJson::string_t& text) {
     return counted(0) && dom_.number_float(value, text);
   }
-  bool string(Json::string_t& value) { return counted(ReadCost::kString + value.size()) && dom_.string(value); }
-  bool binary(Json::binary_t& value) { return counted(ReadCost::kString + value.size()) && dom_.binary(value); }
+  bool string(SummaryJson::string_t& value) { return counted(ReadCost::kString + value.size()) && dom_.string(value); }
+  bool binary(SummaryJson::binary_t& value) { return counted(ReadCost::kString + value.size()) && dom_.binary(value); }
   bool start_object(std::size_t size) { return opened(ReadCost::kObject) && dom_.start_object(size); }
   // A member counts where it is named: its value then counts as one of the document's.
-  bool key(Json::string_t& name) {
+  bool key(SummaryJson::string_t& name) {
     in_object_ = true;
     return within_container() && kept(ReadCost::kMember + name.size()) && dom_.key(name);
   }
@@ -65,7 +65,7 @@ class BoundedSummaryReader {
   bool parse_error(std::size_t byte, const std::string& /*token*/, const nlohmann::detail::exception& error) {
     // out_of_range 406: a number beyond a double (1e999), valid JSON that
     // no summary holds.
-    fault_ = dynamic_cast<const Json::out_of_range*>(&error) != nullptr
+    fault_ = dynamic_cast<const SummaryJson::out_of_range*>(&error) != nullptr
                  ? std::string("a number too large for any figure")
                  : "not JSON at " + line_and_column(text_, byte);
     return false;
@@ -106,7 +106,7 @@ class BoundedSummaryReader {
   }
 
   std::string_view text_;
-  nlohmann::detail::json_sax_dom_parser<Json> dom_;
+  nlohmann::detail::json_sax_dom_parser<SummaryJson> dom_;
   std::vector<std::size_t> items_;  // of each array or object open, outermost first
   std::size_t bytes_ = 0;           // of the document so far, by ReadCost
   bool in_object_ = false;          // the next value is a member's, counted at its key
@@ -115,10 +115,10 @@ class BoundedSummaryReader {
 
 }  // namespace
 
-Expected<Json> read_summary_json(std::string_view text) {
-  Json document;
+Expected<SummaryJson> read_summary_json(std::string_view text) {
+  SummaryJson document;
   BoundedSummaryReader reader(text, document);
-  if (!Json::sax_parse(text.begin(), text.end(), &reader) || !reader.fault().empty()) {
+  if (!SummaryJson::sax_parse(text.begin(), text.end(), &reader) || !reader.fault().empty()) {
     return Failure{reader.fault().empty() ? std::string("not JSON") : reader.fault()};
   }
   return document;

@@ -39,7 +39,7 @@
 #include <vector>
 
 #include "capture/core_btf_cache.hpp"
-#include "capture/system_checks.hpp"
+#include "capture/preload_checks.hpp"
 #include "capture/tracer.hpp"
 #include "cli/session.hpp"
 #include "hacoboot/contract.h"

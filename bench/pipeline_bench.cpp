@@ -22,7 +22,7 @@
 #include "hacoboot/contract.h"
 #include "model/boot_tracker.hpp"
 #include "model/event.hpp"
-#include "model/stats.hpp"
+#include "model/summary.hpp"
 #include "report/boot_rows.hpp"
 
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "capture/btf_cache_key.hpp"
-#include "capture/system_checks.hpp"
+#include "capture/preload_checks.hpp"
 #include "util/c_strings.hpp"
 #include "util/file_trust.hpp"
 #include "util/subprocess.hpp"

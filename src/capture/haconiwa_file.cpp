@@ -7,7 +7,7 @@
 #include <cstring>
 #include <utility>
 
-#include "capture/system_checks.hpp"
+#include "capture/preload_checks.hpp"
 #include "capture/usdt_notes.hpp"
 #include "util/errors.hpp"
 #include "util/file_trust.hpp"

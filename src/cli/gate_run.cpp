@@ -8,7 +8,7 @@
 
 #include "cli/output_file.hpp"
 #include "cli/output_paths.hpp"
-#include "report/gate_report.hpp"
+#include "gate/gate_report.hpp"
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
 #include "util/text.hpp"

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "cli/options.hpp"
-#include "report/regression_gate.hpp"
+#include "gate/regression_gate.hpp"
 
 namespace hacoboot {
 

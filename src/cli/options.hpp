@@ -9,9 +9,9 @@
 #include "capture/core_btf_cache.hpp"
 #include "capture/tracer.hpp"
 #include "exporter/listen_address.hpp"
+#include "gate/regression_gate.hpp"
 #include "hacoboot/contract.h"
 #include "model/phases.hpp"
-#include "report/regression_gate.hpp"
 #include "report/report.hpp"
 
 namespace hacoboot {

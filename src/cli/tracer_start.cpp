@@ -9,8 +9,8 @@
 
 #include "capture/capture_errors.hpp"
 #include "capture/kernel_support.hpp"
+#include "capture/preload_checks.hpp"
 #include "capture/syscall_tracepoints.hpp"
-#include "capture/system_checks.hpp"
 #include "cli/capture_hints.hpp"
 #include "util/errors.hpp"
 #include "util/expected.hpp"

@@ -8,10 +8,10 @@
 #include <string_view>
 
 #include "model/boot.hpp"
-#include "model/lanes.hpp"
+#include "model/boot_analysis.hpp"
 #include "model/path_breakdown.hpp"
 #include "model/phases.hpp"
-#include "model/stats.hpp"
+#include "model/summary.hpp"
 
 namespace hacoboot {
 

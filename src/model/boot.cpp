@@ -7,7 +7,7 @@
 namespace hacoboot {
 namespace {
 
-// Which process of a launch passes a step (model/lanes.hpp's Lane knows the
+// Which process of a launch passes a step (model/boot_analysis.hpp's Lane knows the
 // threads; this, only the phase numbers).
 enum class Passer : std::uint8_t { Supervisor, Container, Either };
 

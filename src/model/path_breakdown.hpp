@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "model/lanes.hpp"
+#include "model/boot_analysis.hpp"
 #include "model/sample_stats.hpp"
 #include "model/sched_totals.hpp"
 

@@ -4,7 +4,7 @@
 #include <iosfwd>
 
 #include "model/boot.hpp"
-#include "model/lanes.hpp"
+#include "model/boot_analysis.hpp"
 #include "model/phases.hpp"
 
 namespace hacoboot {

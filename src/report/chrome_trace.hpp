@@ -4,7 +4,7 @@
 #include <span>
 
 #include "model/boot.hpp"
-#include "model/lanes.hpp"
+#include "model/boot_analysis.hpp"
 
 namespace hacoboot {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "model/phases.hpp"
-#include "model/stats.hpp"
+#include "model/summary.hpp"
 #include "util/interface.hpp"
 
 namespace hacoboot {

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "model/boot.hpp"
-#include "model/lanes.hpp"
+#include "model/boot_analysis.hpp"
 
 namespace hacoboot {
 

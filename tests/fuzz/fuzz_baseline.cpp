@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "report/regression_gate.hpp"
+#include "gate/regression_gate.hpp"
 #include "util/errors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

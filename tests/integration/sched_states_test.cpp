@@ -24,9 +24,9 @@
 
 #include "capture/tracer.hpp"
 #include "fixture.hpp"
+#include "model/boot_analysis.hpp"
 #include "model/boot_tracker.hpp"
 #include "model/event.hpp"
-#include "model/lanes.hpp"
 #include "model/path_breakdown.hpp"
 #include "support/build_paths.hpp"
 #include "support/process.hpp"

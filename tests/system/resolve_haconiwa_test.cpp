@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "capture/system_checks.hpp"
+#include "capture/preload_checks.hpp"
 #include "cli/capture_hints.hpp"
 #include "temp_dir.hpp"
 

@@ -1,4 +1,4 @@
-#include "report/baseline.hpp"
+#include "gate/baseline.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "gate/summary_json.hpp"
 #include "model/sample_stats.hpp"
 #include "report/report.hpp"
-#include "report/summary_json.hpp"
 #include "util/errors.hpp"
 
 namespace hacoboot {

@@ -9,7 +9,7 @@
 #include "event_builders.hpp"
 #include "golden.hpp"
 #include "model/boot.hpp"
-#include "model/lanes.hpp"
+#include "model/boot_analysis.hpp"
 #include "model/phases.hpp"
 
 namespace hacoboot {

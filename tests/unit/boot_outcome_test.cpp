@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "event_builders.hpp"
-#include "model/stats.hpp"
+#include "model/summary.hpp"
 #include "report/report.hpp"
 #include "util/wait_status.hpp"
 

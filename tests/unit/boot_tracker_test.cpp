@@ -9,7 +9,7 @@
 
 #include "event_builders.hpp"
 #include "model/boot_tracker.hpp"
-#include "model/stats.hpp"
+#include "model/summary.hpp"
 
 namespace hacoboot {
 namespace {

@@ -12,7 +12,7 @@
 #include "model/boot.hpp"
 #include "model/boot_tracker.hpp"
 #include "model/event.hpp"
-#include "model/stats.hpp"
+#include "model/summary.hpp"
 
 namespace hacoboot::ev {
 

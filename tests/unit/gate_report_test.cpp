@@ -1,4 +1,4 @@
-#include "report/gate_report.hpp"
+#include "gate/gate_report.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "report/baseline.hpp"
+#include "gate/baseline.hpp"
 
 namespace hacoboot::test {
 

@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "model/stats.hpp"
+#include "model/summary.hpp"
 
 namespace hacoboot {
 namespace {

@@ -1,4 +1,4 @@
-#include "report/rank_comparison.hpp"
+#include "gate/rank_comparison.hpp"
 
 #include <gtest/gtest.h>
 

@@ -13,7 +13,7 @@
 #include "event_builders.hpp"
 #include "kernel_model.hpp"
 #include "model/boot_tracker.hpp"
-#include "model/stats.hpp"
+#include "model/summary.hpp"
 #include "report/boot_rows.hpp"
 #include "report/report.hpp"
 #include "support/build_paths.hpp"

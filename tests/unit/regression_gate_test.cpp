@@ -1,4 +1,4 @@
-#include "report/regression_gate.hpp"
+#include "gate/regression_gate.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "gate/gate_report.hpp"
 #include "gate_runs.hpp"
-#include "report/gate_report.hpp"
 #include "report/report.hpp"
 #include "util/errors.hpp"
 

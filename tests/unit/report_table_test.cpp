@@ -12,8 +12,8 @@
 
 #include "event_builders.hpp"
 #include "golden.hpp"
-#include "model/lanes.hpp"
-#include "model/stats.hpp"
+#include "model/boot_analysis.hpp"
+#include "model/summary.hpp"
 #include "report/report.hpp"
 
 namespace hacoboot {
@@ -260,7 +260,7 @@ BootRecord recorded_done_pipe_boot(std::uint64_t start_ns) {
   return boot;
 }
 
-// Passes once analyse_boot gives a boot's steps (model/lanes.cpp).
+// Passes once analyse_boot gives a boot's steps (model/boot_analysis.cpp).
 TEST(TableFromRecords, TheSupervisorsWaitOnTheDonePipeIsOffThePath) {
   Summary summary;
   summary.add(recorded_done_pipe_boot(1'000'000));

@@ -8,7 +8,7 @@
 #include "event_builders.hpp"
 #include "golden.hpp"
 #include "model/boot.hpp"
-#include "model/stats.hpp"
+#include "model/summary.hpp"
 #include "report/report.hpp"
 
 namespace hacoboot {

@@ -15,8 +15,8 @@
 
 #include "report/timeline_svg.hpp"
 
+#include "model/boot_analysis.hpp"
 #include "model/critical_path.hpp"
-#include "model/lanes.hpp"
 #include "util/text.hpp"
 
 namespace hacoboot {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "model/lanes.hpp"
+#include "model/boot_analysis.hpp"
 #include "report/chrome_trace.hpp"
 
 namespace hacoboot {

@@ -1,4 +1,4 @@
-#include "cli/system_check.hpp"
+#include "cli/check_report.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -16,8 +16,8 @@
 #include "capture/core_btf_cache.hpp"
 #include "capture/haconiwa_file.hpp"
 #include "capture/kernel_support.hpp"
+#include "capture/preload_checks.hpp"
 #include "capture/syscall_tracepoints.hpp"
-#include "capture/system_checks.hpp"
 #include "capture/tracer.hpp"
 #include "capture/usdt_multi_link.hpp"
 #include "capture/usdt_notes.hpp"

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "report/baseline.hpp"
-#include "report/rank_comparison.hpp"
+#include "gate/baseline.hpp"
+#include "gate/rank_comparison.hpp"
 
 namespace hacoboot {
 

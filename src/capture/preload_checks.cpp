@@ -1,4 +1,4 @@
-#include "capture/system_checks.hpp"
+#include "capture/preload_checks.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "report/regression_gate.hpp"
+#include "gate/regression_gate.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

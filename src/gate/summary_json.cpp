@@ -1,4 +1,4 @@
-#include "report/summary_json.hpp"
+#include "gate/summary_json.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "cli/system_check.hpp"
+#include "cli/check_report.hpp"
 
 #include <gtest/gtest.h>
 

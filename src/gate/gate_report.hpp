@@ -3,7 +3,7 @@
 #include <iosfwd>
 #include <string_view>
 
-#include "report/regression_gate.hpp"
+#include "gate/regression_gate.hpp"
 
 namespace hacoboot {
 

@@ -1,4 +1,4 @@
-#include "report/baseline.hpp"
+#include "gate/baseline.hpp"
 
 #include <fmt/format.h>
 
@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "gate/summary_json.hpp"
 #include "model/log_linear_histogram.hpp"
-#include "report/summary_json.hpp"
 #include "util/errors.hpp"
 #include "util/text.hpp"
 

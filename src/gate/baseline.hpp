@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "model/phases.hpp"
-#include "model/stats.hpp"
+#include "model/summary.hpp"
 #include "report/report.hpp"
 
 namespace hacoboot {

@@ -1,7 +1,7 @@
-// The analysis of a boot by lane (model/lanes.hpp) and its aggregate across
+// The analysis of a boot by lane (model/boot_analysis.hpp) and its aggregate across
 // boots (model/path_breakdown.hpp), on hand-built boots whose scheduler
 // readings are exact, and on the real capture, which has none.
-#include "model/lanes.hpp"
+#include "model/boot_analysis.hpp"
 
 #include <gtest/gtest.h>
 

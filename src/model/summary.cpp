@@ -1,4 +1,4 @@
-#include "model/stats.hpp"
+#include "model/summary.hpp"
 
 #include <algorithm>
 #include <bit>

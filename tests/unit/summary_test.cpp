@@ -6,7 +6,7 @@
 
 #include "event_builders.hpp"
 #include "model/boot.hpp"
-#include "model/stats.hpp"
+#include "model/summary.hpp"
 
 namespace hacoboot {
 namespace {

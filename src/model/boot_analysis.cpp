@@ -1,4 +1,4 @@
-#include "model/lanes.hpp"
+#include "model/boot_analysis.hpp"
 
 #include <algorithm>
 #include <iterator>

@@ -55,8 +55,10 @@ TEST(Baseline, ReadsBackWhatTheJsonWriterWrote) {
   const auto expected = figures_of_run(summary, facts);
   EXPECT_EQ(run.metrics, expected.metrics);
   EXPECT_EQ(run.origin, expected.origin);
+  ASSERT_TRUE(run.steps.has_value()) << "schema 4 keeps every step's samples";
+  EXPECT_EQ(run.steps, expected.steps);
   EXPECT_EQ(run.origin,
-            (RunOrigin{.schema = 3, .tool_version = tool_version(), .start_phase = 1, .command = "/bin/app"}));
+            (RunOrigin{.schema = 4, .tool_version = tool_version(), .start_phase = 1, .command = "/bin/app"}));
   EXPECT_EQ(run.boots, 1U);
   const auto& table = run.metrics;
   ASSERT_TRUE(table.contains("listen"));
@@ -130,10 +132,10 @@ TEST(Baseline, ASchema2SummaryLoadsItsNoiseFreeFiguresWithoutSamples) {
 
 TEST(Baseline, ASchemaNewerThanTheToolIsRefused) {
   try {
-    parse_baseline(R"({"schema": 4, "metrics": {}, "phases": []})", "future.json");
-    ADD_FAILURE() << "accepted schema 4";
+    parse_baseline(R"({"schema": 5, "metrics": {}, "phases": []})", "future.json");
+    ADD_FAILURE() << "accepted schema 5";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("schema 4 is not supported (this version reads schemas 1 to 3)"),
+    EXPECT_NE(std::string(e.what()).find("schema 5 is not supported (this version reads schemas 1 to 4)"),
               std::string::npos)
         << e.what();
   }

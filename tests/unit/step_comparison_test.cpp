@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -200,6 +202,17 @@ TEST(StepComparison, MarkdownAndJunitNameTheMovedStep) {
   write_gate_markdown(result, {}, markdown);
   EXPECT_NE(markdown.str().find("| listen (+"), std::string::npos) << markdown.str();
   EXPECT_NE(markdown.str().find("container 15 CONTAINER\\_CGROUP\\_SETUP"), std::string::npos) << markdown.str();
+  std::ostringstream json;
+  write_gate_json(result, {}, json);
+  const auto doc = nlohmann::json::parse(json.str());
+  EXPECT_EQ(doc.at("outcome"), "REGRESSED");
+  const auto& listen = doc.at("steps").at("milestones").at(0);
+  EXPECT_EQ(listen.at("milestone"), "listen");
+  const auto& step = listen.at("moved").at(0);
+  EXPECT_EQ(step.at("key"), "container phase:15");
+  EXPECT_EQ(step.at("state").at("state"), "CPU");
+  EXPECT_NEAR(step.at("share").get<double>(), 1.0, 0.2);
+  EXPECT_EQ(doc.at("metrics").at(0).at("verdict"), "regressed");
   std::ostringstream junit;
   write_gate_junit(result, {}, junit);
   EXPECT_NE(junit.str().find("moved: container 15 CONTAINER_CGROUP_SETUP +3."), std::string::npos) << junit.str();

@@ -69,6 +69,7 @@ GateJson step_json(const StepShift& shift, const MilestoneShift* milestone) {
           {"high_ns", shift.high_ns},
           {"p_value", shift.p_value},
           {"adjusted_p", shift.adjusted_p},
+          {"floor_ns", shift.floor_ns},
           {"share", share ? GateJson(milestone->share_of(shift)) : GateJson()},
           {"path_change", path_change_id(shift.path_change)},
           {"state",

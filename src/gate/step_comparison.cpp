@@ -123,6 +123,15 @@ StepShift shift_of(const StepPair& pair, StepMeasure measure, GateFigure figure,
   return shift;
 }
 
+// The least shift this step is called moved at: the floor of every step, and
+// --max-regression of the step's own median, as the milestones are held to
+// it. A busy runner stretches a long step's CPU time a little (caches, clock
+// frequency) where the noise-free figure cannot see it: by a few % of a step
+// that is most of the boot, which the floor alone would call a move.
+double floor_of(const FigureStats& before, double floor_ns, const GateConfig& config) {
+  return std::max(floor_ns, config.max_regression_pct / 100.0 * static_cast<double>(before.p50_ns));
+}
+
 void rank(StepShift& shift, const FigureStats& before, const FigureStats& after, double confidence) {
   const auto x = before.samples.ranked_values();
   const auto y = after.samples.ranked_values();
@@ -196,6 +205,7 @@ StepComparison compare_steps(const RunFigures& baseline, const RunFigures& now, 
         const auto& y = figure_of_step(*pair.now, measure, config.figure);
         if (comparable(x, y)) {
           rank(shift, x, y, 1 - config.alpha);
+          shift.floor_ns = floor_of(x, out.floor_ns, config);
           tested.push_back(out.shifts.size());
         }
       }
@@ -209,7 +219,7 @@ StepComparison compare_steps(const RunFigures& baseline, const RunFigures& now, 
   for (std::size_t j = 0; j < tested.size(); ++j) {
     auto& shift = out.shifts[tested[j]];
     shift.adjusted_p = adjusted[j];
-    shift.moved = shift.adjusted_p <= config.alpha && std::abs(shift.shift_ns) >= out.floor_ns && out.floor_ns > 0;
+    shift.moved = shift.adjusted_p <= config.alpha && std::abs(shift.shift_ns) >= shift.floor_ns && out.floor_ns > 0;
   }
   out.tests = tested.size();
   if (baseline.metrics.contains("listen") && now.metrics.contains("listen")) {

@@ -50,7 +50,10 @@ struct StepShift {
   double high_ns = 0;
   double p_value = 1;
   double adjusted_p = 1;  // Benjamini-Hochberg over every step compared
-  bool moved = false;     // adjusted_p <= alpha and |shift| at least the floor
+  bool moved = false;     // adjusted_p <= alpha and |shift| at least floor_ns
+  // The least shift it is called moved at: StepComparison::floor_ns, and
+  // --max-regression of the step's baseline median.
+  double floor_ns = 0;
   // Path measures: the step's mean part of the milestone's path per boot
   // with that path, before and after; these add up to the path's mean, so
   // their differences add up to the milestone's mean shift.
@@ -76,7 +79,7 @@ struct StepComparison {
   std::string unavailable;
   GateFigure figure{};                     // noise-free or wall, as the milestones'
   std::size_t tests = 0;                   // the family Benjamini-Hochberg controls
-  double floor_ns = 0;                     // the least shift a step is called moved at
+  double floor_ns = 0;                     // the least shift any step is called moved at
   std::vector<StepShift> shifts;           // every step and measure compared
   std::vector<MilestoneShift> milestones;  // listen, then execve, when both runs have their paths
   // Steps whose own time moved but not their time on a path (work off the

@@ -79,10 +79,11 @@ std::string milestone_attribution(const StepComparison& steps, const std::string
 
 std::string steps_terms(const StepComparison& steps, const GateConfig& config) {
   return fmt::format(
-      "{}, Benjamini-Hochberg over {} step test{} at alpha {}, at least {} ({}% of the baseline's "
-      "time to listen)",
+      "{}, Benjamini-Hochberg over {} step test{} at alpha {}; a step moved by at least {} ({}% of "
+      "the baseline's time to listen) and +{}% of its own",
       gate_figure_name(steps.figure), steps.tests, steps.tests == 1 ? "" : "s", config.alpha,
-      format_duration(static_cast<std::uint64_t>(std::llround(steps.floor_ns))), kStepFloorShare * 100);
+      format_duration(static_cast<std::uint64_t>(std::llround(steps.floor_ns))), kStepFloorShare * 100,
+      config.max_regression_pct);
 }
 
 std::vector<std::string> step_report_lines(const StepComparison& steps, const GateConfig& config) {

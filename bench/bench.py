@@ -707,8 +707,8 @@ def measure_capacity(ctx: Context, results: Results) -> None:
 
 
 def measure_pipeline(ctx: Context, results: Results) -> None:
-    """User side: Google Benchmark over decode_event -> BootTracker ->
-    Summary on synthetic records of realistic boots (bench/pipeline_bench.cpp);
+    """User side: Google Benchmark over the tool's Pipeline (decode_event ->
+    BootTracker -> Summary) on synthetic records of realistic boots (bench/pipeline_bench.cpp);
     one value per Google Benchmark repetition."""
     out_json = ctx.file("pipeline.json")
     run(ctx, [ctx.pipeline, f"--benchmark_min_time={ctx.sizes.pipeline_min_time}",

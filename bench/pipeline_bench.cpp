@@ -1,7 +1,7 @@
 // User-side throughput of hacoboot-sampler's pipeline, on synthetic ring
 // buffer records shaped like real Haconiwa launches:
 //
-//   record bytes -> decode_event -> BootTracker -> Summary (-> BootRowWriter)
+//   record bytes -> Pipeline: decode_event -> BootTracker -> Summary (-> BootRowWriter)
 //
 // Each boot is the 25 records the kernel side emits for one launch: CLI phase
 // 0 and its fork of the supervisor, supervisor phases 1-2, the container fork,
@@ -14,16 +14,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "hacoboot/contract.h"
-#include "model/boot_tracker.hpp"
 #include "model/event.hpp"
-#include "model/summary.hpp"
-#include "report/boot_rows.hpp"
+#include "pipeline/pipeline.hpp"
 
 namespace {
 
@@ -112,25 +108,21 @@ void BM_Decode(benchmark::State& state) {
 }
 BENCHMARK(BM_Decode);
 
-// decode -> track -> aggregate, optionally writing --events rows to /dev/null.
+// The tool's pipeline, optionally writing --events rows to /dev/null; the
+// cgroup paths from a table, as a replay has them.
 void run_pipeline(benchmark::State& state, bool rows) {
   const auto batch = make_batch(static_cast<std::size_t>(state.range(0)));
-  hacoboot::Summary summary;
-  std::ofstream null_out("/dev/null");
-  std::optional<hacoboot::BootRowWriter> writer;
-  if (rows) writer.emplace(null_out, hacoboot::BootRowWriter::Format::Tsv, hacoboot::PhaseNames{});
-  hacoboot::BootTracker tracker({.command = kCommand}, [&](const hacoboot::BootRecord& boot) {
-    summary.add(boot);
-    if (writer) writer->write(boot);
-  });
+  hacoboot::Pipeline pipeline({.command = kCommand, .sinks = {.events = rows ? "/dev/null" : ""}},
+                              [](std::uint64_t) { return std::string("/haconiwa/app"); });
+  pipeline.sinks().open_rows();
   for (auto _ : state) {
-    for (const auto& record : batch) {
-      if (const auto event = hacoboot::decode_event(bytes(record))) tracker.on_event(*event);
-    }
+    for (const auto& record : batch) pipeline.on_record(bytes(record));
   }
-  tracker.finish_all();
+  pipeline.finish();
+  (void)pipeline.sinks().finish_rows();
+  const auto& summary = pipeline.sinks().summary();
   const auto boots = static_cast<std::uint64_t>(state.iterations()) * kBootsPerBatch;
-  if (summary.boots().listen != boots || summary.execve().count() != boots) {
+  if (pipeline.undecodable() != 0 || summary.boots().listen != boots || summary.execve().count() != boots) {
     state.SkipWithError("synthetic boots were not all reassembled: the generator is out of step with BootTracker");
     return;
   }

@@ -6,11 +6,11 @@
 #include <ostream>
 #include <string>
 
-#include "cli/output_file.hpp"
 #include "cli/output_paths.hpp"
 #include "gate/gate_report.hpp"
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
+#include "util/output_file.hpp"
 #include "util/text.hpp"
 
 namespace hacoboot {

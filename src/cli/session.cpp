@@ -12,10 +12,8 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
-#include <sstream>
 #include <stdexcept>
 #include <vector>
 
@@ -30,23 +28,18 @@
 #include "cli/child_process.hpp"
 #include "cli/gate_run.hpp"
 #include "cli/haconiwa_upgrades.hpp"
-#include "cli/output_file.hpp"
 #include "cli/output_paths.hpp"
 #include "cli/probe_listing.hpp"
 #include "cli/progress.hpp"
 #include "cli/service_ready.hpp"
 #include "cli/stop_signals.hpp"
 #include "cli/tracer_start.hpp"
-#include "exporter/boot_metrics.hpp"
-#include "exporter/metrics_server.hpp"
-#include "model/boot_tracker.hpp"
-#include "model/event.hpp"
+#include "exporter/metrics_export.hpp"
 #include "model/summary.hpp"
-#include "report/boot_rows.hpp"
+#include "pipeline/pipeline.hpp"
 #include "report/chrome_trace.hpp"
 #include "report/report.hpp"
 #include "report/timeline_svg.hpp"
-#include "util/atomic_file.hpp"
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
 #include "util/text.hpp"
@@ -55,9 +48,6 @@
 namespace hacoboot {
 namespace {
 
-// Boots kept for --timeline / --trace-out: the pictures are for looking at,
-// and memory must not grow with the length of the run.
-constexpr std::size_t kMaxPictured = 10'000;
 // bpftool extracts the kernel types in a fraction of this (BENCHMARKS.md,
 // row 1b): a first run on a new kernel that ends sooner waits this long for
 // it at exit, at most.
@@ -70,13 +60,21 @@ bool process_exists(std::uint32_t pid) {
   return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
-// What MetricsExport uses of the options.
-struct MetricsExportConfig {
-  std::optional<ListenAddress> serve;
-  std::string textfile;  // empty: none
-  std::chrono::nanoseconds textfile_interval{};
-  PhaseNames phase_names;
-};
+// One line on stderr, whole, its paths escaped.
+void tell(std::ostream& diagnostics, const std::optional<std::string>& what) {
+  if (what) diagnostics << "hacoboot-sampler: " << printable(*what, kUncut) << '\n' << std::flush;
+}
+
+PipelineConfig pipeline_config(const Options& options) {
+  return {.start_phase = options.start_phase,
+          .command = options.command,
+          .warmup = options.warmup,
+          .sinks = {.events = options.events,
+                    .events_format = options.events_format == EventsFormat::Jsonl ? BootRowWriter::Format::Jsonl
+                                                                                  : BootRowWriter::Format::Tsv,
+                    .keep_for_pictures = !options.timeline.empty() || !options.trace_out.empty(),
+                    .phase_names = options.phase_names}};
+}
 
 MetricsExportConfig metrics_export_config(const Options& options) {
   return {.serve = options.serve,
@@ -85,235 +83,57 @@ MetricsExportConfig metrics_export_config(const Options& options) {
           .phase_names = options.phase_names};
 }
 
-// Prometheus metrics of the settled boots, shared with the HTTP server's
-// threads; rewritten to --textfile every --textfile-interval.
-class MetricsExport {
- public:
-  explicit MetricsExport(MetricsExportConfig config) : config_(std::move(config)) {
-    if (config_.serve) server_.emplace(*config_.serve, [this] { return render(); });
-    next_textfile_ = std::chrono::steady_clock::now();
-  }
-  [[nodiscard]] bool enabled() const { return server_.has_value() || !config_.textfile.empty(); }
-  void serve() {
-    if (server_) server_->serve();
-  }
-  [[nodiscard]] std::optional<std::uint16_t> port() const {
-    return server_ ? std::optional(server_->port()) : std::nullopt;
-  }
-
-  void add(const BootRecord& boot) {
-    const std::scoped_lock lock(mutex_);
-    metrics_.add(boot);
-  }
-  void set_haconiwa_files(std::uint64_t attached, std::uint64_t replacements) {
-    const std::scoped_lock lock(mutex_);
-    metrics_.set_haconiwa_files(attached, replacements);
-  }
-  // Called from the event loop: fresh gauges, and the textfile when due (or `now`).
-  void update(const TracerCounters& counters, std::uint64_t events_lost, std::uint64_t in_flight, bool write_now) {
-    {
-      const std::scoped_lock lock(mutex_);
-      metrics_.set_lost_events(events_lost);
-      metrics_.set_untracked_phases(counters.untracked_phases);
-      metrics_.set_boots_in_flight(in_flight);
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (config_.textfile.empty() || (!write_now && now < next_textfile_)) return;
-    write_file_atomically(config_.textfile, render());
-    next_textfile_ = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(config_.textfile_interval);
-  }
-
- private:
-  std::string render() {
-    std::ostringstream text;
-    const std::scoped_lock lock(mutex_);
-    metrics_.write(text, config_.phase_names);
-    return text.str();
-  }
-
-  const MetricsExportConfig config_;
-  std::mutex mutex_;
-  BootMetrics metrics_;
-  std::chrono::steady_clock::time_point next_textfile_;
-  std::optional<MetricsServer> server_;  // last: stopped before what it reads goes
-};
-
-// What BootSinks uses of the options.
-struct BootSinksConfig {
-  std::string events;  // the rows' file; empty: none
-  EventsFormat events_format = EventsFormat::Tsv;
-  bool keep_for_pictures = false;  // --timeline or --trace-out
-  PhaseNames phase_names;
-};
-
-BootSinksConfig boot_sinks_config(const Options& options) {
-  return {.events = options.events,
-          .events_format = options.events_format,
-          .keep_for_pictures = !options.timeline.empty() || !options.trace_out.empty(),
-          .phase_names = options.phase_names};
+KernelCounters kernel_counters(const TracerCounters& counters) {
+  return {.lost_events = counters.lost_events,
+          .tracked_full = counters.tracked_full,
+          .unaccounted_threads = counters.unaccounted_threads,
+          .untracked_phases = counters.untracked_phases,
+          .repaired_switch_ins = counters.repaired_switch_ins};
 }
 
-// Where each finished boot goes: the summary, the rows, the pictures.
-class BootSinks {
+// What watches the pipeline while tracing live: the progress line on the
+// terminal and the metrics (--serve, --textfile), both fed after each poll
+// of the ring buffer.
+class LiveView {
  public:
-  BootSinks(BootSinksConfig config, std::ostream& diagnostics)
-      : config_(std::move(config)), diagnostics_(diagnostics) {}
-
-  // The only output written as it goes: created once every check passed and
-  // the probes are attached.
-  void open_rows() {
-    if (config_.events.empty()) return;
-    events_ = std::make_unique<OutputFile>(config_.events, OutputFile::Kind::Streamed);
-    start_rows();
-  }
-  // After logrotate moved the rows' file away (SIGHUP). What is at the path
-  // then is the operator's doing, not the run's: a file that cannot be
-  // opened there stops no tracing (an exporter serves on), its rows are
-  // dropped and counted until a later SIGHUP opens one.
-  void reopen_rows() {
-    if (!events_) return;
-    if (const auto reopened = events_->reopen(); !reopened) {
-      rows_.reset();
-      tell(fmt::format("warning: --events {}: cannot reopen it: {}; its rows are dropped until a SIGHUP reopens it",
-                       config_.events, reopened.error()));
-      return;
-    }
-    if (dropped_rows_ > 0) {
-      tell(fmt::format("--events {} reopened; {} rows were dropped before", config_.events, dropped_rows_));
-    }
-    dropped_rows_ = 0;
-    start_rows();
-  }
-  void finish_rows() {
-    if (!events_) return;
-    if (!events_->open()) {
-      tell(fmt::format("warning: --events {}: {} rows dropped: it could not be reopened", config_.events,
-                       dropped_rows_));
-    }
-    events_->finish();
+  // The metrics' port is bound here, before anything is loaded: a port in
+  // use fails fast. Served once the probes are live (serve_metrics).
+  LiveView(const Options& options, Pipeline& pipeline)
+      : pipeline_(pipeline), progress_(!options.quiet), metrics_(metrics_export_config(options)) {
+    pipeline_.on_boot_done([this](const BootRecord& boot) { progress_.boot_done(boot); });
+    if (metrics_.enabled()) pipeline_.on_boot_settled([this](const BootRecord& boot) { metrics_.add(boot); });
   }
 
-  void add(const BootRecord& boot) {
-    // Once per boot: the summary and the rows read the same analysis.
-    const auto analysis = analyse_boot(boot);
-    summary_.add(boot, analysis);
-    if (rows_) {
-      rows_->write(boot, analysis);
-    } else if (events_) {
-      dropped_rows_ += boot.timeline().size();  // a row per milestone
-    }
-    if (config_.keep_for_pictures && pictured_.size() < kMaxPictured) pictured_.push_back(boot);
-  }
-
-  [[nodiscard]] const Summary& summary() const { return summary_; }
-  [[nodiscard]] const std::vector<BootRecord>& pictured() const { return pictured_; }
-
- private:
-  // Rows from here on go to events_ (a TSV header first; again after a reopen).
-  void start_rows() {
-    const auto format =
-        config_.events_format == EventsFormat::Jsonl ? BootRowWriter::Format::Jsonl : BootRowWriter::Format::Tsv;
-    rows_.emplace(events_->stream(), format, config_.phase_names);
-  }
-
-  // One line on stderr, whole, its paths escaped.
-  void tell(const std::string& what) {
-    diagnostics_ << "hacoboot-sampler: " << printable(what, kUncut) << '\n' << std::flush;
-  }
-
-  const BootSinksConfig config_;
-  std::ostream& diagnostics_;
-  Summary summary_;
-  std::unique_ptr<OutputFile> events_;
-  std::optional<BootRowWriter> rows_;  // none: the rows are dropped (a failed reopen)
-  std::uint64_t dropped_rows_ = 0;
-  std::vector<BootRecord> pictured_;
-};
-
-// What a ring-buffer record goes through, in order: decode, enrich (the
-// container's cgroup path), BootTracker; then each finished boot past the
-// warm-up to the sinks and to the progress line, each settled one to the
-// metrics.
-class Pipeline {
- public:
-  Pipeline(const Options& options, std::ostream& diagnostics)
-      : warmup_(options.warmup),
-        progress_(!options.quiet),
-        sinks_(boot_sinks_config(options), diagnostics),
-        tracker_({.start_phase = options.start_phase, .command = options.command},
-                 [this](const BootRecord& boot) { on_boot_done(boot); }),
-        // Bound before anything is loaded: a port in use fails fast. Served
-        // once the probes are live (serve_metrics).
-        metrics_(metrics_export_config(options)) {
-    tracker_.on_settled([this](const BootRecord& boot) { on_boot_settled(boot); });
-  }
-
-  // The ring buffer's record sink.
-  void on_record(std::span<const std::byte> record) {
-    auto event = decode_event(record);
-    if (!event) {
-      ++undecodable_;
-      return;
-    }
-    enrich(*event);
-    tracker_.on_event(*event);
-  }
-
-  // After each poll of the ring buffer; expire: look for boots whose exit
-  // events were lost.
+  // After each poll; expire: look for boots whose exit events were lost.
   void after_poll(const TracerCounters& counters, bool expire) {
-    progress_.update(tracker_.live_boots(), events_lost(counters));
-    if (expire) tracker_.expire_vanished(process_exists);
-    if (metrics_.enabled()) metrics_.update(counters, events_lost(counters), tracker_.live_boots(), false);
+    pipeline_.set_kernel_counters(kernel_counters(counters));
+    progress_.update(pipeline_.live_boots(), pipeline_.events_lost());
+    if (expire) pipeline_.expire_vanished(process_exists);
+    update_metrics(false);
   }
   // Tracing stopped and the ring buffer drained: every boot still in flight ends.
   void finish(const TracerCounters& counters) {
-    tracker_.finish_all();
+    pipeline_.set_kernel_counters(kernel_counters(counters));
+    pipeline_.finish();
     progress_.clear();
-    if (metrics_.enabled()) metrics_.update(counters, events_lost(counters), 0, true);
+    update_metrics(true);
   }
-
-  // Events the figures miss: the kernel could not deliver them (ring buffer
-  // full) or the tool could not decode them. JSON's lost_events, the metric
-  // hacoboot_events_lost_total and the progress line all count these.
-  [[nodiscard]] std::uint64_t events_lost(const TracerCounters& counters) const {
-    return counters.lost_events + undecodable_;
-  }
-  [[nodiscard]] std::uint64_t undecodable() const { return undecodable_; }
-  // Boots past the warm-up that listened or ended: what --count counts.
-  [[nodiscard]] std::uint64_t settled_boots() const { return settled_; }
-  [[nodiscard]] std::optional<std::uint16_t> metrics_port() const { return metrics_.port(); }
-  void serve_metrics() { metrics_.serve(); }
-  BootSinks& sinks() { return sinks_; }
   // After the haconiwa binary's path was looked at (HaconiwaUpgrades).
   void haconiwa_files(const HaconiwaUpgrades& upgrades) {
     if (metrics_.enabled()) metrics_.set_haconiwa_files(upgrades.files_attached(), upgrades.replacements());
   }
+  void serve_metrics() { metrics_.serve(); }
+  [[nodiscard]] std::optional<std::uint16_t> metrics_port() const { return metrics_.port(); }
 
  private:
-  // Resolved while the container is alive: its cgroup may be gone when the boot ends.
-  void enrich(Event& event) {
-    if (event.kind == EventKind::Exec) event.cgroup_path = cgroups_.path_of(event.cgroup_id);
-  }
-  void on_boot_done(const BootRecord& boot) {
-    if (boot.sequence <= warmup_) return;
-    sinks_.add(boot);
-    progress_.boot_done(boot);
-  }
-  // A warm-up boot is in no figure, so it is none of the N boots of -n N either.
-  void on_boot_settled(const BootRecord& boot) {
-    if (boot.sequence <= warmup_) return;
-    ++settled_;
-    if (metrics_.enabled()) metrics_.add(boot);
+  void update_metrics(bool write_now) {
+    if (!metrics_.enabled()) return;
+    metrics_.update(pipeline_.events_lost(), pipeline_.kernel_counters().untracked_phases, pipeline_.live_boots(),
+                    write_now);
   }
 
-  std::uint64_t warmup_;
-  std::uint64_t settled_ = 0;
-  std::uint64_t undecodable_ = 0;
-  CgroupPaths cgroups_;
+  Pipeline& pipeline_;
   ProgressLine progress_;
-  BootSinks sinks_;
-  BootTracker tracker_;
   MetricsExport metrics_;
 };
 
@@ -428,8 +248,8 @@ void wait_for_records(Tracer& tracer, const HaconiwaUpgrades* upgrades, std::chr
   tracer.poll(std::chrono::milliseconds(0));
 }
 
-StopReason run_event_loop(Tracer& tracer, Pipeline& pipeline, const Options& options, ChildProcess* child,
-                          HaconiwaUpgrades* upgrades) {
+StopReason run_event_loop(Tracer& tracer, Pipeline& pipeline, LiveView& view, const Options& options,
+                          ChildProcess* child, HaconiwaUpgrades* upgrades, std::ostream& diagnostics) {
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
   auto next_expiry = started + kExpiryInterval;
@@ -441,13 +261,13 @@ StopReason run_event_loop(Tracer& tracer, Pipeline& pipeline, const Options& opt
     }
     wait_for_records(tracer, upgrades, wait);
     const bool expire = Clock::now() >= next_expiry;
-    pipeline.after_poll(tracer.counters(), expire);
+    view.after_poll(tracer.counters(), expire);
     if (expire) next_expiry = Clock::now() + kExpiryInterval;
     if (upgrades) {
       upgrades->check(tracer, Clock::now());
-      pipeline.haconiwa_files(*upgrades);
+      view.haconiwa_files(*upgrades);
     }
-    if (StopSignals::take_reopen_request()) pipeline.sinks().reopen_rows();
+    if (StopSignals::take_reopen_request()) tell(diagnostics, pipeline.sinks().reopen_rows());
     if (child && child->poll_exit()) return StopReason::RunCommandExited;
     if (options.count && pipeline.settled_boots() >= *options.count) return StopReason::CountReached;
     if (options.duration && Clock::now() - started >= *options.duration) return StopReason::DurationElapsed;
@@ -455,7 +275,7 @@ StopReason run_event_loop(Tracer& tracer, Pipeline& pipeline, const Options& opt
   return StopReason::Signal;
 }
 
-void warn_of_missed_events(const TracerCounters& counters, std::uint64_t undecodable, std::ostream& diagnostics) {
+void warn_of_missed_events(const KernelCounters& counters, std::uint64_t undecodable, std::ostream& diagnostics) {
   if (counters.lost_events > 0 || counters.tracked_full > 0 || undecodable > 0) {
     diagnostics << fmt::format(
         "hacoboot-sampler: warning: {} events lost (ring buffer full), {} processes untracked (map full), {} "
@@ -477,11 +297,11 @@ void warn_of_missed_events(const TracerCounters& counters, std::uint64_t undecod
   }
 }
 
-void write_reports(const Options& options, BootSinks& sinks, const RunFacts& facts) {
+void write_reports(const Options& options, BootSinks& sinks, const RunFacts& facts, std::ostream& diagnostics) {
   write_output(options.output, [&](std::ostream& out) {
     make_report_writer(options.format, options.histograms)->write(sinks.summary(), facts, out);
   });
-  sinks.finish_rows();
+  tell(diagnostics, sinks.finish_rows());
   if (!options.timeline.empty()) {
     write_output(options.timeline,
                  [&](std::ostream& out) { write_timeline_svg(sinks.pictured(), out, options.phase_names); });
@@ -519,7 +339,9 @@ int list_probes(const Options& options, std::ostream& out) {
 int trace(const Options& options, Preflight& checked, std::ostream& diagnostics) {
   // Before loading: a Ctrl-C while attaching still ends with a summary.
   const StopSignals stop_signals(/*sighup_reopens=*/options.serve.has_value() || !options.textfile.empty());
-  Pipeline pipeline(options, diagnostics);
+  CgroupPaths cgroups;
+  Pipeline pipeline(pipeline_config(options), [&cgroups](std::uint64_t id) { return cgroups.path_of(id); });
+  LiveView view(options, pipeline);
   std::optional<CoreBtfCache> btf_cache;
   // Kernel types from --btf are that file's, not this kernel's to cache.
   if (options.btf_cache != "off" && options.btf.empty()) btf_cache.emplace(options.btf_cache, Tracer::bpf_object());
@@ -532,25 +354,18 @@ int trace(const Options& options, Preflight& checked, std::ostream& diagnostics)
   pipeline.sinks().open_rows();
   // Ready means tracing: whatever waits for /metrics or for systemd before
   // it starts containers must not start one the probes would miss.
-  pipeline.serve_metrics();
+  view.serve_metrics();
   notify_service_ready(diagnostics);
   const auto child = start_run_command(options, checked.run_as);
-  announce_start(options, checked.haconiwa().name(), pipeline.metrics_port(), diagnostics);
+  announce_start(options, checked.haconiwa().name(), view.metrics_port(), diagnostics);
 
-  const auto stop = run_event_loop(*tracer, pipeline, options, child.get(), upgrades ? &*upgrades : nullptr);
+  const auto stop =
+      run_event_loop(*tracer, pipeline, view, options, child.get(), upgrades ? &*upgrades : nullptr, diagnostics);
   tracer->poll(std::chrono::milliseconds(0));
-  const auto counters = tracer->counters();
-  pipeline.finish(counters);
-  warn_of_missed_events(counters, pipeline.undecodable(), diagnostics);
-  const RunFacts facts{.start_phase = options.start_phase,
-                       .command = options.command,
-                       .lost_events = pipeline.events_lost(counters),
-                       .unaccounted_threads = counters.unaccounted_threads,
-                       .untracked_phases = counters.untracked_phases,
-                       .repaired_switch_ins = counters.repaired_switch_ins,
-                       .tracked_at_exit = tracer->tracked_processes(),
-                       .names = options.phase_names};
-  write_reports(options, pipeline.sinks(), facts);
+  view.finish(tracer->counters());
+  warn_of_missed_events(pipeline.kernel_counters(), pipeline.undecodable(), diagnostics);
+  const auto facts = pipeline.run_facts(tracer->tracked_processes());
+  write_reports(options, pipeline.sinks(), facts, diagnostics);
   // After every output is written: only a first run on a new kernel waits.
   if (btf_cache) btf_cache->finish_filling(kBtfCachePatience);
   return exit_status(stop, child.get(), checked.baseline, pipeline.sinks().summary(), facts, options, diagnostics);

@@ -1,7 +1,7 @@
 // OutputFile on what may be at an output's path: why a write failed is kept
 // until it is reported, and a reopen (SIGHUP) never waits, never follows a
 // symbolic link, and fails without ending anything.
-#include "cli/output_file.hpp"
+#include "util/output_file.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "exporter/metrics_textfile.hpp"
 #include "temp_dir.hpp"
 #include "util/errors.hpp"
 
@@ -164,6 +166,39 @@ TEST(WriteFileAtomically, PathWithoutAFileNameIsRefused) {
   const test::TempDir dir;
   EXPECT_THROW(write_file_atomically(dir.path().string() + "/", "x 1\n"), RuntimeError);
   EXPECT_TRUE(names_in(dir.path()).empty());
+}
+
+// --textfile: written at the first update, then at most once an interval
+// (the times are the test's, not the wall clock's), and at the run's end.
+TEST(MetricsTextfile, RewritesOnceAnIntervalAndAtTheEnd) {
+  const test::TempDir dir;
+  const auto path = dir.path() / "hacoboot.prom";
+  MetricsTextfile textfile(path.string(), std::chrono::seconds(15));
+  int rendered = 0;
+  const auto render = [&rendered] { return "hacoboot_render " + std::to_string(++rendered) + "\n"; };
+  const MetricsTextfile::Clock::time_point start{std::chrono::hours(1)};
+
+  EXPECT_TRUE(textfile.update(start, render));
+  EXPECT_EQ(read_file(path), "hacoboot_render 1\n");
+  EXPECT_FALSE(textfile.update(start + std::chrono::seconds(14), render));
+  EXPECT_EQ(rendered, 1) << "nothing rendered before it is due";
+  EXPECT_TRUE(textfile.update(start + std::chrono::seconds(15), render));
+  EXPECT_EQ(read_file(path), "hacoboot_render 2\n");
+  EXPECT_TRUE(textfile.update(start + std::chrono::seconds(16), render, /*now_anyway=*/true));
+  EXPECT_EQ(read_file(path), "hacoboot_render 3\n");
+  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"hacoboot.prom"});
+}
+
+TEST(MetricsTextfile, AFileThatCannotBeReplacedIsAnErrorNamingIt) {
+  const test::TempDir dir;
+  const auto path = dir.path() / "missing" / "hacoboot.prom";
+  MetricsTextfile textfile(path.string(), std::chrono::seconds(15));
+  try {
+    textfile.update(MetricsTextfile::Clock::now(), [] { return std::string(); });
+    FAIL() << "no error for a missing directory";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "cli/output_file.hpp"
+#include "util/output_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

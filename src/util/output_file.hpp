@@ -13,7 +13,7 @@
 namespace hacoboot {
 
 // An output the user named, or standard output for "" and "-". Its path was
-// checked up front (check_output_paths); the file is created without following
+// checked up front by the caller (the CLI's check_output_paths); the file is created without following
 // a symlink planted at the path (the tool runs as root, often in shared
 // directories), readable by its owner's group and others only as umask allows.
 // No open waits: a FIFO no process reads is refused, not waited for (the

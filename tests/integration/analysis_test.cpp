@@ -395,7 +395,18 @@ TEST_F(AnalysisTest, EventsAndSummaryCarryTheCriticalPathAndNoiseFreeFigures) {
   EXPECT_EQ(listens, kBoots);
 
   const auto summary = nlohmann::json::parse(r.out);
-  EXPECT_EQ(summary.at("schema"), 3);
+  EXPECT_EQ(summary.at("schema"), 4);
+  // Per step, every boot's time on the path to listen: the steps' means add
+  // up to the path's mean (what the gate's shares rest on).
+  double path_sum = 0;
+  for (const auto& step : summary.at("steps")) {
+    const auto& path = step.at("listen_path_time").at("wall");
+    path_sum += path.at("avg_ns").get<double>() * path.at("count").get<double>() / static_cast<double>(kBoots);
+    EXPECT_EQ(path.at("samples").size() > 0, path.at("count").get<std::uint64_t>() > 0) << step.dump();
+  }
+  const auto path_mean = summary.at("critical_path").at("listen").at("length").at("avg_ns").get<double>();
+  // Each step's avg is truncated to the ns: at most 1 ns per step off.
+  EXPECT_NEAR(path_sum, path_mean, static_cast<double>(summary.at("steps").size()) + 1) << summary.dump(2);
   const auto& listen = summary.at("metrics").at("listen");
   EXPECT_EQ(listen.at("noise_free").at("count"), kBoots) << summary.dump(2);
   std::uint64_t sampled = 0;

@@ -335,7 +335,10 @@ std::pair<std::string, std::string> step_key_of(const Field& row) {
   if (kind.value->is_null()) return {"after", ""};
   const auto text = text_of(kind);
   if (text == "execve" || text == "listen") return {text, text};
-  if (text != "phase") refuse(kind, "\"phase\", \"execve\", \"listen\" or null");
+  if (text != "phase") {
+    throw NotASummary(
+        fmt::format(R"("{}" is '{}', not "phase", "execve", "listen" or null)", kind.path, printable(text)));
+  }
   const auto number = phase_number_of(member(row, "phase"));
   return {phase_key(number), phase_name_of(member(row, "name"), number)};
 }
@@ -348,10 +351,11 @@ StepTable steps_of(const std::vector<Field>& rows, int schema) {
     const auto lane_field = member(row, "lane");
     auto lane = text_of(lane_field);
     if (lane != "supervisor" && lane != "container" && lane != "listener" && lane != "other") {
-      refuse(lane_field, "a lane: supervisor, container, listener or other");
+      throw NotASummary(fmt::format(R"("{}" is '{}', not a lane: supervisor, container, listener or other)",
+                                    lane_field.path, printable(lane)));
     }
     auto [step, name] = step_key_of(row);
-    const auto key = lane + " " + step;
+    const auto key = fmt::format("{} {}", lane, step);
     StepFigures figures{.lane = std::move(lane),
                         .name = std::move(name),
                         .own = figure_of(member(row, "own"), schema),

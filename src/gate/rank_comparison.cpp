@@ -193,7 +193,7 @@ std::vector<double> benjamini_hochberg_adjusted(std::span<const double> p_values
   const auto m = static_cast<double>(order.size());
   double running = 1.0;  // from the largest p-value down, adjusted ones never increase
   for (std::size_t i = order.size(); i-- > 0;) {
-    running = std::min(running, std::min(1.0, m / static_cast<double>(i + 1) * key(order[i])));
+    running = std::min({running, 1.0, m / static_cast<double>(i + 1) * key(order[i])});
     adjusted[order[i]] = running;
   }
   return adjusted;

@@ -79,7 +79,7 @@ std::optional<StateShift> state_shift_of(const StepFigures* baseline, const Step
 bool comparable(const FigureStats& baseline, const FigureStats& now) {
   if (baseline.count < kFewestStepBoots || now.count < kFewestStepBoots) return false;
   if (baseline.samples.empty() || now.samples.empty()) return false;
-  return !(baseline.max_ns == 0 && now.max_ns == 0);
+  return baseline.max_ns != 0 || now.max_ns != 0;
 }
 
 struct StepPair {

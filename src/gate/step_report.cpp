@@ -68,6 +68,7 @@ std::string milestone_attribution(const StepComparison& steps, const std::string
   const auto* shift = milestone_named(steps, milestone);
   if (shift == nullptr) return {};
   std::vector<std::string> moved;
+  moved.reserve(shift->moved.size());
   for (const auto i : shift->moved) moved.push_back(moved_step_line(steps.shifts[i], shift));
   auto text = fmt::format("{}: path {}; ", milestone, signed_duration(shift->shift_ns));
   text += moved.empty() ? std::string("no step moved") : fmt::format("moved: {}", fmt::join(moved, "; "));
@@ -94,6 +95,7 @@ std::vector<std::string> step_report_lines(const StepComparison& steps, const Ga
   }
   if (!steps.moved_off_path.empty()) {
     std::vector<std::string> moved;
+    moved.reserve(steps.moved_off_path.size());
     for (const auto i : steps.moved_off_path) moved.push_back(moved_step_line(steps.shifts[i], nullptr));
     lines.push_back(fmt::format("  off the paths: {}", fmt::join(moved, "; ")));
   }

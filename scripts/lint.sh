@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # clang-format and clang-tidy over the project's own sources (configs in the
-# repository).
+# repository), and pyflakes over its Python.
 #
 #   scripts/lint.sh            # all, the quick ones first: a slip fails in seconds
-#   scripts/lint.sh --format   # clang-format and the layering of includes, no build needed
+#   scripts/lint.sh --format   # clang-format, the layering of includes, pyflakes: no build needed
 #   scripts/lint.sh --tidy     # clang-tidy only
 #
 # clang-tidy reads the compile database of $BUILD_DIR (default build/), which
@@ -19,6 +19,10 @@ format() {
   mapfile -t c < <(git ls-files 'bpf/*.c' 'bpf/*.h' 'include/*.h')
   clang-format --dry-run -Werror "${cxx[@]}" "${c[@]}"
   scripts/check-layering.sh
+  # Debian's pyflakes (unused imports, undefined names), not style: the
+  # Python is a few tools and tests, held to what breaks them.
+  mapfile -t py < <(git ls-files '*.py')
+  pyflakes3 "${py[@]}"
 }
 
 # The pure core and the system layer; tests and the demo are held to format only.

@@ -28,8 +28,8 @@ format() {
 # The pure core and the system layer; tests and the demo are held to format only.
 tidy() {
   local build_dir=${BUILD_DIR:-build}
-  # clang-tidy 14 took 15 minutes of CPU in the matchers over system headers,
-  # which 22 no longer traverses.
+  # clang-tidy 14 runs its matchers over every system header, which 22 no
+  # longer traverses: most of its time (CONTRIBUTING.md).
   if ! command -v clang-tidy-22 >/dev/null; then
     echo "lint: clang-tidy-22 not found: scripts/setup.sh installs it (Debian 12's security suite)" >&2
     exit 1

@@ -41,8 +41,8 @@ constexpr std::uint64_t kNsPerMs = 1'000'000;
 // The least CPU time a step holding a burn of `burn_ns` (by the thread's own
 // clock) may read. A reading between switches knows its CPU's steal time only
 // up to the runqueue clock's last update, a tick ago at most: on a VM whose
-// host steals much, a step can read a few hundred microseconds off (-520 us of
-// 20 ms seen in CI). CpuOfABurnsStepAgreesWithTheLaunchersThreadClock bounds
+// host steals much, a step can miss up to a tick of steal time.
+// CpuOfABurnsStepAgreesWithTheLaunchersThreadClock bounds
 // that error at 5 %; the tests of where a burn falls allow the same.
 constexpr std::uint64_t most_of_burn(std::uint64_t burn_ns) {
   return burn_ns - burn_ns / 20;

@@ -27,7 +27,7 @@ struct KernelCounters {
 
 // The cgroup path of a cgroup id (an exec event's container), empty when
 // unknown. Live: CgroupPaths, while the container is alive; a replay: the
-// paths its recording holds.
+// paths its recording holds. An empty one leaves every path empty.
 using CgroupResolver = std::function<std::string(std::uint64_t cgroup_id)>;
 
 // What the Pipeline uses of the options.

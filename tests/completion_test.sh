@@ -54,6 +54,10 @@ run_cases() {
     expect "noise-free wall" --gate-on ""
     expect "--alpha" --al
     expect "compare" comp
+    expect "check" che
+    expect "list" lis
+    expect "trace" trac
+    expect "--list" list --li
     expect "--gate --gate-json --gate-junit --gate-markdown --gate-on --gate-stat" compare a.json b.json --gate
     expect "wall" compare a.json b.json --gate-on w
     expect "--textfile --textfile-interval --timeline --trace-out" --t

@@ -47,7 +47,7 @@ EXAMPLES:
   hacoboot-sampler --haconiwa /opt/haconiwa/bin/haconiwa -d 30s --hist
   hacoboot-sampler --serve 127.0.0.1:9477 /u/app/bin/rails
                                             # exporter: Prometheus scrapes /metrics
-  hacoboot-sampler -p 4242 --list          # the probes of a running haconiwa
+  hacoboot-sampler list -p 4242            # the probes of a running haconiwa
 
 EXIT STATUS:
   0 success, 1 runtime error (privileges, kernel, I/O), 2 bad usage or input
@@ -55,6 +55,11 @@ EXIT STATUS:
   --baseline, 4 the --run command failed, 5 the gate was inconclusive (too
   few boots to tell --max-regression from noise).
 )";
+
+// The commands that take the tool's options: one line each under --help.
+constexpr const char* kTraceDescription = "Trace boots and report them: the default, with the options above";
+constexpr const char* kListDescription = "Print the haconiwa binary's USDT probes and exit (also --list)";
+constexpr const char* kCheckDescription = "Say whether this host can trace and exit: 0 ready, 1 not (also --check)";
 
 constexpr const char* kCompareDescription =
     "Compares two saved --format json summaries as --baseline does: the gate's report\n"
@@ -169,6 +174,16 @@ struct GateArguments {
   std::string json;
 };
 
+// The commands that take the tool's own options (trace, list, check): parsed
+// as the tool's, the options given before or after the command word.
+struct CommandArguments {
+  CLI::App* trace = nullptr;
+  CLI::App* list = nullptr;
+  CLI::App* check = nullptr;
+  bool list_flag = false;   // --list: list's older spelling
+  bool check_flag = false;  // --check: check's
+};
+
 // `compare BASE NEW` and its gate options.
 struct CompareArguments {
   CLI::App* command = nullptr;
@@ -192,6 +207,7 @@ struct Arguments {
   std::string serve;
   std::string textfile_interval;
   GateArguments gate;
+  CommandArguments commands;
   CompareArguments compare;
   std::string ring_buffer_size;
   std::string syscall_hooks;
@@ -233,7 +249,7 @@ void add_what_to_trace(CLI::App& app, Arguments& args) {
              "Only launches under this running haconiwa process (itself and its descendants); its binary "
              "through /proc/PID/exe")
       ->excludes(haconiwa_option);
-  group.flag("--list", opt.list, "Print the USDT probes of the haconiwa binary and exit (no root needed)");
+  group.flag("--list", args.commands.list_flag, "The list command's older spelling");
   group.value("--from", args.from, "PHASE",
               fmt::format("Phase that starts the clock, by number or name (default {}, {})", kPhaseStartSupervisor,
                           phase_name(kPhaseStartSupervisor)));
@@ -300,6 +316,14 @@ void add_regression_gate(CLI::App& app, Arguments& args) {
   add_gate_options(group, args.gate);
 }
 
+// `hacoboot-sampler trace|list|check [options]`: the options and COMMAND
+// fall through to the tool's own.
+void add_commands(CLI::App& app, CommandArguments& args) {
+  args.trace = app.add_subcommand("trace", kTraceDescription)->fallthrough();
+  args.list = app.add_subcommand("list", kListDescription)->fallthrough();
+  args.check = app.add_subcommand("check", kCheckDescription)->fallthrough();
+}
+
 // `hacoboot-sampler compare BASE NEW [gate options]`.
 void add_compare(CLI::App& app, CompareArguments& args) {
   args.command = app.add_subcommand("compare", kCompareDescription);
@@ -328,9 +352,7 @@ void add_kernel_side(CLI::App& app, Arguments& args) {
   group.value("--usdt-attach", args.usdt_attach, "HOW",
               "How the probe is attached: auto (default: uprobe_multi when the kernel has it), uprobe_multi "
               "(one BPF link, Linux 6.6+), perf (libbpf's perf uprobes)");
-  group.flag("--check", opt.check,
-             "Say whether this host can trace (kernel, BTF, capabilities, tracefs, cache, the haconiwa "
-             "binary) and exit: 0 ready, 1 not; attaches and writes nothing");
+  group.flag("--check", args.commands.check_flag, "The check command's older spelling");
   group.flag("-q,--quiet", opt.quiet, "No progress line on a terminal");
   group.flag("-v,--verbose", opt.verbose, "libbpf's log and the attach choices on stderr");
 }
@@ -349,8 +371,11 @@ std::optional<std::string> parse_arguments(CLI::App& app, int argc, const char* 
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
-    const auto called = app.get_subcommands();  // `compare --help`
-    return called.empty() ? app.help() : called.front()->help();
+    // `compare --help`: its own options; the other commands take the tool's,
+    // which app.help() would leave out once a command is selected.
+    const auto called = app.get_subcommands();
+    if (!called.empty() && called.front()->get_name() == "compare") return called.front()->help();
+    return app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
   } catch (const CLI::CallForVersion& version) {
     return std::string(version.what()) + "\n";
   } catch (const CLI::ParseError& e) {
@@ -475,6 +500,7 @@ CommandLine validated_compare(const CLI::App& app, const CompareArguments& args)
     if (option->count() > 0) throw UsageError("compare: " + option->get_name() + " is not an option of compare");
   }
   CommandLine result;
+  result.options.subcommand = Command::Compare;
   result.options.baseline = args.baseline;
   result.options.compared = args.compared;
   result.options.gate = checked_gate(*args.command, args.gate, result.options.phase_names);
@@ -496,8 +522,17 @@ void check_kernel_side(const CLI::App& app, const Arguments& args, Options& opt)
   if (given(app, "--usdt-attach")) opt.usdt_attach = pick(kUsdtAttach, args.usdt_attach, "--usdt-attach");
 }
 
+// The command word, or its older spelling as a flag; `trace` when none.
+Command chosen_command(const CommandArguments& args) {
+  const bool list = args.list_flag || args.list->parsed();
+  const bool check = args.check_flag || args.check->parsed();
+  if (list && check) throw UsageError("list and check (--list, --check): one command at a time");
+  if ((list || check) && args.trace->parsed()) throw UsageError("trace with list or check: one command at a time");
+  if (list) return Command::List;
+  return check ? Command::Check : Command::Trace;
+}
+
 void check_command(CommandLine& result) {
-  if (result.options.check && result.options.list) throw UsageError("--check and --list: one at a time");
   const auto& command = result.options.command;
   // The kernel side keeps HACOBOOT_FILENAME_LEN bytes of an execve's file
   // name, its NUL included: a longer COMMAND could never match.
@@ -530,6 +565,7 @@ CommandLine validated(const CLI::App& app, const Arguments& args) {
   check_exporter(app, args, result.options);
   check_regression_gate(app, args, result);
   check_kernel_side(app, args, result.options);
+  result.options.subcommand = chosen_command(args.commands);
   check_command(result);
   return result;
 }
@@ -549,7 +585,9 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   add_exporter(app, args);
   add_regression_gate(app, args);
   add_kernel_side(app, args);
+  add_commands(app, args.commands);
   add_compare(app, args.compare);
+  app.require_subcommand(0, 1);
   if (auto exit_message = parse_arguments(app, argc, argv)) {
     return {.options = {}, .exit_message = std::move(exit_message), .warnings = {}};
   }

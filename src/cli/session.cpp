@@ -233,9 +233,6 @@ void announce_start(const Options& options, const std::string& haconiwa, std::op
 
 enum class StopReason : std::uint8_t { Signal, RunCommandExited, CountReached, DurationElapsed };
 
-// Polls the ring buffer until a stop signal, the end of the --run command,
-// -n N settled boots or the --duration; follows the haconiwa binary's
-// upgrades meanwhile.
 // Waits up to `wait` for records, or for the haconiwa binary's path or
 // files to change, then reads what records there are.
 void wait_for_records(Tracer& tracer, const HaconiwaUpgrades* upgrades, std::chrono::milliseconds wait) {
@@ -249,6 +246,9 @@ void wait_for_records(Tracer& tracer, const HaconiwaUpgrades* upgrades, std::chr
   tracer.poll(std::chrono::milliseconds(0));
 }
 
+// Polls the ring buffer until a stop signal, the end of the --run command,
+// -n N settled boots or the --duration; follows the haconiwa binary's
+// upgrades meanwhile.
 StopReason run_event_loop(Tracer& tracer, Pipeline& pipeline, LiveView& view, const Options& options,
                           ChildProcess* child, HaconiwaUpgrades* upgrades, std::ostream& diagnostics) {
   using Clock = std::chrono::steady_clock;
@@ -375,12 +375,17 @@ int trace(const Options& options, Preflight& checked, std::ostream& diagnostics)
 }  // namespace
 
 int run_session(const Options& options, std::ostream& diagnostics) {
-  if (options.list) return list_probes(options, std::cout);
-  if (options.check) return check_system(options, std::cout);
-  if (!options.compared.empty()) return compare_summaries(options, std::cout);
-  auto checked = check_before_loading(options, diagnostics);
-  // The gate's files are known to be outputs from here on.
-  return unjudged_on_failure(options, diagnostics, [&] { return trace(options, checked, diagnostics); });
+  switch (options.subcommand) {
+    case Command::List: return list_probes(options, std::cout);
+    case Command::Check: return check_system(options, std::cout);
+    case Command::Compare: return compare_summaries(options, std::cout);
+    case Command::Trace: {
+      auto checked = check_before_loading(options, diagnostics);
+      // The gate's files are known to be outputs from here on.
+      return unjudged_on_failure(options, diagnostics, [&] { return trace(options, checked, diagnostics); });
+    }
+  }
+  throw std::logic_error("run_session: a command without a case");
 }
 
 }  // namespace hacoboot

@@ -87,8 +87,9 @@ struct Work {
   long burn_ms = 0;       // --burn: busy, for this much of the thread's CPU time
   long fsync_rounds = 0;  // --fsync: 4 KiB write + fsync, this many times
   long sleep_ms = 0;      // --sleep
+  long mount_rounds = 0;  // --mounts: a tmpfs mounted and unmounted, this many times
 
-  bool any() const { return burn_ms > 0 || fsync_rounds > 0 || sleep_ms > 0; }
+  bool any() const { return burn_ms > 0 || fsync_rounds > 0 || sleep_ms > 0 || mount_rounds > 0; }
 };
 
 // --fail-at: how the process that would pass a phase dies instead.
@@ -176,6 +177,26 @@ bool write_and_fsync(const std::string& dir, long rounds) {
   return true;
 }
 
+// Mounts a small tmpfs on a fresh directory and unmounts it, `rounds`
+// times: the kernel CPU and the waits of a container's mount set-up.
+// Called only in the container once its mount namespace is private (see
+// parse_options), so that no mount propagates to the host.
+bool mount_and_unmount(long rounds) {
+  std::string dir = "/tmp/.hacoboot-launcher-mnt-XXXXXX";
+  if (mkdtemp(dir.data()) == nullptr) {
+    std::fprintf(stderr, "hacoboot-launcher: creating a mount point in /tmp: %s\n", std::strerror(errno));
+    return false;
+  }
+  bool done = true;
+  for (long i = 0; i < rounds && done; ++i) {
+    done = mount("tmpfs", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k") == 0 &&
+           umount2(dir.c_str(), 0) == 0;
+  }
+  if (!done) std::fprintf(stderr, "hacoboot-launcher: mounting a tmpfs on %s: %s\n", dir.c_str(), std::strerror(errno));
+  rmdir(dir.c_str());
+  return done;
+}
+
 struct Span {
   std::int64_t start = 0;
   std::int64_t end = 0;
@@ -215,6 +236,11 @@ void do_work(const Context& ctx, const Work& work, long hpid, const std::string&
     if (written) record_span(ctx.truth, hpid, "fsync_" + slot, span);
   }
   if (work.sleep_ms > 0) timed_sleep(ctx, hpid, "sleep_" + slot, work.sleep_ms);
+  if (work.mount_rounds > 0) {
+    bool mounted = false;
+    const Span span = measure([&] { mounted = mount_and_unmount(work.mount_rounds); });
+    if (mounted) record_span(ctx.truth, hpid, "mounts_" + slot, span);
+  }
 }
 
 void work_before(const Context& ctx, long phase, long hpid) {
@@ -563,6 +589,8 @@ constexpr const char* kUsage =
     "                           waits for the disk only on a filesystem that\n"
     "                           writes through (ext4, xfs...), not on tmpfs\n"
     "      --sleep PHASE:MS     sleep MS ms\n"
+    "      --mounts PHASE:N     N times mount a tmpfs and unmount it (kernel CPU); PHASE\n"
+    "                           16-21 only: the container's private mount namespace\n"
     "      --io-dir DIR         where --fsync writes (default: the current directory)\n"
     "      --phase-delay PHASE:MS\n"
     "                           sleep MS ms right AFTER passing PHASE, a point where\n"
@@ -630,7 +658,8 @@ void parse_work(const char* option, const char* text, long Work::*amount, long m
   const auto spec = split_phase_amount(text, max);
   Work* slot = spec ? work_slot(spec->first, opt) : nullptr;
   if (slot == nullptr)
-    bad_phase_amount(option, text, amount == &Work::fsync_rounds ? "N" : "MS", "0-6, 11-21 or uid-map", max);
+    bad_phase_amount(option, text, amount == &Work::fsync_rounds || amount == &Work::mount_rounds ? "N" : "MS",
+                     "0-6, 11-21 or uid-map", max);
   slot->*amount = spec->second;
 }
 
@@ -667,6 +696,17 @@ void parse_fail_at(const char* text, Options& opt) {
   opt.fail_before[*phase] = failure;
 }
 
+// --mounts anywhere but where the container's mounts stay its own: from
+// CONTAINER_REMOUNTED on, in its private mount namespace.
+bool mounts_outside_a_private_namespace(const Options& opt) {
+  if (opt.uid_mapping.mount_rounds > 0) return true;
+  for (std::size_t phase = 0; phase < opt.before_phase.size(); ++phase) {
+    if (opt.before_phase[phase].mount_rounds == 0) continue;
+    if (!opt.namespaces || phase < static_cast<std::size_t>(kRemounted)) return true;
+  }
+  return false;
+}
+
 // The container is the init of its pid namespace, which the kernel shields
 // from signals sent from inside it, its own included.
 bool container_signals_itself(const Options& opt) {
@@ -687,11 +727,13 @@ enum : int {
   kNoNs,
   kExecveat,
   kFlood,
-  kFailAt
+  kFailAt,
+  kMounts
 };
 
 constexpr long kMaxMs = 3'600'000;
 constexpr long kMaxFsyncRounds = 1'000'000;
+constexpr long kMaxMountRounds = 100'000;
 
 // One option of getopt_long's, with its argument in optarg.
 void apply_option(int c, char** argv, Options& opt) {
@@ -712,6 +754,7 @@ void apply_option(int c, char** argv, Options& opt) {
     case kSleep: parse_work("--sleep", optarg, &Work::sleep_ms, kMaxMs, opt); break;
     case kBurn: parse_work("--burn", optarg, &Work::burn_ms, kMaxMs, opt); break;
     case kFsync: parse_work("--fsync", optarg, &Work::fsync_rounds, kMaxFsyncRounds, opt); break;
+    case kMounts: parse_work("--mounts", optarg, &Work::mount_rounds, kMaxMountRounds, opt); break;
     case kIoDir:
       if (*optarg == '\0') usage_error("empty --io-dir path");
       opt.io_dir = optarg;
@@ -742,6 +785,7 @@ Options parse_options(int argc, char** argv) {
       {"sleep", required_argument, nullptr, kSleep},
       {"burn", required_argument, nullptr, kBurn},
       {"fsync", required_argument, nullptr, kFsync},
+      {"mounts", required_argument, nullptr, kMounts},
       {"io-dir", required_argument, nullptr, kIoDir},
       {"no-done-pipe", no_argument, nullptr, kNoDonePipe},
       {"uid-map-handshake", no_argument, nullptr, kUidMapHandshake},
@@ -757,6 +801,9 @@ Options parse_options(int argc, char** argv) {
   int c = 0;
   while ((c = getopt_long(argc, argv, "+:n:j:h", long_options, nullptr)) != -1) apply_option(c, argv, opt);
   if (opt.uid_mapping.any() && !opt.uid_map_handshake) usage_error("uid-map work needs --uid-map-handshake");
+  if (mounts_outside_a_private_namespace(opt))
+    usage_error(
+        "--mounts PHASE:N needs PHASE 16-21, the container once its mount namespace is private, and namespaces");
   if (opt.namespaces && container_signals_itself(opt))
     usage_error(
         "--fail-at PHASE:SIGNAL at 11-21 needs --no-namespaces (a pid namespace's init ignores its own signals)");

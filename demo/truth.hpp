@@ -17,11 +17,11 @@
 //   exec_hi                demo app: first thing in main
 //   listen_lo, listen_hi   demo app: just before and after its listen()
 //   listen_pid             demo app: the process that listened (its own namespace's pid)
-// Work injected with --burn, --fsync and --sleep, one set per piece,
+// Work injected with --burn, --fsync, --sleep and --mounts, one set per piece,
 // recorded by the process that did it once it is done:
 //   <kind>_<slot>_start, <kind>_<slot>_end  when the piece began and ended
 //   <kind>_<slot>_cpu      the thread's CPU time over the piece
-// with <kind> burn, fsync or sleep and <slot> the phase it preceded, so it
+// with <kind> burn, fsync, sleep or mounts and <slot> the phase it preceded, so it
 // lies in the step the tracer names after that phase (work before phase 0
 // is the CLI's, under the CLI's pid, the hpid its probe passes), or "uidmap"
 // (the supervisor's mapping work in the uid-mapping handshake, in its step

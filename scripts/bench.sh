@@ -8,6 +8,8 @@
 #                                          # side by side in rows 1, 4, 7 and 10
 #   sudo scripts/bench.sh --gate-rates     # how often the regression gate is right,
 #                                          # quiet and under load (~15 min; bench/gate_rates.py)
+#   sudo scripts/bench.sh --step-rates     # how often the gate names the step that moved,
+#                                          # and never one that did not (~15 min; bench/step_rates.py)
 #
 # Installs packages only through scripts/setup.sh, and only as root
 # (HACOBOOT_SKIP_SETUP=1 skips it); builds into ${BUILD_DIR:-build-bench}
@@ -28,10 +30,13 @@ tests=()
 cmake -S . -B "$build_dir" "${tests[@]}" -DHACOBOOT_BUILD_BENCH=ON >/dev/null
 cmake --build "$build_dir" -j "$(nproc)" >/dev/null
 
-if [ "${1:-}" = --gate-rates ]; then
-  shift
-  exec python3 bench/gate_rates.py --build-dir "$build_dir" "$@"
-fi
+case "${1:-}" in
+  --gate-rates | --step-rates)
+    rates=${1#--}
+    shift
+    exec python3 "bench/${rates//-/_}.py" --build-dir "$build_dir" "$@"
+    ;;
+esac
 
 args=()
 while [ $# -gt 0 ]; do

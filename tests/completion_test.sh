@@ -58,7 +58,7 @@ run_cases() {
     expect "list" lis
     expect "trace" trac
     expect "--list" list --li
-    expect "--gate --gate-junit --gate-markdown --gate-on --gate-stat" compare a.json b.json --gate
+    expect "--gate --gate-json --gate-junit --gate-markdown --gate-on --gate-stat" compare a.json b.json --gate
     expect "wall" compare a.json b.json --gate-on w
     expect "--textfile --textfile-interval --timeline --trace-out" --t
     expect "--serve" --se

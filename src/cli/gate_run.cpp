@@ -47,6 +47,9 @@ int judge_run(const RunFigures& baseline, const RunFigures& now, const Options& 
   if (!options.gate_markdown.empty()) {
     write_output(options.gate_markdown, [&](std::ostream& out) { write_gate_markdown(result, config, out); });
   }
+  if (!options.gate_json.empty()) {
+    write_output(options.gate_json, [&](std::ostream& out) { write_gate_json(result, config, out); });
+  }
   return gate_exit_status(result.outcome());
 }
 
@@ -56,6 +59,9 @@ void write_unjudged(const Options& options, std::string_view why) {
   }
   if (!options.gate_markdown.empty()) {
     write_output(options.gate_markdown, [&](std::ostream& out) { write_unjudged_markdown(why, out); });
+  }
+  if (!options.gate_json.empty()) {
+    write_output(options.gate_json, [&](std::ostream& out) { write_unjudged_json(why, out); });
   }
 }
 
@@ -77,7 +83,8 @@ int unjudged_on_failure(const Options& options, std::ostream& diagnostics, const
 int compare_summaries(const Options& options, std::ostream& out) {
   check_output_paths(
       {{.option = "--gate-junit", .path = options.gate_junit},
-       {.option = "--gate-markdown", .path = options.gate_markdown}},
+       {.option = "--gate-markdown", .path = options.gate_markdown},
+       {.option = "--gate-json", .path = options.gate_json}},
       {{.option = "compare BASE", .path = options.baseline}, {.option = "compare NEW", .path = options.compared}});
   return unjudged_on_failure(options, std::cerr, [&] {
     const auto baseline = load_summary(options.baseline, "compare");

@@ -171,6 +171,7 @@ struct GateArguments {
   std::string alpha;
   std::string junit;
   std::string markdown;
+  std::string json;
 };
 
 // The commands that take the tool's own options (trace, list, check): parsed
@@ -305,6 +306,7 @@ void add_gate_options(const OptionGroup& group, GateArguments& args) {
   group.value("--gate-junit", args.junit, "FILE", "Also write the gate's verdict to FILE as JUnit XML (CI test view)");
   group.value("--gate-markdown", args.markdown, "FILE",
               "Also write the gate's verdict to FILE as a Markdown table (pull-request comment)");
+  group.value("--gate-json", args.json, "FILE", "Also write the gate's verdict to FILE as JSON (for tools)");
 }
 
 void add_regression_gate(CLI::App& app, Arguments& args) {
@@ -468,11 +470,12 @@ GateConfig checked_gate(const CLI::App& app, const GateArguments& args, const Ph
 // The gate's files: a CI job that asks for one reads it, so one that would
 // never be written is an error, not a warning.
 void take_gate_files(const CLI::App& app, const GateArguments& args, Options& opt, bool judged) {
-  for (const char* option : {"--gate-junit", "--gate-markdown"}) {
+  for (const char* option : {"--gate-junit", "--gate-markdown", "--gate-json"}) {
     if (given(app, option) && !judged) throw UsageError(std::string(option) + ": written only with --baseline");
   }
   opt.gate_junit = args.junit;
   opt.gate_markdown = args.markdown;
+  opt.gate_json = args.json;
 }
 
 // After check_what_to_trace.

@@ -63,6 +63,7 @@ struct Options {
   GateConfig gate;
   std::string gate_junit;     // the gate's verdict as JUnit XML; empty: none
   std::string gate_markdown;  // ... as a Markdown table
+  std::string gate_json;      // ... as JSON for tools
   // Kernel side
   std::uint64_t ring_buffer_bytes = HACOBOOT_DEFAULT_RINGBUF_BYTES;
   std::string btf;                              // kernel types from this file; empty: the kernel's own

@@ -26,6 +26,7 @@ namespace {
 // only schema 3 has the samples (and the tool's version).
 constexpr int kOldestSchema = 1;
 constexpr int kFirstSchemaWithSamples = 3;
+constexpr int kFirstSchemaWithStepSamples = 4;
 constexpr std::array<std::pair<std::string_view, GateStatistic>, 5> kStatistics{{
     {"avg", GateStatistic::Avg},
     {"p50", GateStatistic::P50},
@@ -314,6 +315,62 @@ void add_phases(const std::vector<Field>& rows, int schema, MetricTable& metrics
   }
 }
 
+std::optional<StepStates> states_of(const Field& row) {
+  const auto state = [&row](const char* key) { return member(row, key); };
+  if (state("cpu_ns").value->is_null()) return std::nullopt;
+  return StepStates{.cpu_ns = integer<std::uint64_t>(state("cpu_ns")),
+                    .run_queue_ns = integer<std::uint64_t>(state("run_queue_ns")),
+                    .sleep_ns = integer<std::uint64_t>(state("sleep_ns")),
+                    .io_ns = integer<std::uint64_t>(state("io_ns"))};
+}
+
+PathFigures path_of(const Field& row, const char* key, int schema) {
+  const auto path = member(row, key);
+  return {.wall = figure_of(member(path, "wall"), schema), .noise_free = figure_of(member(path, "noise_free"), schema)};
+}
+
+// "phase:15", "execve", "listen", "after", with the step's name.
+std::pair<std::string, std::string> step_key_of(const Field& row) {
+  const auto kind = member(row, "kind");
+  if (kind.value->is_null()) return {"after", ""};
+  const auto text = text_of(kind);
+  if (text == "execve" || text == "listen") return {text, text};
+  if (text != "phase") {
+    throw NotASummary(
+        fmt::format(R"("{}" is '{}', not "phase", "execve", "listen" or null)", kind.path, printable(text)));
+  }
+  const auto number = phase_number_of(member(row, "phase"));
+  return {phase_key(number), phase_name_of(member(row, "name"), number)};
+}
+
+// One row per step of a lane; a lane of another tool's making is refused,
+// since the gate names it in its report.
+StepTable steps_of(const std::vector<Field>& rows, int schema) {
+  StepTable steps;
+  for (const auto& row : rows) {
+    const auto lane_field = member(row, "lane");
+    auto lane = text_of(lane_field);
+    if (lane != "supervisor" && lane != "container" && lane != "listener" && lane != "other") {
+      throw NotASummary(fmt::format(R"("{}" is '{}', not a lane: supervisor, container, listener or other)",
+                                    lane_field.path, printable(lane)));
+    }
+    auto [step, name] = step_key_of(row);
+    const auto key = fmt::format("{} {}", lane, step);
+    StepFigures figures{.lane = std::move(lane),
+                        .name = std::move(name),
+                        .own = figure_of(member(row, "own"), schema),
+                        .own_noise_free = figure_of(member(row, "own_noise_free"), schema),
+                        .listen_path = path_of(row, "listen_path_time", schema),
+                        .execve_path = path_of(row, "execve_path_time", schema),
+                        .states = states_of(row)};
+    if (!steps.emplace(key, std::move(figures)).second) {
+      throw NotASummary(
+          fmt::format("\"{}\" is a second row of {}: a summary has one row per step of a lane", row.path, key));
+    }
+  }
+  return steps;
+}
+
 RunFigures figures_of_summary(const Field& summary, int schema) {
   RunFigures run;
   run.origin = origin_of(summary, schema);
@@ -323,6 +380,7 @@ RunFigures figures_of_summary(const Field& summary, int schema) {
   }
   add_phases(items(member(summary, "phases")), schema, run.metrics);
   run.boots = boots_of(summary, run.metrics);
+  if (schema >= kFirstSchemaWithStepSamples) run.steps = steps_of(items(member(summary, "steps")), schema);
   return run;
 }
 
@@ -346,6 +404,25 @@ std::uint64_t Distribution::boots() const {
   std::uint64_t boots = 0;
   for (const auto& [value, times] : counts) boots += times;
   return boots;
+}
+
+std::vector<double> Distribution::ranked_values() const {
+  const auto all = boots();
+  std::vector<double> values;
+  if (all <= kMaxRankedBoots) {
+    for (const auto& [value, times] : counts) values.insert(values.end(), times, static_cast<double>(value));
+    return values;
+  }
+  values.reserve(kMaxRankedBoots);
+  std::size_t pair = 0;
+  std::uint64_t below = counts.front().second;  // boots up to and including `pair`
+  for (std::size_t i = 0; i < kMaxRankedBoots; ++i) {
+    const auto rank = static_cast<std::uint64_t>((static_cast<double>(i) + 0.5) / static_cast<double>(kMaxRankedBoots) *
+                                                 static_cast<double>(all));
+    while (rank >= below && pair + 1 < counts.size()) below += counts.at(++pair).second;
+    values.push_back(static_cast<double>(counts.at(pair).first));
+  }
+  return values;
 }
 
 std::uint64_t FigureStats::get(GateStatistic statistic) const {
@@ -388,6 +465,38 @@ FigureStats figure_of(const SampleStats& s) {
           .samples = {.counts = s.value_counts(), .exact = s.exact()}};
 }
 
+namespace {
+
+std::string step_key_of(const LaneStepKey& key) {
+  std::string step = "after";
+  if (key.step) step = key.step->kind == Step::Kind::Phase ? phase_key(key.step->phase) : step_name(*key.step, {});
+  return std::string(lane_name(key.lane)) + " " + step;
+}
+
+StepTable steps_of_run(const PathBreakdown& paths, const PhaseNames& names) {
+  StepTable steps;
+  for (const auto& [key, row] : paths.steps()) {
+    const auto states = row.mean_states();
+    steps.emplace(step_key_of(key),
+                  StepFigures{.lane = std::string(lane_name(key.lane)),
+                              .name = key.step ? step_name(*key.step, names) : std::string(),
+                              .own = figure_of(row.own),
+                              .own_noise_free = figure_of(row.own_noise_free),
+                              .listen_path = {.wall = figure_of(row.listen_path.wall),
+                                              .noise_free = figure_of(row.listen_path.noise_free)},
+                              .execve_path = {.wall = figure_of(row.execve_path.wall),
+                                              .noise_free = figure_of(row.execve_path.noise_free)},
+                              .states = states ? std::optional(StepStates{.cpu_ns = states->cpu,
+                                                                          .run_queue_ns = states->run_queue,
+                                                                          .sleep_ns = states->sleep,
+                                                                          .io_ns = states->io})
+                                               : std::nullopt});
+  }
+  return steps;
+}
+
+}  // namespace
+
 RunFigures figures_of_run(const Summary& summary, const RunFacts& facts) {
   RunFigures run{.origin = {.schema = kSummarySchema,
                             .tool_version = tool_version(),
@@ -407,6 +516,7 @@ RunFigures figures_of_run(const Summary& summary, const RunFacts& facts) {
         .noise_free = is_phase || noise_free.empty() ? std::nullopt : std::optional(figure_of(noise_free))};
     run.metrics.emplace(is_phase ? phase_key(step.phase) : std::move(name), std::move(metric));
   }
+  run.steps = steps_of_run(summary.paths(), facts.names);
   return run;
 }
 

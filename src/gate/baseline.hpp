@@ -25,9 +25,17 @@ const char* gate_statistic_name(GateStatistic statistic);
 // per histogram bucket (its representative value), which a rank test reads
 // as ties.
 struct Distribution {
+  // Boots per run the rank test and the shift read at most; a longer run is
+  // read as this many evenly spaced quantiles of its samples. The shift's
+  // estimate takes every pair of boots (m * n differences in memory), and
+  // 2,000 boots per run detect shifts far below any --max-regression.
+  static constexpr std::size_t kMaxRankedBoots = 2'000;
+
   std::vector<std::pair<std::uint64_t, std::uint64_t>> counts;
   bool exact = true;
   [[nodiscard]] std::uint64_t boots() const;
+  // Every boot's value, or kMaxRankedBoots evenly spaced quantiles of them.
+  [[nodiscard]] std::vector<double> ranked_values() const;
   [[nodiscard]] bool empty() const { return counts.empty(); }
   bool operator==(const Distribution&) const = default;
 };
@@ -58,6 +66,40 @@ struct MetricFigures {
 // Metrics keyed "execve", "listen" and "phase:<number>".
 using MetricTable = std::map<std::string, MetricFigures>;
 
+// A step's mean own time in each scheduler state, over the boots that had them.
+struct StepStates {
+  std::uint64_t cpu_ns = 0;
+  std::uint64_t run_queue_ns = 0;
+  std::uint64_t sleep_ns = 0;
+  std::uint64_t io_ns = 0;
+  bool operator==(const StepStates&) const = default;
+};
+
+// A step's time on one critical path, one value per boot with that path
+// that had the step (0 where it was off the path).
+struct PathFigures {
+  FigureStats wall;
+  FigureStats noise_free;  // without the run-queue time on the path
+  bool operator==(const PathFigures&) const = default;
+};
+
+// One step of one lane across a run's boots, as the gate compares steps
+// (summaries of schema 4 on).
+struct StepFigures {
+  std::string lane;  // "supervisor", "container", "listener", "other"
+  std::string name;  // the phase's name, "execve", "listen"; "" for a thread's time after its last step
+  FigureStats own;
+  FigureStats own_noise_free;
+  PathFigures listen_path;
+  PathFigures execve_path;
+  std::optional<StepStates> states{};  // NOLINT(readability-redundant-member-init)
+  bool operator==(const StepFigures&) const = default;
+};
+
+// Steps keyed "<lane> <step>": "container phase:15", "container execve",
+// "listener listen", "other after".
+using StepTable = std::map<std::string, StepFigures>;
+
 // What a run's figures depend on besides the code under test.
 struct RunOrigin {
   int schema = 0;
@@ -72,6 +114,8 @@ struct RunFigures {
   RunOrigin origin;
   std::uint64_t boots = 0;  // boots that started and count in the figures
   MetricTable metrics;
+  // nullopt: a summary older than schema 4, which kept no per-step samples.
+  std::optional<StepTable> steps{};  // NOLINT(readability-redundant-member-init)
 };
 
 // The figures of a saved `--format json` summary. Throws UsageError naming

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "gate/step_report.hpp"
 #include "report/report.hpp"
 #include "util/text.hpp"
 
@@ -56,6 +57,9 @@ RowCells cells_of(const MetricComparison& row, const GateConfig& config) {
             : fmt::format("[{}, {}]", format_change(row.change_low_pct), format_change(row.change_high_pct));
   }
   if (row.ranked) cells.p = row.adjusted_p < 0.001 ? std::string("<0.001") : fmt::format("{:.3f}", row.adjusted_p);
+  // A significant shift within the limit says which limit it is within.
+  if (row.verdict == Verdict::Slower) cells.verdict += fmt::format(" +{}%", config.max_regression_pct);
+  if (row.verdict == Verdict::Faster) cells.verdict += fmt::format(" -{}%", config.max_regression_pct);
   // A metric that is not gated reads in lower case: a slower phase beside
   // "gate: passed" is information, not an alarm.
   if (!row.gated) cells.verdict = lowercase(cells.verdict) + " *";
@@ -118,11 +122,18 @@ std::string why_inconclusive(const MetricComparison& row) {
   return fmt::format("{}: {}", printable(row.name), reason_of(row));
 }
 
+// A passing row whose interval straddles the limit says so.
+std::string why_straddling(const MetricComparison& row) {
+  if (row.reason.empty() || (row.verdict != Verdict::Slower && row.verdict != Verdict::Faster)) return {};
+  return fmt::format("{}: {}", printable(row.name), row.reason);
+}
+
 // The lines under the rows: why each inconclusive metric is, then the notes.
 std::vector<std::string> explanations_of(const GateResult& result) {
   std::vector<std::string> lines;
   for (const auto& row : result.rows) {
     if (auto why = why_inconclusive(row); !why.empty()) lines.push_back(std::move(why));
+    if (auto why = why_straddling(row); !why.empty()) lines.push_back(std::move(why));
   }
   for (const auto& note : result.notes) lines.push_back("note: " + note);
   return lines;
@@ -189,15 +200,17 @@ std::string junit_message(const MetricComparison& row, const RowCells& cells) {
   return message;
 }
 
-std::string junit_case_of(const MetricComparison& row, const GateConfig& config) {
+std::string junit_case_of(const MetricComparison& row, const GateResult& result, const GateConfig& config) {
   const auto cells = cells_of(row, config);
   const auto message = junit_message(row, cells);
   if (!row.gated) return junit_case(cells.name, "skipped", "", "not gated (--gate): " + message, "");
   const auto detail = why_inconclusive(row);
   switch (row.verdict) {
-    case Verdict::Regressed:
-      return junit_case(cells.name, "failure", "regressed",
-                        fmt::format("{}; limit +{}%", message, config.max_regression_pct), detail);
+    case Verdict::Regressed: {
+      auto failure = fmt::format("{}; limit +{}%", message, config.max_regression_pct);
+      if (const auto steps = milestone_attribution(result.steps, row.key); !steps.empty()) failure += "; " + steps;
+      return junit_case(cells.name, "failure", "regressed", failure, detail);
+    }
     case Verdict::Inconclusive: return junit_case(cells.name, "error", "inconclusive", message, detail);
     default: return junit_case(cells.name, "", "", "", "");
   }
@@ -246,6 +259,38 @@ std::string markdown_text(std::string_view text) {
 
 constexpr std::string_view kMarkdownTitle = "### Boot time against the baseline";
 
+// The moved steps as a compact table: a row per milestone's moved step, then
+// those that moved off the paths.
+void write_steps_markdown(const StepComparison& steps, const GateConfig& config, std::ostream& out) {
+  if (!steps.unavailable.empty()) {
+    out << "\n- " << markdown_text("note: " + steps.unavailable) << '\n';
+    return;
+  }
+  out << "\n**Steps that moved** (" << markdown_text(steps_terms(steps, config)) << ")\n\n";
+  out << "| milestone | step | shift | interval | share | state |\n|:--|:--|--:|:--|--:|:--|\n";
+  const auto row = [&](const std::string& where, const StepShift& shift, const MilestoneShift* milestone) {
+    const bool share = milestone != nullptr && milestone->path_same && milestone->shift_ns != 0;
+    out << fmt::format(
+        "| {} | {} | {} | [{}, {}] | {} | {} |\n", where, markdown_text(step_shown(shift)),
+        signed_duration(shift.shift_ns), signed_duration(shift.low_ns), signed_duration(shift.high_ns),
+        share ? fmt::format("{:.0f}%", milestone->share_of(shift) * 100) : "-",
+        shift.state ? fmt::format("{} {}", shift.state->state, signed_duration(shift.state->shift_ns)) : "-");
+  };
+  bool any = false;
+  for (const auto& milestone : steps.milestones) {
+    for (const auto i : milestone.moved) {
+      row(fmt::format("{} ({})", milestone.milestone, signed_duration(milestone.shift_ns)), steps.shifts[i],
+          &milestone);
+      any = true;
+    }
+  }
+  for (const auto i : steps.moved_off_path) {
+    row("off the paths (own time)", steps.shifts[i], nullptr);
+    any = true;
+  }
+  if (!any) out << "| - | no step moved | | | | |\n";
+}
+
 }  // namespace
 
 void write_gate_report(const GateResult& result, const GateConfig& config, std::ostream& out) {
@@ -257,6 +302,7 @@ void write_gate_report(const GateResult& result, const GateConfig& config, std::
                        c.verdict);
   }
   for (const auto& line : explanations_of(result)) out << line << '\n';
+  for (const auto& line : step_report_lines(result.steps, config)) out << line << '\n';
   const auto outcome = outcome_of(result, config);
   out << outcome.head << ": " << outcome.rest << '\n';
 }
@@ -277,7 +323,7 @@ void write_gate_junit(const GateResult& result, const GateConfig& config, std::o
     } else if (row.verdict == Verdict::Inconclusive) {
       ++suite.errors;
     }
-    suite.cases += junit_case_of(row, config);
+    suite.cases += junit_case_of(row, result, config);
   }
   std::ostringstream text;
   write_gate_report(result, config, text);
@@ -301,6 +347,7 @@ void write_gate_markdown(const GateResult& result, const GateConfig& config, std
   const auto explanations = explanations_of(result);
   if (!explanations.empty()) out << '\n';
   for (const auto& line : explanations) out << "- " << markdown_text(line) << '\n';
+  write_steps_markdown(result.steps, config, out);
   out << "\n**" << outcome.head << "**: " << markdown_text(outcome.rest) << '\n';
 }
 

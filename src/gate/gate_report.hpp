@@ -25,6 +25,12 @@ void write_gate_report(const GateResult& result, const GateConfig& config, std::
 // gate's terms; its system-out the text report.
 void write_gate_junit(const GateResult& result, const GateConfig& config, std::ostream& out);
 
+// The verdict for tools (--gate-json): the terms, every metric's figures,
+// test and verdict, the notes, and the steps that moved per milestone, as
+// docs/ci-gate.md documents it.
+inline constexpr int kGateJsonSchema = 1;
+void write_gate_json(const GateResult& result, const GateConfig& config, std::ostream& out);
+
 // A heading with the outcome, the table, the reasons and notes as a list,
 // and the outcome line.
 void write_gate_markdown(const GateResult& result, const GateConfig& config, std::ostream& out);
@@ -35,5 +41,6 @@ void write_gate_markdown(const GateResult& result, const GateConfig& config, std
 // as that run's verdict.
 void write_unjudged_junit(std::string_view why, std::ostream& out);
 void write_unjudged_markdown(std::string_view why, std::ostream& out);
+void write_unjudged_json(std::string_view why, std::ostream& out);
 
 }  // namespace hacoboot

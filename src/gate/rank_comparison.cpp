@@ -184,6 +184,21 @@ std::vector<double> holm_adjusted(std::span<const double> p_values) {
   return adjusted;
 }
 
+std::vector<double> benjamini_hochberg_adjusted(std::span<const double> p_values) {
+  std::vector<std::size_t> order(p_values.size());
+  std::iota(order.begin(), order.end(), 0);
+  const auto key = [&](std::size_t i) { return std::isnan(p_values[i]) ? 1.0 : p_values[i]; };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+  std::vector<double> adjusted(p_values.size(), 1.0);
+  const auto m = static_cast<double>(order.size());
+  double running = 1.0;  // from the largest p-value down, adjusted ones never increase
+  for (std::size_t i = order.size(); i-- > 0;) {
+    running = std::min({running, 1.0, m / static_cast<double>(i + 1) * key(order[i])});
+    adjusted[order[i]] = running;
+  }
+  return adjusted;
+}
+
 // n against n boots, all of one run below all of the other, have the
 // smallest two-sided p-value: 2 / C(2n, n).
 std::size_t fewest_boots_for(double alpha) {

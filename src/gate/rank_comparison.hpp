@@ -50,6 +50,12 @@ std::vector<bool> holm_rejections(std::span<const double> p_values, double alpha
 // holm_rejections would reject each (at most 1).
 std::vector<double> holm_adjusted(std::span<const double> p_values);
 
+// Benjamini-Hochberg adjusted p-values, in the same order: rejecting those
+// at most q keeps the expected share of false discoveries among the
+// rejections at most q (for independent or positively dependent tests), and
+// the chance of any false rejection at most q when nothing moved at all.
+std::vector<double> benjamini_hochberg_adjusted(std::span<const double> p_values);
+
 // Boots per run a rank test needs to detect a shift of `shift` with
 // probability `power` at level `alpha` (two-sided) when boots vary with
 // standard deviation `spread`: the t-test's size over the rank test's

@@ -30,12 +30,6 @@ constexpr std::string_view kOldestComparableVersion = "0.1.0";
 // level (two against two: p >= 1/3).
 constexpr std::uint64_t kFewestBoots = 3;
 
-// Boots per run the rank test and the shift read at most; a longer run is
-// read as this many evenly spaced quantiles of its samples. The shift's
-// estimate takes every pair of boots (m * n differences in memory), and
-// 2,000 boots per run detect shifts far below any --max-regression.
-constexpr std::size_t kMaxRankedBoots = 2'000;
-
 // The chance boots_needed aims at of detecting --max-regression: the usual 80 %.
 constexpr double kPower = 0.8;
 
@@ -96,26 +90,6 @@ std::string metric_shown(const std::string& key) {
 
 std::string command_shown(const std::string& command) {
   return command.empty() ? std::string("any first execve") : "COMMAND '" + printable(command) + "'";
-}
-
-// Every boot of a distribution, or kMaxRankedBoots evenly spaced quantiles of them.
-std::vector<double> values_of(const Distribution& samples) {
-  const auto boots = samples.boots();
-  std::vector<double> values;
-  if (boots <= kMaxRankedBoots) {
-    for (const auto& [value, times] : samples.counts) values.insert(values.end(), times, static_cast<double>(value));
-    return values;
-  }
-  values.reserve(kMaxRankedBoots);
-  std::size_t pair = 0;
-  std::uint64_t below = samples.counts.front().second;  // boots up to and including `pair`
-  for (std::size_t i = 0; i < kMaxRankedBoots; ++i) {
-    const auto rank = static_cast<std::uint64_t>((static_cast<double>(i) + 0.5) / static_cast<double>(kMaxRankedBoots) *
-                                                 static_cast<double>(boots));
-    while (rank >= below && pair + 1 < samples.counts.size()) below += samples.counts.at(++pair).second;
-    values.push_back(static_cast<double>(samples.counts.at(pair).first));
-  }
-  return values;
 }
 
 double median_of(std::vector<double> values) {
@@ -206,7 +180,7 @@ std::optional<Ranked> test_row(MetricComparison& row, const Compared& compared, 
   row.method = GateMethod::RankTest;
   row.baseline_median_ns = compared.baseline->p50_ns;
   row.median_ns = compared.now->p50_ns;
-  Ranked ranked{values_of(compared.baseline->samples), values_of(compared.now->samples)};
+  Ranked ranked{compared.baseline->samples.ranked_values(), compared.now->samples.ranked_values()};
   if (row.baseline_median_ns == 0) {
     row.verdict = Verdict::Inconclusive;
     row.reason = "the baseline's median is 0 ns: no change can be told in % of it";
@@ -235,6 +209,15 @@ void judge_by_rank_test(MetricComparison& row, bool rejected, const Ranked& rank
                         std::size_t tested) {
   if (rejected) {
     row.verdict = verdict_of_change(row.change_pct, config);
+    if (row.verdict == Verdict::NoChange) row.verdict = row.change_pct > 0 ? Verdict::Slower : Verdict::Faster;
+    const double limit = config.max_regression_pct;
+    if (row.verdict != Verdict::Regressed && row.change_high_pct > limit) {
+      row.reason = fmt::format("its interval [{}, {}] straddles the limit +{}%: it may be slower than that",
+                               format_change(row.change_low_pct), format_change(row.change_high_pct), limit);
+    } else if (row.verdict != Verdict::Improved && row.change_low_pct < -limit) {
+      row.reason = fmt::format("its interval [{}, {}] straddles the limit -{}%", format_change(row.change_low_pct),
+                               format_change(row.change_high_pct), limit);
+    }
     return;
   }
   const auto needed = needed_for(ranked, static_cast<double>(row.baseline_median_ns), config, tested);
@@ -324,9 +307,9 @@ void add_notes(GateResult& result, const RunFigures& baseline, const GateConfig&
     result.notes.push_back(fmt::format("the baseline (schema {}) does not say which version wrote it: not checked",
                                        baseline.origin.schema));
   }
-  if (any([](const auto& row) { return std::max(row.baseline_boots, row.boots) > kMaxRankedBoots; })) {
+  if (any([](const auto& row) { return std::max(row.baseline_boots, row.boots) > Distribution::kMaxRankedBoots; })) {
     result.notes.push_back(fmt::format("runs of more than {} boots are ranked by {} evenly spaced quantiles",
-                                       kMaxRankedBoots, kMaxRankedBoots));
+                                       Distribution::kMaxRankedBoots, Distribution::kMaxRankedBoots));
   }
   if (any([](const auto& row) { return !row.gated; })) {
     result.notes.emplace_back("* not gated: reported only, its p-value not adjusted");
@@ -352,6 +335,8 @@ const char* gate_figure_name(GateFigure figure) {
 const char* verdict_name(Verdict verdict) {
   switch (verdict) {
     case Verdict::NoChange: return "no significant change";
+    case Verdict::Slower: return "slower, within the limit";
+    case Verdict::Faster: return "faster, within the limit";
     case Verdict::Improved: return "improved";
     case Verdict::Regressed: return "REGRESSED";
     case Verdict::Inconclusive: return "INCONCLUSIVE";
@@ -439,6 +424,7 @@ GateResult compare_runs(const RunFigures& baseline, const RunFigures& now, const
   std::stable_sort(result.rows.begin(), result.rows.end(),
                    [&](const auto& a, const auto& b) { return time_of(a) < time_of(b); });
   add_notes(result, baseline, config);
+  result.steps = compare_steps(baseline, now, config);
   return result;
 }
 

@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "gate/baseline.hpp"
+#include "gate/gate_config.hpp"
 #include "gate/rank_comparison.hpp"
+#include "gate/step_comparison.hpp"
 
 namespace hacoboot {
 
@@ -22,34 +24,18 @@ namespace hacoboot {
 // samples were kept (schemas 1 and 2) can only be compared by a percentile,
 // and every row says which way it was judged.
 
-// Which figure of execve and listen the gate compares. Noise-free (the
-// critical path without its run-queue time) does not move when a busy CI
-// runner keeps the boot waiting for a CPU; wall is what the bpftrace script
-// measured. Phases have no noise-free figure: they are compared by wall.
-enum class GateFigure : std::uint8_t { NoiseFree, Wall };
-
-std::optional<GateFigure> parse_gate_figure(std::string_view text);  // "noise-free", "wall"
-const char* gate_figure_name(GateFigure figure);
-
-struct GateConfig {
-  GateFigure figure = GateFigure::NoiseFree;
-  // The statistic of the percentile comparison, used only for a baseline
-  // without samples.
-  GateStatistic statistic = GateStatistic::P50;
-  double max_regression_pct = 10.0;                    // finite, (0, 1000]
-  double alpha = 0.05;                                 // family-wise over the gated metrics, (0, 0.5]
-  std::set<std::string> gated = {"execve", "listen"};  // keys of MetricTable; empty: all
-};
-
 enum class Verdict : std::uint8_t {
-  NoChange,      // no significant shift, or one within --max-regression
+  NoChange,      // no significant shift
+  Slower,        // significantly slower, but within --max-regression
+  Faster,        // significantly faster, but within --max-regression
   Improved,      // significantly faster by more than --max-regression
   Regressed,     // significantly slower by more than --max-regression
   Inconclusive,  // too few boots to tell --max-regression from noise at --alpha
   New,           // in this run only
   Missing,       // in the baseline only
 };
-// "no significant change", "improved", "REGRESSED", "INCONCLUSIVE", "new", "missing"
+// "no significant change", "slower, within the limit", "faster, within the
+// limit", "improved", "REGRESSED", "INCONCLUSIVE", "new", "missing"
 const char* verdict_name(Verdict verdict);
 
 // How a row was judged.
@@ -80,7 +66,9 @@ struct MetricComparison {
   double adjusted_p = 1;  // Holm-adjusted over the gated rows (RankTest)
   // Inconclusive: boots per run that would detect --max-regression at --alpha.
   std::optional<std::uint64_t> boots_needed;
-  std::string reason;  // why Inconclusive or Percentile, in words; empty otherwise
+  // Why Inconclusive or Percentile, or that a passing row's interval
+  // straddles the limit, in words; empty otherwise.
+  std::string reason;
   Verdict verdict = Verdict::NoChange;
 };
 
@@ -93,6 +81,8 @@ struct GateResult {
   std::vector<std::string> notes;
   // Gated rows compared by the rank test: the k of Holm's procedure.
   std::size_t tested = 0;
+  // The steps that moved and their part of each milestone's shift.
+  StepComparison steps;
   // Regressed when a gated row regressed; else Inconclusive when a gated row
   // is; else Passed.
   [[nodiscard]] GateOutcome outcome() const;

@@ -228,30 +228,47 @@ struct LooseTime {
   std::uint64_t end_ns = 0;
   std::uint64_t on_listen_path_ns = 0;
   std::uint64_t on_execve_path_ns = 0;
+  std::uint64_t listen_path_run_queue_ns = 0;
+  std::uint64_t execve_path_run_queue_ns = 0;
 };
+
+// Where one path's time goes in a LaneStep and in a LooseTime.
+struct PathFields {
+  std::uint64_t LaneStep::*step_time;
+  std::uint64_t LaneStep::*step_run_queue;
+  std::uint64_t LooseTime::*loose_time;
+  std::uint64_t LooseTime::*loose_run_queue;
+};
+constexpr PathFields kListenPath{&LaneStep::on_listen_path_ns, &LaneStep::listen_path_run_queue_ns,
+                                 &LooseTime::on_listen_path_ns, &LooseTime::listen_path_run_queue_ns};
+constexpr PathFields kExecvePath{&LaneStep::on_execve_path_ns, &LaneStep::execve_path_run_queue_ns,
+                                 &LooseTime::on_execve_path_ns, &LooseTime::execve_path_run_queue_ns};
 
 using LooseKey = std::pair<std::uint32_t, std::optional<Step>>;
 
 // Adds each piece of a path to the row it lies in on its thread; the
 // supervisor's time from START_FORK to the fork goes to the container's
 // first step before the supervisor's next one.
-void attribute(const CriticalPath& path, std::uint64_t LaneStep::*on_path, std::uint64_t LooseTime::*loose_on_path,
-               std::vector<Row>& rows, std::map<LooseKey, LooseTime>& loose) {
+void attribute(const CriticalPath& path, const PathFields& fields, std::vector<Row>& rows,
+               std::map<LooseKey, LooseTime>& loose) {
   for (const auto& piece : path.pieces) {
+    const std::uint64_t run_queue = piece.states ? std::min(piece.states->run_queue, piece.duration()) : 0;
     auto holder = std::find_if(rows.begin(), rows.end(),
                                [&piece](const Row& row) { return row.forking && row.forking->holds(piece); });
     if (holder == rows.end()) {
       holder = std::find_if(rows.begin(), rows.end(), [&piece](const Row& row) { return row.own.holds(piece); });
     }
     if (holder != rows.end()) {
-      holder->step.*on_path += piece.duration();
+      holder->step.*fields.step_time += piece.duration();
+      holder->step.*fields.step_run_queue += run_queue;
       continue;
     }
     const auto [entry, inserted] = loose.try_emplace({piece.tid, piece.step}, LooseTime{piece.begin_ns, piece.end_ns});
     auto& time = entry->second;
     time.begin_ns = std::min(time.begin_ns, piece.begin_ns);
     time.end_ns = std::max(time.end_ns, piece.end_ns);
-    time.*loose_on_path += piece.duration();
+    time.*fields.loose_time += piece.duration();
+    time.*fields.loose_run_queue += run_queue;
   }
 }
 
@@ -279,6 +296,8 @@ LaneStep loose_row(const BootRecord& boot, const Readings& readings, const std::
   row.states = exact_states(readings, Span{tid, begin, time.end_ns});
   row.on_listen_path_ns = time.on_listen_path_ns;
   row.on_execve_path_ns = time.on_execve_path_ns;
+  row.listen_path_run_queue_ns = time.listen_path_run_queue_ns;
+  row.execve_path_run_queue_ns = time.execve_path_run_queue_ns;
   return row;
 }
 
@@ -303,10 +322,10 @@ BootAnalysis analyse_boot(const BootRecord& boot) {
 
   std::map<LooseKey, LooseTime> loose;
   if (analysis.to_listen) {
-    attribute(*analysis.to_listen, &LaneStep::on_listen_path_ns, &LooseTime::on_listen_path_ns, rows, loose);
+    attribute(*analysis.to_listen, kListenPath, rows, loose);
   }
   if (analysis.to_execve) {
-    attribute(*analysis.to_execve, &LaneStep::on_execve_path_ns, &LooseTime::on_execve_path_ns, rows, loose);
+    attribute(*analysis.to_execve, kExecvePath, rows, loose);
   }
   const Readings readings(boot);
   analysis.steps.reserve(rows.size() + loose.size());

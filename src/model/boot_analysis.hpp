@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -47,8 +48,16 @@ struct LaneStep {
   // thread; 0 for a step off that path.
   std::uint64_t on_listen_path_ns = 0;
   std::uint64_t on_execve_path_ns = 0;
+  // The run-queue part of that path time (pieces with known states): the
+  // path time without it is the step's noise-free share of the path.
+  std::uint64_t listen_path_run_queue_ns = 0;
+  std::uint64_t execve_path_run_queue_ns = 0;
 
   [[nodiscard]] std::uint64_t duration() const { return end_ns - begin_ns; }
+  // The step's own time without its run-queue time (all of it without states).
+  [[nodiscard]] std::uint64_t noise_free_duration() const {
+    return duration() - (states ? std::min(states->run_queue, duration()) : 0);
+  }
   [[nodiscard]] bool on_listen_path() const { return on_listen_path_ns > 0; }
 };
 

@@ -11,10 +11,36 @@ std::optional<SchedTotals> LaneStepStats::mean_states() const {
                      states.sleep / boots_with_states, states.io / boots_with_states};
 }
 
+namespace {
+
+// One boot's time in a step, its rows of one key added up.
+struct BootStepTime {
+  std::uint64_t own_noise_free = 0;
+  std::uint64_t listen_path = 0;
+  std::uint64_t listen_path_run_queue = 0;
+  std::uint64_t execve_path = 0;
+  std::uint64_t execve_path_run_queue = 0;
+};
+
+void add_boot_time(LaneStepStats& row, const BootStepTime& time, const BootAnalysis& boot) {
+  row.own_noise_free.add(time.own_noise_free);
+  if (boot.to_listen) {
+    row.listen_path.wall.add(time.listen_path);
+    row.listen_path.noise_free.add(time.listen_path - time.listen_path_run_queue);
+  }
+  if (boot.to_execve) {
+    row.execve_path.wall.add(time.execve_path);
+    row.execve_path.noise_free.add(time.execve_path - time.execve_path_run_queue);
+  }
+}
+
+}  // namespace
+
 void PathBreakdown::add(const BootAnalysis& boot) {
   if (boot.forks_only) ++forks_only_boots_;
   // Threads of one lane (Lane::Other) can give a boot two rows of one key.
   std::set<LaneStepKey> on_listen_path;
+  std::map<LaneStepKey, BootStepTime> boot_times;
   for (const auto& step : boot.steps) {
     const LaneStepKey key{step.lane, step.step};
     auto& row = steps_[key];
@@ -27,7 +53,14 @@ void PathBreakdown::add(const BootAnalysis& boot) {
     row.on_listen_path_ns += step.on_listen_path_ns;
     row.on_execve_path_ns += step.on_execve_path_ns;
     if (step.on_listen_path() && on_listen_path.insert(key).second) ++row.boots_on_listen_path;
+    auto& time = boot_times[key];
+    time.own_noise_free += step.noise_free_duration();
+    time.listen_path += step.on_listen_path_ns;
+    time.listen_path_run_queue += step.listen_path_run_queue_ns;
+    time.execve_path += step.on_execve_path_ns;
+    time.execve_path_run_queue += step.execve_path_run_queue_ns;
   }
+  for (const auto& [key, time] : boot_times) add_boot_time(steps_[key], time, boot);
   if (boot.to_listen) {
     listen_path_.add(boot.to_listen->duration());
     listen_path_total_ns_ += boot.to_listen->duration();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <compare>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -20,10 +21,25 @@ struct LaneStepKey {
   auto operator<=>(const LaneStepKey&) const = default;
 };
 
+// A step's figures per boot that the gate compares step by step: exact up
+// to this many boots, then a histogram's.
+inline constexpr std::size_t kStepSamples = 1'000;
+
+// One step's time on a critical path, one value per boot that had the step.
+struct PathTimeStats {
+  SampleStats wall{kStepSamples};
+  SampleStats noise_free{kStepSamples};  // without the run-queue time on the path
+};
+
 // One row across boots.
 struct LaneStepStats {
-  SampleStats since_start;  // of the step's end
-  SampleStats own;          // LaneStep::duration()
+  SampleStats since_start;                   // of the step's end
+  SampleStats own;                           // LaneStep::duration()
+  SampleStats own_noise_free{kStepSamples};  // LaneStep::noise_free_duration(), per boot
+  // Per boot that had the step (two rows of one key in a boot add up): its
+  // time on the path to listen / execve, 0 in a boot where it was off it.
+  PathTimeStats listen_path;
+  PathTimeStats execve_path;
   // Summed over the boots whose step had states; mean = states / boots_with_states.
   SchedTotals states;
   std::uint64_t boots_with_states = 0;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +21,11 @@ class SampleStats {
  public:
   static constexpr std::size_t kExactSamples = 10'000;
 
+  SampleStats() = default;
+  // Exact up to `exact_samples` samples (at most kExactSamples): the
+  // figures kept per step of the breakdown keep fewer than a milestone's.
+  explicit SampleStats(std::size_t exact_samples) : exact_samples_(std::min(exact_samples, kExactSamples)) {}
+
   void add(std::uint64_t value_ns);
 
   [[nodiscard]] std::uint64_t count() const { return count_; }
@@ -37,12 +43,13 @@ class SampleStats {
   [[nodiscard]] bool exact() const { return histogram_ == nullptr; }
   // The samples as [value, count] pairs in ascending value: exact while
   // exact(), then one pair per histogram bucket (its value as percentile
-  // reads it), so at most kExactSamples pairs whatever the count.
+  // reads it; at most 8,192 in use), however many were added.
   [[nodiscard]] std::vector<std::pair<std::uint64_t, std::uint64_t>> value_counts() const;
 
  private:
   void sort_samples() const;
 
+  std::size_t exact_samples_ = kExactSamples;
   std::uint64_t count_ = 0;
   __extension__ using Sum = unsigned __int128;  // cannot overflow: 2^64 samples of 2^64 ns
   Sum sum_ = 0;

@@ -20,7 +20,7 @@ void SampleStats::add(std::uint64_t value_ns) {
     histogram_->add(value_ns);
     return;
   }
-  if (samples_.size() < kExactSamples) {
+  if (samples_.size() < exact_samples_) {
     sorted_ = sorted_ && (samples_.empty() || samples_.back() <= value_ns);
     samples_.push_back(value_ns);
     return;

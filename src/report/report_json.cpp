@@ -105,12 +105,18 @@ Json lane_step_of(const LaneStepKey& key, const LaneStepStats& row, const PathBr
   Json out{{"lane", lane_name(key.lane)}};
   put_step(out, key.step, names);
   out["since_start"] = stats_of(row.since_start);
-  out["own"] = stats_of(row.own);
+  out["own"] = gated_stats_of(row.own);
+  out["own_noise_free"] = gated_stats_of(row.own_noise_free);
   put_states(out, row.mean_states());
   out["on_listen_path"] = row.ever_on_listen_path();
   out["listen_path_share"] = paths.listen_path_share(row);
   out["on_execve_path"] = row.on_execve_path_ns > 0;
   out["execve_path_share"] = paths.execve_path_share(row);
+  // Per boot, what the gate compares step by step.
+  out["listen_path_time"] = {{"wall", gated_stats_of(row.listen_path.wall)},
+                             {"noise_free", gated_stats_of(row.listen_path.noise_free)}};
+  out["execve_path_time"] = {{"wall", gated_stats_of(row.execve_path.wall)},
+                             {"noise_free", gated_stats_of(row.execve_path.noise_free)}};
   return out;
 }
 
@@ -159,6 +165,7 @@ class JsonWriter final : public ReportWriter {
  public:
   // 2: noise_free under metrics, critical_path and steps (by lane).
   // 3: samples of the gated figures, and the tool that wrote the summary.
+  // 4: per step, samples of its own time and of its time on the paths.
   static constexpr int kSchema = kSummarySchema;
 
   void write(const Summary& summary, const RunFacts& facts, std::ostream& out) const override {

@@ -395,7 +395,18 @@ TEST_F(AnalysisTest, EventsAndSummaryCarryTheCriticalPathAndNoiseFreeFigures) {
   EXPECT_EQ(listens, kBoots);
 
   const auto summary = nlohmann::json::parse(r.out);
-  EXPECT_EQ(summary.at("schema"), 3);
+  EXPECT_EQ(summary.at("schema"), 4);
+  // Per step, every boot's time on the path to listen: the steps' means add
+  // up to the path's mean (what the gate's shares rest on).
+  double path_sum = 0;
+  for (const auto& step : summary.at("steps")) {
+    const auto& path = step.at("listen_path_time").at("wall");
+    path_sum += path.at("avg_ns").get<double>() * path.at("count").get<double>() / static_cast<double>(kBoots);
+    EXPECT_EQ(path.at("samples").size() > 0, path.at("count").get<std::uint64_t>() > 0) << step.dump();
+  }
+  const auto path_mean = summary.at("critical_path").at("listen").at("length").at("avg_ns").get<double>();
+  // Each step's avg is truncated to the ns: at most 1 ns per step off.
+  EXPECT_NEAR(path_sum, path_mean, static_cast<double>(summary.at("steps").size()) + 1) << summary.dump(2);
   const auto& listen = summary.at("metrics").at("listen");
   EXPECT_EQ(listen.at("noise_free").at("count"), kBoots) << summary.dump(2);
   std::uint64_t sampled = 0;
@@ -571,9 +582,11 @@ TEST_F(AnalysisTest, BaselineGatePassesTheSameSpeedAndFailsSlowerBoots) {
   const auto same = run_boots(kGateBoots, gate);
   expect_exit(same, 0);
   EXPECT_TRUE(contains(same.err, "BASELINE COMPARISON")) << "no comparison table on stderr:\n" << same.err;
+  // A busy host may make the same code significantly slower, within the limit.
   for (const std::string metric : {"execve", "listen"}) {
-    EXPECT_TRUE(contains(line_starting_with(same.err, metric + " "), "no significant change")) << metric << "\n"
-                                                                                               << same.err;
+    const auto row = line_starting_with(same.err, metric + " ");
+    EXPECT_TRUE(contains(row, "no significant change") || contains(row, "within the limit")) << metric << "\n"
+                                                                                             << same.err;
   }
   EXPECT_TRUE(contains(same.err, "gate: passed")) << same.err;
 
@@ -613,6 +626,40 @@ TEST_F(AnalysisTest, TheGateOnNoiseFreeTimeTellsMoreCpuWorkFromABusyHost) {
                                                                                         << more_work.err;
   }
   EXPECT_TRUE(contains(more_work.err, "gate: REGRESSED")) << more_work.err;
+}
+
+// The share of listen's shift the report gives the step `step` ("container
+// 14 CONTAINER_RLIMIT_SETUP"), when it is the first step named as moved.
+std::optional<int> first_moved_share(const std::string& report, const std::string& step) {
+  const auto line = line_starting_with(report, "  listen: ");
+  const std::regex first("moved: " + step + R"( \+[^;]* \((-?\d+)% of the shift\), ([A-Za-z/ ]+) \+)");
+  std::smatch match;
+  if (!std::regex_search(line, match, first)) return std::nullopt;
+  return std::stoi(match[1].str());
+}
+
+// The gate names the step that moved, not every step after it: CPU burnt
+// before phase 14 is step 14's, first, with most of listen's shift, in
+// CPU; tmpfs mounts before phase 17 are step 17's.
+TEST_F(AnalysisTest, TheGateNamesTheStepThatMovedAndItsShare) {
+  constexpr std::uint64_t kGateBoots = 10;
+  const auto baseline = new_file("base.json");
+  expect_exit(run_boots(kGateBoots, {"-f", "json", "-o", baseline.string(), "-q"}), 0);
+  ASSERT_FALSE(HasFailure());
+  const std::vector<std::string> gate{"--baseline", baseline.string(), "--max-regression", "25", "-q"};
+
+  const auto burnt = run_boots(kGateBoots, gate, {"--burn", "14:5"});
+  expect_exit(burnt, 3);
+  EXPECT_TRUE(contains(burnt.err, "STEPS THAT MOVED (noise-free, Benjamini-Hochberg over")) << burnt.err;
+  const auto share = first_moved_share(burnt.err, "container 14 CONTAINER_RLIMIT_SETUP");
+  ASSERT_TRUE(share) << "step 14 is not the first step named:\n" << burnt.err;
+  EXPECT_GE(*share, 80) << burnt.err;
+  EXPECT_TRUE(contains(line_starting_with(burnt.err, "  listen: "), "CONTAINER_RLIMIT_SETUP +")) << burnt.err;
+
+  const auto mounted = run_boots(kGateBoots, gate, {"--mounts", "17:400"});
+  EXPECT_TRUE(first_moved_share(mounted.err, "container 17 CONTAINER_UID_MAPPING_SETUP"))
+      << "step 17 is not the first step named:\n"
+      << mounted.err;
 }
 
 // Two boots per run can never tell 10 % from noise: the gate says so (exit

@@ -225,8 +225,11 @@ TEST_F(CompareTest, AFailedCompareReplacesAnEarlierVerdictWithNotJudged) {
   const auto base = write("base.json", {around(10), around(30), around(8)});
   const auto junit = dir_.path() / "gate.xml";
   const auto markdown = dir_.path() / "gate.md";
-  const std::vector<std::string> files{"--gate-junit", junit.string(), "--gate-markdown", markdown.string()};
+  const auto json = dir_.path() / "gate.json";
+  const std::vector<std::string> files{"--gate-junit",    junit.string(), "--gate-markdown",
+                                       markdown.string(), "--gate-json",  json.string()};
   expect_exit(compare(base, base, files), 0);
+  ASSERT_EQ(nlohmann::json::parse(read_text(json)).at("outcome"), "passed") << read_text(json);
   ASSERT_TRUE(contains(read_text(junit), R"(<property name="outcome" value="passed"/>)")) << read_text(junit);
 
   // A forged median: refused, naming the file, the row and the field.
@@ -244,6 +247,30 @@ TEST_F(CompareTest, AFailedCompareReplacesAnEarlierVerdictWithNotJudged) {
   EXPECT_FALSE(contains(read_text(junit), "passed")) << read_text(junit);
   EXPECT_TRUE(read_text(markdown).starts_with("### Boot time against the baseline: not judged\n"))
       << read_text(markdown);
+  const auto verdict = nlohmann::json::parse(read_text(json));
+  EXPECT_EQ(verdict.at("outcome"), "not judged") << verdict.dump();
+  EXPECT_TRUE(verdict.at("reason").get<std::string>().starts_with("the run failed: ")) << verdict.dump();
+}
+
+// For tools: the same rows as the report, with identifiers to branch on.
+TEST_F(CompareTest, TheVerdictAsJsonHasTheRowsAndTheirIdentifiers) {
+  const auto base = write("base.json", {around(10), around(30), around(8)});
+  const auto json = dir_.path() / "gate.json";
+  expect_exit(compare(base, write("new.json", {around(10), around(45), around(12)}), {"--gate-json", json.string()}),
+              3);
+  const auto verdict = nlohmann::json::parse(read_text(json));
+  EXPECT_EQ(verdict.at("outcome"), "REGRESSED");
+  EXPECT_EQ(verdict.at("terms").at("gate_on"), "noise-free");
+  bool listen_seen = false;
+  for (const auto& row : verdict.at("metrics")) {
+    if (row.at("key") != "listen") continue;
+    listen_seen = true;
+    EXPECT_EQ(row.at("verdict"), "regressed") << row.dump();
+    EXPECT_GT(row.at("change_pct").get<double>(), 40) << row.dump();
+  }
+  EXPECT_TRUE(listen_seen) << verdict.dump();
+  // Summaries without per-step samples: the steps say why they were not compared.
+  EXPECT_FALSE(verdict.at("steps").at("compared").get<bool>()) << verdict.dump();
 }
 
 // The gate's files are outputs like any other: checked before anything is

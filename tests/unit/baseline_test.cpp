@@ -55,8 +55,10 @@ TEST(Baseline, ReadsBackWhatTheJsonWriterWrote) {
   const auto expected = figures_of_run(summary, facts);
   EXPECT_EQ(run.metrics, expected.metrics);
   EXPECT_EQ(run.origin, expected.origin);
+  ASSERT_TRUE(run.steps.has_value()) << "schema 4 keeps every step's samples";
+  EXPECT_EQ(run.steps, expected.steps);
   EXPECT_EQ(run.origin,
-            (RunOrigin{.schema = 3, .tool_version = tool_version(), .start_phase = 1, .command = "/bin/app"}));
+            (RunOrigin{.schema = 4, .tool_version = tool_version(), .start_phase = 1, .command = "/bin/app"}));
   EXPECT_EQ(run.boots, 1U);
   const auto& table = run.metrics;
   ASSERT_TRUE(table.contains("listen"));
@@ -130,10 +132,10 @@ TEST(Baseline, ASchema2SummaryLoadsItsNoiseFreeFiguresWithoutSamples) {
 
 TEST(Baseline, ASchemaNewerThanTheToolIsRefused) {
   try {
-    parse_baseline(R"({"schema": 4, "metrics": {}, "phases": []})", "future.json");
-    ADD_FAILURE() << "accepted schema 4";
+    parse_baseline(R"({"schema": 5, "metrics": {}, "phases": []})", "future.json");
+    ADD_FAILURE() << "accepted schema 5";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("schema 4 is not supported (this version reads schemas 1 to 3)"),
+    EXPECT_NE(std::string(e.what()).find("schema 5 is not supported (this version reads schemas 1 to 4)"),
               std::string::npos)
         << e.what();
   }
@@ -377,6 +379,55 @@ TEST(Baseline, SuspiciousPhaseRowsAreRefused) {
            {phase_row("13", "A", "0"),
             R"("phases[0].count" is 0: a summary has rows only of phases some boot passed)"}}) {
     EXPECT_TRUE(refused_for(with_phases(phases), fault)) << refusal_of(with_phases(phases));
+  }
+}
+
+// A schema 4 summary with these step rows.
+std::string with_steps(const std::string& steps) {
+  return R"({"schema": 4, "tool": {"name": "hacoboot-sampler", "version": "0.1.0"},
+    "start_phase": {"phase": 1, "name": "START_SV"}, "command": null, "boots": {"started": 2},
+    "metrics": )" +
+         execve_with("[[10, 1], [20, 1]]") + R"(, "phases": [], "steps": [)" + steps + "]}";
+}
+
+std::string step_row(const std::string& lane, const std::string& kind_phase_name,
+                     const std::string& path = stats_with("[[10, 1], [20, 1]]")) {
+  const auto stats = stats_with("[[10, 1], [20, 1]]");
+  return R"({"lane": ")" + lane + R"(", )" + kind_phase_name + R"(, "own": )" + stats + R"(, "own_noise_free": )" +
+         stats + R"(, "listen_path_time": {"wall": )" + path + R"(, "noise_free": )" + path +
+         R"(}, "execve_path_time": {"wall": )" + stats + R"(, "noise_free": )" + stats +
+         R"(}, "cpu_ns": 10, "run_queue_ns": 0, "sleep_ns": 5, "io_ns": 0})";
+}
+
+constexpr const char* kPhase18 = R"("kind": "phase", "phase": 18, "name": "CONTAINER_CHROOTED")";
+
+// The gate names the steps it compares in its report: rows that are not a
+// step of a lane the tool knows, or two rows of one step, are refused.
+TEST(Baseline, SuspiciousStepRowsAreRefused) {
+  const auto good = with_steps(step_row("container", kPhase18) + ", " +
+                               step_row("listener", R"("kind": "listen", "phase": null, "name": "listen")") + ", " +
+                               step_row("other", R"("kind": null, "phase": null, "name": null)"));
+  EXPECT_EQ(refusal_of(good), "");
+  const auto run = parse_baseline(good, "base.json");
+  ASSERT_TRUE(run.steps);
+  EXPECT_EQ(run.steps->size(), 3U);
+  EXPECT_TRUE(run.steps->contains("container phase:18"));
+  EXPECT_TRUE(run.steps->contains("listener listen"));
+  EXPECT_TRUE(run.steps->contains("other after"));
+  EXPECT_EQ(run.steps->at("container phase:18").states->sleep_ns, 5U);
+  for (const auto& [steps, fault] : std::vector<std::pair<std::string, std::string>>{
+           {step_row("container", kPhase18) + ", " + step_row("container", kPhase18),
+            R"("steps[1]" is a second row of container phase:18: a summary has one row per step of a lane)"},
+           {step_row("sidecar", kPhase18),
+            R"("steps[0].lane" is 'sidecar', not a lane: supervisor, container, listener or other)"},
+           {step_row("container", R"("kind": "mount", "phase": 13, "name": "X")"),
+            R"("steps[0].kind" is 'mount', not "phase", "execve", "listen" or null)"},
+           {step_row("container", R"("kind": "phase", "phase": 200, "name": "X")"),
+            R"("steps[0].phase" is 200, not a phase number 0-127)"},
+           {step_row("container", kPhase18, stats_with("[[10, 1]]")),
+            R"("steps[0].listen_path_time.wall.samples" hold 1 boots, its count says 2)"},
+           {R"({"lane": "container", )" + std::string(kPhase18) + "}", R"(no "steps[0].own")"}}) {
+    EXPECT_TRUE(refused_for(with_steps(steps), fault)) << refusal_of(with_steps(steps));
   }
 }
 

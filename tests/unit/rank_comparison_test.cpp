@@ -128,6 +128,29 @@ TEST(Holm, StepsDownAndStopsAtTheFirstKeptHypothesis) {
   EXPECT_EQ(holm_rejections(std::vector<double>{nan, 0.001}, 0.05), (std::vector<bool>{false, true}));
 }
 
+// By hand: sorted 0.01, 0.03, 0.04 times 3/1, 3/2, 3/3 give 0.03, 0.045,
+// 0.04; from the largest down each keeps the least so far: 0.03, 0.04, 0.04.
+// At 0.05 all three are discoveries, where Holm rejects the first only.
+TEST(BenjaminiHochberg, AdjustsByRankAndKeepsTheOrder) {
+  const auto adjusted = benjamini_hochberg_adjusted(std::vector<double>{0.01, 0.04, 0.03});
+  ASSERT_EQ(adjusted.size(), 3U);
+  EXPECT_DOUBLE_EQ(adjusted[0], 0.03);
+  EXPECT_DOUBLE_EQ(adjusted[1], 0.04);
+  EXPECT_DOUBLE_EQ(adjusted[2], 0.04);
+  // Five p-values at i * 0.01: each times 5 / i is 0.05.
+  for (const double p : benjamini_hochberg_adjusted(std::vector<double>{0.05, 0.04, 0.03, 0.02, 0.01})) {
+    EXPECT_NEAR(p, 0.05, 1e-15);
+  }
+  // Capped at 1; a NaN (no test) counts as 1 and is adjusted to 1.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto capped = benjamini_hochberg_adjusted(std::vector<double>{0.5, 0.01, 1.0, nan});
+  EXPECT_DOUBLE_EQ(capped[0], 1.0);
+  EXPECT_DOUBLE_EQ(capped[1], 0.04);
+  EXPECT_DOUBLE_EQ(capped[2], 1.0);
+  EXPECT_DOUBLE_EQ(capped[3], 1.0);
+  EXPECT_TRUE(benjamini_hochberg_adjusted(std::vector<double>{}).empty());
+}
+
 // z(0.975) + z(0.8) = 2.80159; 2 * 2.80159^2 * pi / 3 = 16.44 boots.
 TEST(BootsNeeded, ForAShiftOfOneSpreadAtFivePercentAndEightyPercentPower) {
   EXPECT_EQ(boots_needed(1, 1, 0.05, 0.8), 17U);

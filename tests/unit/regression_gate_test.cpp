@@ -57,13 +57,39 @@ TEST(RegressionGate, ASignificantShiftBeyondTheLimitRegresses) {
       << report;
 }
 
-TEST(RegressionGate, AShiftWithinTheLimitIsNoChangeEvenWhenSignificant) {
+// A significant shift is never "no significant change": within the limit it
+// passes, and says it is slower and by which limit.
+TEST(RegressionGate, ASignificantShiftWithinTheLimitPassesAndSaysSlower) {
   const auto result = compare_runs(wall_run(around(10), around(100)), wall_run(around(10), around(105)), {});
   const auto& listen = row_of(result, "listen");
   EXPECT_LT(listen.adjusted_p, 0.05) << "5 % with 1 % noise is significant";
-  EXPECT_EQ(listen.verdict, Verdict::NoChange);
+  EXPECT_EQ(listen.verdict, Verdict::Slower);
   EXPECT_EQ(result.outcome(), GateOutcome::Passed);
-  EXPECT_TRUE(contains(report_of(result), "gate: passed")) << report_of(result);
+  const auto report = report_of(result);
+  EXPECT_TRUE(contains(report, "slower, within the limit +10%")) << report;
+  EXPECT_TRUE(contains(report, "gate: passed")) << report;
+}
+
+TEST(RegressionGate, ASignificantShiftFasterWithinTheLimitSaysFaster) {
+  const auto result = compare_runs(wall_run(around(10), around(100)), wall_run(around(10), around(95)), {});
+  EXPECT_EQ(row_of(result, "listen").verdict, Verdict::Faster);
+  EXPECT_TRUE(contains(report_of(result), "faster, within the limit -10%")) << report_of(result);
+}
+
+// An interval that reaches past the limit while the estimate stays within
+// it must not read as a plain pass.
+TEST(RegressionGate, AnIntervalStraddlingTheLimitSaysSo) {
+  // Boots spread by +-10 %: the interval of an 8 % shift reaches past 10 %.
+  const auto spread = [](double ms) {
+    std::vector<double> values;
+    for (int i = 0; i < 20; ++i) values.push_back(ms * (0.9 + 0.01 * i));
+    return values;
+  };
+  const auto result = compare_runs(wall_run(around(10), spread(100)), wall_run(around(10), spread(108)), {});
+  const auto& listen = row_of(result, "listen");
+  ASSERT_EQ(listen.verdict, Verdict::Slower) << report_of(result);
+  ASSERT_GT(listen.change_high_pct, 10.0) << report_of(result);
+  EXPECT_TRUE(contains(report_of(result), "straddles the limit +10%")) << report_of(result);
 }
 
 TEST(RegressionGate, FasterBeyondTheLimitIsImprovedAndPasses) {

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""How often the gate names the step that moved, and never one that did not.
+
+Run through scripts/bench.sh (which installs packages and builds first):
+
+    scripts/bench.sh --step-rates [--runs N] [--boots N]
+
+One baseline of BOOTS demo boots is traced on a quiet machine. Then RUNS runs
+of BOOTS boots each are traced per condition, the conditions interleaved so
+that drift hits them alike, each judged against the baseline with `compare`
+(noise-free figures, the default):
+
+  same code     nothing added: any step called moved is a false call;
+  CPU           1 ms of CPU before phase 14 (--burn 14:1): step 14, CPU;
+  sleep         1 ms asleep before phase 14 (--sleep 14:1): step 14, sleep;
+  fsync         4 writes + fsync before phase 14 (--fsync 14:4): step 14, I/O
+                (a filesystem that writes through; on tmpfs there is no I/O);
+  mounts        200 tmpfs mounts before phase 17 (--mounts 17:200): step 17, CPU;
+  moved work    1 ms of CPU moved from before phase 15 (a baseline of its
+                own, --burn 15:1) to before phase 14 (--burn 14:1): steps 14
+                and 15 named with opposite signs, listen neither REGRESSED
+                nor improved.
+
+first on a quiet machine, then while as many busy loops run as the machine has
+CPUs. The goals: the step with the added work named first on listen's path
+with at least 80 % of the shift, in the right state, in at least RUNS - 1 of
+RUNS runs; same code: a step called moved in at most 1 run of RUNS.
+
+A benchmark, not a test: it reports, and exits 0 whether goals are met or not.
+Needs root (it traces). Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gate_rates import BusyLoops
+
+
+@dataclass
+class Condition:
+    name: str
+    launcher_args: list[str]
+    step: str | None = None  # the step expected first: "container 14 CONTAINER_RLIMIT_SETUP"
+    state: str | None = None  # its state: "CPU", "sleep", "I/O"
+    baseline: str = "plain"  # which baseline it is judged against
+
+
+CONDITIONS = [
+    Condition("same code", []),
+    Condition("CPU", ["--burn", "14:1"], "container 14 CONTAINER_RLIMIT_SETUP", "CPU"),
+    Condition("sleep", ["--sleep", "14:1"], "container 14 CONTAINER_RLIMIT_SETUP", "sleep"),
+    Condition("fsync", ["--fsync", "14:4"], "container 14 CONTAINER_RLIMIT_SETUP", "I/O"),
+    Condition("mounts", ["--mounts", "17:200"], "container 17 CONTAINER_UID_MAPPING_SETUP", "CPU"),
+    Condition("moved work", ["--burn", "14:1"], None, None, baseline="burn15"),
+]
+BASELINES = {"plain": [], "burn15": ["--burn", "15:1"]}
+
+MOVED = re.compile(r"moved: (.*)$", re.M)
+STEP = re.compile(r"^(?P<step>.+?) (?P<shift>[-+][0-9.]+ \S+) \[[^]]*\](?: own time)?"
+                  r"(?: \((?P<share>-?\d+)% of the shift\))?(?:, (?P<state>[A-Za-z/ ]+) [-+])?")
+
+
+@dataclass
+class Setup:
+    sampler: str
+    launcher: str
+    app: str
+    work: Path
+    boots: int
+
+    def trace(self, name: str, launcher_args: list[str]) -> Path:
+        out = self.work / f"{name}.json"
+        run = shlex.join([self.launcher, "-n", str(self.boots), "--io-dir", str(self.work), *launcher_args, "--",
+                          self.app])
+        subprocess.run([self.sampler, "-q", "--haconiwa", self.launcher, "--btf-cache", str(self.work / "btf"),
+                        "-f", "json", "-o", str(out), "--run", run, self.app], check=True, timeout=600)
+        return out
+
+    def judge(self, baseline: Path, summary: Path) -> str:
+        r = subprocess.run([self.sampler, "compare", str(baseline), str(summary)], capture_output=True, text=True,
+                           timeout=60)
+        return r.stdout
+
+
+def steps_named(line: str) -> list[dict[str, str]]:
+    """The moved steps of a "  listen: ..." line, in order."""
+    moved = MOVED.search(line)
+    if not moved:
+        return []
+    return [m.groupdict() for part in moved.group(1).split("; ") if (m := STEP.match(part))]
+
+
+@dataclass
+class Tally:
+    runs: int = 0
+    right: int = 0  # the goal's outcome
+    shares: list[int] = field(default_factory=list)
+    firsts: dict[str, int] = field(default_factory=dict)
+
+
+def judge_condition(condition: Condition, report: str, tally: Tally) -> None:
+    tally.runs += 1
+    lines = {m.group(1): m.group(0) for m in re.finditer(r"^  (listen|execve|off the paths): .*$", report, re.M)}
+    named = steps_named(lines.get("listen", ""))
+    if condition.name == "same code":
+        called = any(steps_named(line) for line in lines.values()) or "off the paths" in lines
+        tally.right += 0 if called else 1
+        return
+    if condition.name == "moved work":
+        signs = {s["step"]: s["shift"][0] for s in named}
+        listen_row = re.search(r"^listen\s.*$", report, re.M)
+        calm = listen_row is not None and "REGRESSED" not in listen_row.group(0) and "improved" not in listen_row.group(0)
+        both = signs.get("container 14 CONTAINER_RLIMIT_SETUP") == "+" and \
+            signs.get("container 15 CONTAINER_CGROUP_SETUP") == "-"
+        tally.right += 1 if both and calm else 0
+        return
+    first = named[0] if named else None
+    tally.firsts[first["step"] if first else "(none)"] = tally.firsts.get(first["step"] if first else "(none)", 0) + 1
+    if first and first["share"] is not None:
+        tally.shares.append(int(first["share"]))
+    ok = first is not None and first["step"] == condition.step and first["state"] == condition.state and \
+        first["share"] is not None and int(first["share"]) >= 80
+    tally.right += 1 if ok else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build-dir", type=Path, required=True)
+    parser.add_argument("--runs", type=int, default=20, help="runs per condition and load (default 20)")
+    parser.add_argument("--boots", type=int, default=20, help="boots per run (default 20)")
+    parser.add_argument("--keep", action="store_true", help="keep the summaries")
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        print("step rates: tracing needs root (sudo scripts/bench.sh --step-rates)", file=sys.stderr)
+        return 0
+    build = args.build_dir.resolve()
+    work = Path(tempfile.mkdtemp(prefix="hacoboot-step-rates.", dir="/var/tmp"))
+    setup = Setup(sampler=str(build / "hacoboot-sampler"), launcher=str(build / "demo" / "hacoboot-launcher"),
+                  app=str(build / "demo" / "hacoboot-demo-app"), work=work, boots=args.boots)
+    cpus = os.cpu_count() or 1
+    began = time.monotonic()
+    print(f"step rates: {args.runs} runs of {args.boots} boots per condition, {cpus} busy loops under load, "
+          f"kernel {os.uname().release}", flush=True)
+    baselines = {name: setup.trace(f"baseline-{name}", launcher_args) for name, launcher_args in BASELINES.items()}
+    tallies: dict[tuple[str, str], Tally] = {}
+    for load in ("quiet", "busy"):
+        with BusyLoops(cpus if load == "busy" else 0):
+            for i in range(args.runs):
+                for condition in CONDITIONS:
+                    summary = setup.trace(f"{load}-{condition.name.replace(' ', '_')}-{i}", condition.launcher_args)
+                    report = setup.judge(baselines[condition.baseline], summary)
+                    judge_condition(condition, report, tallies.setdefault((condition.name, load), Tally()))
+        print(f"  {load}: done at {time.monotonic() - began:.0f} s", flush=True)
+
+    print(f"\n{'condition':<11} {'load':<6} {'right':>7}  {'share of first, min-median-max':<31} first step named")
+    for (name, load), tally in tallies.items():
+        shares = sorted(tally.shares)
+        spread = f"{shares[0]}-{shares[len(shares) // 2]}-{shares[-1]} %" if shares else "-"
+        firsts = ", ".join(f"{step} x{n}" for step, n in sorted(tally.firsts.items(), key=lambda kv: -kv[1]))
+        print(f"{name:<11} {load:<6} {tally.right:>3}/{tally.runs:<3}  {spread:<31} {firsts or '-'}")
+    print(f"\ntotal {time.monotonic() - began:.0f} s; summaries in {work}" + ("" if args.keep else " (removed)"))
+    if not args.keep:
+        subprocess.run(["rm", "-rf", str(work)], check=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,248 @@
+#include "gate/step_comparison.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <utility>
+
+#include "gate/rank_comparison.hpp"
+
+namespace hacoboot {
+namespace {
+
+// Fewer boots per run cannot be significant at any useful level (as the
+// milestones' rank test).
+constexpr std::uint64_t kFewestStepBoots = 3;
+
+// The figure a measure of a step compares, noise-free or wall.
+const FigureStats& figure_of_step(const StepFigures& step, StepMeasure measure, GateFigure figure) {
+  const bool noise_free = figure == GateFigure::NoiseFree;
+  switch (measure) {
+    case StepMeasure::ListenPath: return noise_free ? step.listen_path.noise_free : step.listen_path.wall;
+    case StepMeasure::ExecvePath: return noise_free ? step.execve_path.noise_free : step.execve_path.wall;
+    case StepMeasure::Own: break;
+  }
+  return noise_free ? step.own_noise_free : step.own;
+}
+
+// Boots of a run that had the milestone's path: every such boot adds a value
+// to each step it passed, so the step passed by most has them all.
+std::uint64_t path_boots(const StepTable& steps, StepMeasure measure, GateFigure figure) {
+  std::uint64_t most = 0;
+  for (const auto& [key, step] : steps) most = std::max(most, figure_of_step(step, measure, figure).count);
+  return most;
+}
+
+// The step's mean part of the path per boot with that path.
+double part_of(const FigureStats* stats, std::uint64_t boots) {
+  if (stats == nullptr || boots == 0) return 0;
+  return static_cast<double>(stats->avg_ns) * static_cast<double>(stats->count) / static_cast<double>(boots);
+}
+
+// The share of a step's boots whose value is not 0: on the path in them.
+double on_path_share(const FigureStats* stats) {
+  if (stats == nullptr || stats->count == 0) return 0;
+  std::uint64_t zero = 0;
+  if (!stats->samples.counts.empty() && stats->samples.counts.front().first == 0) {
+    zero = stats->samples.counts.front().second;
+  }
+  return static_cast<double>(stats->count - zero) / static_cast<double>(stats->count);
+}
+
+PathChange path_change_of(const FigureStats* baseline, const FigureStats* now) {
+  const bool before = on_path_share(baseline) >= 0.5;
+  const bool after = on_path_share(now) >= 0.5;
+  if (before == after) return PathChange::None;
+  return after ? PathChange::Joined : PathChange::Left;
+}
+
+std::optional<StateShift> state_shift_of(const StepFigures* baseline, const StepFigures* now) {
+  if (baseline == nullptr || now == nullptr || !baseline->states || !now->states) return std::nullopt;
+  const auto& b = *baseline->states;
+  const auto& n = *now->states;
+  const auto delta = [](std::uint64_t before, std::uint64_t after) {
+    return static_cast<double>(after) - static_cast<double>(before);
+  };
+  const std::array<StateShift, 4> shifts{{{"CPU", delta(b.cpu_ns, n.cpu_ns)},
+                                          {"run queue", delta(b.run_queue_ns, n.run_queue_ns)},
+                                          {"sleep", delta(b.sleep_ns, n.sleep_ns)},
+                                          {"I/O", delta(b.io_ns, n.io_ns)}}};
+  return *std::max_element(shifts.begin(), shifts.end(), [](const StateShift& x, const StateShift& y) {
+    return std::abs(x.shift_ns) < std::abs(y.shift_ns);
+  });
+}
+
+// Whether a measure of a step tells anything: both runs had it often enough,
+// and it is not 0 in every boot of both (a step never on the path).
+bool comparable(const FigureStats& baseline, const FigureStats& now) {
+  if (baseline.count < kFewestStepBoots || now.count < kFewestStepBoots) return false;
+  if (baseline.samples.empty() || now.samples.empty()) return false;
+  return baseline.max_ns != 0 || now.max_ns != 0;
+}
+
+struct StepPair {
+  const std::string* key;
+  const StepFigures* baseline;  // nullptr: a step of the new run only
+  const StepFigures* now;       // nullptr: of the baseline only
+};
+
+std::vector<StepPair> pairs_of(const StepTable& baseline, const StepTable& now) {
+  std::vector<StepPair> pairs;
+  for (const auto& [key, step] : baseline) {
+    const auto other = now.find(key);
+    pairs.push_back({&key, &step, other == now.end() ? nullptr : &other->second});
+  }
+  for (const auto& [key, step] : now) {
+    if (!baseline.contains(key)) pairs.push_back({&key, nullptr, &step});
+  }
+  return pairs;
+}
+
+// The rank test and the shift of one measure of a step; its part of the
+// path whether or not it could be tested.
+StepShift shift_of(const StepPair& pair, StepMeasure measure, GateFigure figure,
+                   std::pair<std::uint64_t, std::uint64_t> boots) {
+  const auto* any = pair.now != nullptr ? pair.now : pair.baseline;
+  StepShift shift;
+  shift.key = *pair.key;
+  shift.lane = any->lane;
+  shift.name = any->name;
+  shift.measure = measure;
+  const auto* before = pair.baseline ? &figure_of_step(*pair.baseline, measure, figure) : nullptr;
+  const auto* after = pair.now ? &figure_of_step(*pair.now, measure, figure) : nullptr;
+  shift.baseline_boots = before ? before->count : 0;
+  shift.boots = after ? after->count : 0;
+  if (measure != StepMeasure::Own) {
+    shift.baseline_part_ns = part_of(before, boots.first);
+    shift.part_ns = part_of(after, boots.second);
+    shift.path_change = path_change_of(before, after);
+  }
+  shift.state = state_shift_of(pair.baseline, pair.now);
+  return shift;
+}
+
+// The least shift this step is called moved at: the floor of every step, and
+// --max-regression of the step's own median, as the milestones are held to
+// it. A busy runner stretches a long step's CPU time a little (caches, clock
+// frequency) where the noise-free figure cannot see it: by a few % of a step
+// that is most of the boot, which the floor alone would call a move.
+double floor_of(const FigureStats& before, double floor_ns, const GateConfig& config) {
+  return std::max(floor_ns, config.max_regression_pct / 100.0 * static_cast<double>(before.p50_ns));
+}
+
+void rank(StepShift& shift, const FigureStats& before, const FigureStats& after, double confidence) {
+  const auto x = before.samples.ranked_values();
+  const auto y = after.samples.ranked_values();
+  if (const auto estimate = hodges_lehmann(x, y, confidence)) {
+    shift.shift_ns = estimate->estimate;
+    shift.low_ns = estimate->low;
+    shift.high_ns = estimate->high;
+  }
+  shift.p_value = mann_whitney(x, y).p_value;
+}
+
+std::uint64_t milestone_median(const RunFigures& run, const char* milestone, GateFigure figure) {
+  const auto it = run.metrics.find(milestone);
+  if (it == run.metrics.end()) return 0;
+  const auto& metric = it->second;
+  return figure == GateFigure::NoiseFree && metric.noise_free ? metric.noise_free->p50_ns : metric.wall.p50_ns;
+}
+
+// The milestone's moved path steps, largest shift first, and its mean shift.
+MilestoneShift milestone_of(const char* milestone, StepMeasure measure, const std::vector<StepShift>& shifts) {
+  MilestoneShift out;
+  out.milestone = milestone;
+  for (std::size_t i = 0; i < shifts.size(); ++i) {
+    const auto& shift = shifts[i];
+    if (shift.measure != measure) continue;
+    out.shift_ns += shift.part_ns - shift.baseline_part_ns;
+    if (shift.path_change != PathChange::None) out.path_same = false;
+    if (shift.moved) out.moved.push_back(i);
+  }
+  std::stable_sort(out.moved.begin(), out.moved.end(), [&shifts](std::size_t a, std::size_t b) {
+    return std::abs(shifts[a].shift_ns) > std::abs(shifts[b].shift_ns);
+  });
+  return out;
+}
+
+}  // namespace
+
+const char* step_measure_name(StepMeasure measure) {
+  switch (measure) {
+    case StepMeasure::ListenPath: return "listen path";
+    case StepMeasure::ExecvePath: return "execve path";
+    case StepMeasure::Own: return "own time";
+  }
+  return "?";
+}
+
+double MilestoneShift::share_of(const StepShift& step) const {
+  if (shift_ns == 0) return 0;
+  return (step.part_ns - step.baseline_part_ns) / shift_ns;
+}
+
+StepComparison compare_steps(const RunFigures& baseline, const RunFigures& now, const GateConfig& config) {
+  StepComparison out;
+  out.figure = config.figure;
+  if (!baseline.steps || !now.steps) {
+    const auto& older = !baseline.steps ? baseline : now;
+    out.unavailable = fmt::format("the {} (schema {}) kept no per-step samples: steps not compared",
+                                  !baseline.steps ? "baseline" : "new summary", older.origin.schema);
+    return out;
+  }
+  const auto& before = *baseline.steps;
+  const auto& after = *now.steps;
+  out.floor_ns = kStepFloorShare * static_cast<double>(milestone_median(baseline, "listen", config.figure));
+  std::vector<std::size_t> tested;
+  for (const auto measure : {StepMeasure::ListenPath, StepMeasure::ExecvePath, StepMeasure::Own}) {
+    const std::pair boots{path_boots(before, measure, config.figure), path_boots(after, measure, config.figure)};
+    for (const auto& pair : pairs_of(before, after)) {
+      auto shift = shift_of(pair, measure, config.figure, boots);
+      if (pair.baseline && pair.now) {
+        const auto& x = figure_of_step(*pair.baseline, measure, config.figure);
+        const auto& y = figure_of_step(*pair.now, measure, config.figure);
+        if (comparable(x, y)) {
+          rank(shift, x, y, 1 - config.alpha);
+          shift.floor_ns = floor_of(x, out.floor_ns, config);
+          tested.push_back(out.shifts.size());
+        }
+      }
+      out.shifts.push_back(std::move(shift));
+    }
+  }
+  std::vector<double> p_values;
+  p_values.reserve(tested.size());
+  for (const auto i : tested) p_values.push_back(out.shifts[i].p_value);
+  const auto adjusted = benjamini_hochberg_adjusted(p_values);
+  for (std::size_t j = 0; j < tested.size(); ++j) {
+    auto& shift = out.shifts[tested[j]];
+    shift.adjusted_p = adjusted[j];
+    shift.moved = shift.adjusted_p <= config.alpha && std::abs(shift.shift_ns) >= shift.floor_ns && out.floor_ns > 0;
+  }
+  out.tests = tested.size();
+  if (baseline.metrics.contains("listen") && now.metrics.contains("listen")) {
+    out.milestones.push_back(milestone_of("listen", StepMeasure::ListenPath, out.shifts));
+  }
+  if (baseline.metrics.contains("execve") && now.metrics.contains("execve")) {
+    out.milestones.push_back(milestone_of("execve", StepMeasure::ExecvePath, out.shifts));
+  }
+  const auto moved_on_a_path = [&out](const std::string& key) {
+    return std::any_of(out.shifts.begin(), out.shifts.end(), [&key](const StepShift& shift) {
+      return shift.key == key && shift.measure != StepMeasure::Own && shift.moved;
+    });
+  };
+  for (std::size_t i = 0; i < out.shifts.size(); ++i) {
+    const auto& shift = out.shifts[i];
+    if (shift.measure == StepMeasure::Own && shift.moved && !moved_on_a_path(shift.key)) {
+      out.moved_off_path.push_back(i);
+    }
+  }
+  std::stable_sort(out.moved_off_path.begin(), out.moved_off_path.end(), [&out](std::size_t a, std::size_t b) {
+    return std::abs(out.shifts[a].shift_ns) > std::abs(out.shifts[b].shift_ns);
+  });
+  return out;
+}
+
+}  // namespace hacoboot

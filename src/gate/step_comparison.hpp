@@ -1,0 +1,98 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gate/baseline.hpp"
+#include "gate/gate_config.hpp"
+
+namespace hacoboot {
+
+// Which steps moved between two runs, and how much of a milestone's shift
+// each one explains. A milestone's time since start sums every step before
+// it, so comparing those times step by step (as the milestone rows do)
+// reports one slow step as every later one; a step's own figures do not:
+// its time on the critical path to listen (to execve), whose sum over the
+// steps is the time to the milestone exactly, and its own time.
+
+// What of a step is compared.
+enum class StepMeasure : std::uint8_t {
+  ListenPath,  // its time on the critical path to listen, per boot
+  ExecvePath,  // ... to execve
+  Own,         // its own time (since the previous step of its lane)
+};
+// "listen path", "execve path", "own time"
+const char* step_measure_name(StepMeasure measure);
+
+// How a step's place on a path changed: on it in at least half of one run's
+// boots and in less than half of the other's.
+enum class PathChange : std::uint8_t { None, Joined, Left };
+
+// The scheduler state whose mean own time moved most in a step.
+struct StateShift {
+  const char* state = "";  // "CPU", "run queue", "sleep", "I/O"
+  double shift_ns = 0;
+};
+
+struct StepShift {
+  std::string key;   // "container phase:15"
+  std::string lane;  // "container"
+  std::string name;  // "CONTAINER_CGROUP_SETUP", "listen"; "" after a thread's last step
+  StepMeasure measure = StepMeasure::ListenPath;
+  std::uint64_t baseline_boots = 0;
+  std::uint64_t boots = 0;
+  // Hodges-Lehmann shift, now - baseline, and its interval.
+  double shift_ns = 0;
+  double low_ns = 0;
+  double high_ns = 0;
+  double p_value = 1;
+  double adjusted_p = 1;  // Benjamini-Hochberg over every step compared
+  bool moved = false;     // adjusted_p <= alpha and |shift| at least floor_ns
+  // The least shift it is called moved at: StepComparison::floor_ns, and
+  // --max-regression of the step's baseline median.
+  double floor_ns = 0;
+  // Path measures: the step's mean part of the milestone's path per boot
+  // with that path, before and after; these add up to the path's mean, so
+  // their differences add up to the milestone's mean shift.
+  double baseline_part_ns = 0;
+  double part_ns = 0;
+  PathChange path_change = PathChange::None;
+  std::optional<StateShift> state;
+};
+
+// The steps of one milestone's path that moved, largest shift first.
+struct MilestoneShift {
+  std::string milestone;           // "listen", "execve"
+  double shift_ns = 0;             // of the path's mean: the sum of its steps' part shifts
+  bool path_same = true;           // no step joined or left the path
+  std::vector<std::size_t> moved;  // indices into StepComparison::shifts
+  // A step's share of shift_ns (its part's shift over the path's).
+  [[nodiscard]] double share_of(const StepShift& step) const;
+};
+
+struct StepComparison {
+  // Why the steps were not compared ("the baseline (schema 3) kept no
+  // per-step samples"); empty when they were.
+  std::string unavailable;
+  GateFigure figure{};                     // noise-free or wall, as the milestones'
+  std::size_t tests = 0;                   // the family Benjamini-Hochberg controls
+  double floor_ns = 0;                     // the least shift any step is called moved at
+  std::vector<StepShift> shifts;           // every step and measure compared
+  std::vector<MilestoneShift> milestones;  // listen, then execve, when both runs have their paths
+  // Steps whose own time moved but not their time on a path (work off the
+  // paths, or waiting that moved), largest shift first.
+  std::vector<std::size_t> moved_off_path;
+};
+
+// A step is called moved when its shift is at least this share of the
+// baseline's median time to listen: small enough for any step a user would
+// chase, large enough that cache and frequency effects of a busy runner,
+// which the noise-free figures do not remove, are not called.
+inline constexpr double kStepFloorShare = 0.02;
+
+StepComparison compare_steps(const RunFigures& baseline, const RunFigures& now, const GateConfig& config);
+
+}  // namespace hacoboot

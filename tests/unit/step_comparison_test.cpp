@@ -1,0 +1,222 @@
+// The gate's comparison step by step: which steps moved, their share of the
+// milestone's shift, the state that moved, and never a step called on noise.
+#include "gate/step_comparison.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gate/gate_report.hpp"
+#include "gate/regression_gate.hpp"
+#include "gate/step_report.hpp"
+#include "gate_runs.hpp"
+
+namespace hacoboot {
+namespace {
+
+using test::figure;
+
+// What one step of a lane takes in each boot, in ms: on the path to listen
+// (and execve), and in which state.
+struct StepPlan {
+  std::string lane = "container";
+  std::int64_t phase = 0;  // 0: the listen milestone itself
+  std::string name;
+  std::vector<double> path_ms;
+  const char* state = "cpu";  // where the time goes: cpu, sleep
+};
+
+std::vector<double> plus(std::vector<double> ms, double extra) {
+  for (auto& v : ms) v += extra;
+  return ms;
+}
+
+// Boots whose values scatter by +-2 % (a seeded draw: the same every run).
+std::vector<double> noisy(double ms, std::uint32_t seed, std::size_t boots = 20) {
+  std::mt19937 draw(seed);
+  std::uniform_real_distribution<double> spread(0.98, 1.02);
+  std::vector<double> values;
+  for (std::size_t i = 0; i < boots; ++i) values.push_back(ms * spread(draw));
+  return values;
+}
+
+double mean(const std::vector<double>& ms) {
+  double sum = 0;
+  for (const double v : ms) sum += v;
+  return sum / static_cast<double>(ms.size());
+}
+
+StepFigures step_of(const StepPlan& plan) {
+  const auto path = figure(plan.path_ms);
+  const auto nanos = static_cast<std::uint64_t>(mean(plan.path_ms) * 1e6);
+  StepStates states;
+  (std::string(plan.state) == "sleep" ? states.sleep_ns : states.cpu_ns) = nanos;
+  return {.lane = plan.lane,
+          .name = plan.phase == 0 ? "listen" : plan.name,
+          .own = path,
+          .own_noise_free = path,
+          .listen_path = {.wall = path, .noise_free = path},
+          .execve_path = {.wall = figure(std::vector<double>(plan.path_ms.size(), 0.0)),
+                          .noise_free = figure(std::vector<double>(plan.path_ms.size(), 0.0))},
+          .states = states};
+}
+
+// A run whose path to listen is these steps, one after another: listen
+// is their sum in every boot.
+RunFigures run_of_steps(const std::vector<StepPlan>& plans) {
+  std::vector<double> listen(plans.front().path_ms.size(), 0.0);
+  StepTable steps;
+  for (const auto& plan : plans) {
+    for (std::size_t i = 0; i < listen.size(); ++i) listen[i] += plan.path_ms.at(i);
+    const auto key =
+        plan.lane + " " + (plan.phase == 0 ? std::string("listen") : "phase:" + std::to_string(plan.phase));
+    steps.emplace(key, step_of(plan));
+  }
+  auto run = test::run_of({{"listen", {.name = "listen", .wall = figure(listen), .noise_free = figure(listen)}}});
+  run.origin.schema = 4;
+  run.steps = std::move(steps);
+  return run;
+}
+
+// Five steps of a 6 ms boot, as the demo launcher's container passes them.
+std::vector<StepPlan> demo_steps(std::uint32_t seed) {
+  return {{.phase = 11, .name = "CONTAINER_START", .path_ms = noisy(1.0, seed)},
+          {.phase = 13, .name = "CONTAINER_CHROOTED", .path_ms = noisy(0.5, seed + 1), .state = "sleep"},
+          {.phase = 14, .name = "CONTAINER_RLIMIT_SETUP", .path_ms = noisy(0.5, seed + 2)},
+          {.phase = 15, .name = "CONTAINER_CGROUP_SETUP", .path_ms = noisy(1.0, seed + 3)},
+          {.phase = 0, .path_ms = noisy(3.0, seed + 4)}};
+}
+
+const StepShift& shift_of(const StepComparison& steps, std::size_t index) {
+  return steps.shifts.at(index);
+}
+
+Verdict listen_verdict(const GateResult& result) {
+  for (const auto& row : result.rows) {
+    if (row.key == "listen") return row.verdict;
+  }
+  return Verdict::Missing;
+}
+
+TEST(StepComparison, OneSlowStepIsNamedAloneWithItsShareAndState) {
+  auto slower = demo_steps(100);
+  slower[2].path_ms = plus(slower[2].path_ms, 1.0);  // 1 ms more CPU in step 14
+  const auto result = compare_runs(run_of_steps(demo_steps(1)), run_of_steps(slower), {});
+  const auto& steps = result.steps;
+  ASSERT_TRUE(steps.unavailable.empty()) << steps.unavailable;
+  ASSERT_EQ(steps.milestones.size(), 1U);
+  const auto& listen = steps.milestones.front();
+  ASSERT_EQ(listen.moved.size(), 1U) << "one step moved, not every later one";
+  const auto& moved = shift_of(steps, listen.moved.front());
+  EXPECT_EQ(moved.key, "container phase:14");
+  EXPECT_NEAR(moved.shift_ns, 1e6, 0.1e6);
+  EXPECT_GE(listen.share_of(moved), 0.8);
+  EXPECT_LE(listen.share_of(moved), 1.2);
+  ASSERT_TRUE(moved.state);
+  EXPECT_STREQ(moved.state->state, "CPU");
+  EXPECT_NEAR(moved.state->shift_ns, 1e6, 0.1e6);
+  std::ostringstream report;
+  write_gate_report(result, {}, report);
+  EXPECT_NE(report.str().find("container 14 CONTAINER_RLIMIT_SETUP +1."), std::string::npos) << report.str();
+  EXPECT_NE(report.str().find("of the shift), CPU +"), std::string::npos) << report.str();
+}
+
+TEST(StepComparison, ASlowerSleepIsTheStateThatMoved) {
+  auto slower = demo_steps(200);
+  slower[1].path_ms = plus(slower[1].path_ms, 2.0);
+  const auto steps = compare_steps(run_of_steps(demo_steps(2)), run_of_steps(slower), {});
+  const auto& listen = steps.milestones.front();
+  ASSERT_EQ(listen.moved.size(), 1U);
+  EXPECT_STREQ(shift_of(steps, listen.moved.front()).state->state, "sleep");
+}
+
+// Same code, other boots: with 3 x 5 tests (path, execve path, own time),
+// noise alone must call no step moved, seed after seed.
+TEST(StepComparison, SameCodeCallsNoStepMoved) {
+  int runs_with_a_call = 0;
+  for (std::uint32_t seed = 0; seed < 20; ++seed) {
+    const auto steps = compare_steps(run_of_steps(demo_steps(seed * 10)), run_of_steps(demo_steps(seed * 10 + 5)), {});
+    bool any = false;
+    for (const auto& shift : steps.shifts) any = any || shift.moved;
+    runs_with_a_call += any ? 1 : 0;
+  }
+  EXPECT_LE(runs_with_a_call, 1) << "at most 1 run in 20 with a step called moved";
+}
+
+TEST(StepComparison, WorkMovedBetweenStepsNamesBothWithOppositeSigns) {
+  auto moved = demo_steps(300);
+  moved[0].path_ms = plus(moved[0].path_ms, 0.8);
+  moved[3].path_ms = plus(moved[3].path_ms, -0.8);
+  const auto result = compare_runs(run_of_steps(demo_steps(3)), run_of_steps(moved), {});
+  const auto& listen = result.steps.milestones.front();
+  ASSERT_EQ(listen.moved.size(), 2U);
+  const auto& a = shift_of(result.steps, listen.moved[0]);
+  const auto& b = shift_of(result.steps, listen.moved[1]);
+  EXPECT_LT(a.shift_ns * b.shift_ns, 0) << "opposite signs";
+  EXPECT_LT(std::abs(listen.shift_ns), 0.1e6) << "the path's mean did not move";
+  EXPECT_EQ(listen_verdict(result), Verdict::NoChange);
+}
+
+TEST(StepComparison, ABaselineWithoutStepSamplesSaysTheStepsCannotBeCompared) {
+  auto old = run_of_steps(demo_steps(4));
+  old.steps.reset();
+  old.origin.schema = 3;
+  const auto result = compare_runs(old, run_of_steps(demo_steps(5)), {});
+  EXPECT_EQ(result.steps.unavailable, "the baseline (schema 3) kept no per-step samples: steps not compared");
+  std::ostringstream report;
+  write_gate_report(result, {}, report);
+  EXPECT_NE(report.str().find("note: the baseline (schema 3) kept no per-step samples"), std::string::npos)
+      << report.str();
+}
+
+// Another launcher, or renamed phases: steps of one run only are not
+// tested; one that was on the path says the path changed.
+TEST(StepComparison, StepsThatDoNotMatchAreNotComparedAndThePathChangeIsTold) {
+  auto other = demo_steps(600);
+  other[2].phase = 16;
+  other[2].name = "CONTAINER_NETWORK_SETUP";
+  const auto steps = compare_steps(run_of_steps(demo_steps(6)), run_of_steps(other), {});
+  const auto& listen = steps.milestones.front();
+  EXPECT_FALSE(listen.path_same);
+  EXPECT_NE(milestone_attribution(steps, "listen").find("the path changed"), std::string::npos)
+      << milestone_attribution(steps, "listen");
+  for (const auto& shift : steps.shifts) {
+    if (shift.key == "container phase:16" || shift.key == "container phase:14") EXPECT_FALSE(shift.moved);
+  }
+}
+
+TEST(StepComparison, MarkdownAndJunitNameTheMovedStep) {
+  auto slower = demo_steps(700);
+  slower[3].path_ms = plus(slower[3].path_ms, 3.0);
+  const auto result = compare_runs(run_of_steps(demo_steps(7)), run_of_steps(slower), {});
+  ASSERT_EQ(listen_verdict(result), Verdict::Regressed);
+  std::ostringstream markdown;
+  write_gate_markdown(result, {}, markdown);
+  EXPECT_NE(markdown.str().find("| listen (+"), std::string::npos) << markdown.str();
+  EXPECT_NE(markdown.str().find("container 15 CONTAINER\\_CGROUP\\_SETUP"), std::string::npos) << markdown.str();
+  std::ostringstream json;
+  write_gate_json(result, {}, json);
+  const auto doc = nlohmann::json::parse(json.str());
+  EXPECT_EQ(doc.at("outcome"), "REGRESSED");
+  const auto& listen = doc.at("steps").at("milestones").at(0);
+  EXPECT_EQ(listen.at("milestone"), "listen");
+  const auto& step = listen.at("moved").at(0);
+  EXPECT_EQ(step.at("key"), "container phase:15");
+  EXPECT_EQ(step.at("state").at("state"), "CPU");
+  EXPECT_NEAR(step.at("share").get<double>(), 1.0, 0.2);
+  EXPECT_EQ(doc.at("metrics").at(0).at("verdict"), "regressed");
+  std::ostringstream junit;
+  write_gate_junit(result, {}, junit);
+  EXPECT_NE(junit.str().find("moved: container 15 CONTAINER_CGROUP_SETUP +3."), std::string::npos) << junit.str();
+}
+
+}  // namespace
+}  // namespace hacoboot

@@ -73,7 +73,11 @@ Process::Process(std::vector<std::string> argv, const std::filesystem::path& out
     : argv_(std::move(argv)) {
   if (argv_.empty()) throw std::invalid_argument("Process: empty argv");
   const auto n = g_output_counter.fetch_add(1);
-  const auto stem = std::filesystem::path(argv_[0]).filename().string() + "." + std::to_string(n);
+  // The pid too: ctest runs each test in a process of its own, all counting
+  // from 0, and two that ran readelf at once in one directory read each
+  // other's output.
+  const auto stem =
+      std::filesystem::path(argv_[0]).filename().string() + "." + std::to_string(::getpid()) + "." + std::to_string(n);
   out_path_ = output_dir / (stem + ".stdout");
   err_path_ = output_dir / (stem + ".stderr");
 

@@ -54,6 +54,9 @@ run_cases() {
     expect "noise-free wall" --gate-on ""
     expect "--alpha" --al
     expect "compare" comp
+    expect "record report" re
+    expect "--events --events-format" report run.hbrec --ev
+    expect "--record" --rec
     expect "--gate --gate-junit --gate-markdown --gate-on --gate-stat" compare a.json b.json --gate
     expect "wall" compare a.json b.json --gate-on w
     expect "--textfile --textfile-interval --timeline --trace-out" --t

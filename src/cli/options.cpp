@@ -56,6 +56,16 @@ EXIT STATUS:
   few boots to tell --max-regression from noise).
 )";
 
+constexpr const char* kRecordDescription =
+    "Traces as a run without a command does (every option of it but the outputs), and writes\n"
+    "what the kernel side emitted to FILE: `report FILE` makes the outputs from it later,\n"
+    "anywhere, without root. Nothing else is written to standard output.";
+
+constexpr const char* kReportDescription =
+    "Makes a traced run's outputs (summary, rows, pictures, the gate's verdict) from a\n"
+    "recording (`record` or --record) instead of tracing: no root, no BPF. The figures are\n"
+    "the recorded run's, its phase names, start phase, COMMAND and warm-up included.";
+
 constexpr const char* kCompareDescription =
     "Compares two saved --format json summaries as --baseline does: the gate's report\n"
     "on stdout, and its exit status (0 passed, 3 regressed, 5 inconclusive). No root.";
@@ -168,6 +178,18 @@ struct GateArguments {
   std::string markdown;
 };
 
+// `record -o FILE [trace options]`.
+struct RecordArguments {
+  CLI::App* command = nullptr;
+  std::string output;
+};
+
+// `report FILE [output and gate options]`.
+struct ReportArguments {
+  CLI::App* command = nullptr;
+  std::string recording;
+};
+
 // `compare BASE NEW` and its gate options.
 struct CompareArguments {
   CLI::App* command = nullptr;
@@ -192,6 +214,8 @@ struct Arguments {
   std::string textfile_interval;
   GateArguments gate;
   CompareArguments compare;
+  RecordArguments record;
+  ReportArguments report;
   std::string ring_buffer_size;
   std::string syscall_hooks;
   std::string usdt_attach;
@@ -265,6 +289,13 @@ void add_outputs(CLI::App& app, Arguments& args) {
   group.value("--trace-out", opt.trace_out, "FILE", "Chrome Trace Event JSON (Perfetto UI) to FILE");
 }
 
+// A traced run's own output: not one `report` makes.
+void add_recording(CLI::App& app, Arguments& args) {
+  OptionGroup(app, "Outputs")
+      .value("--record", args.options.record, "FILE",
+             "Also record what the kernel side emitted to FILE, for `report FILE` (docs/recording.md)");
+}
+
 void add_exporter(CLI::App& app, Arguments& args) {
   const OptionGroup group(app, "Exporter");
   group.value("--serve", args.serve, "ADDR:PORT",
@@ -304,6 +335,23 @@ void add_compare(CLI::App& app, CompareArguments& args) {
   args.command->add_option("BASE", args.baseline, "The baseline: a saved --format json summary")->required();
   args.command->add_option("NEW", args.compared, "The summary judged against it")->required();
   add_gate_options(OptionGroup(*args.command, "Regression gate"), args.gate);
+}
+
+// `hacoboot-sampler record -o FILE [trace options]`: the trace options are
+// the tool's own, given before or after `record`.
+void add_record(CLI::App& app, RecordArguments& args) {
+  args.command = app.add_subcommand("record", kRecordDescription);
+  args.command->add_option("-o,--output", args.output, "The recording's file ('-': standard output)")->required();
+  args.command->fallthrough();
+}
+
+// `hacoboot-sampler report FILE [output and gate options]`: the same options
+// as a traced run's outputs and gate, stored in the same arguments.
+void add_report(CLI::App& app, Arguments& args) {
+  args.report.command = app.add_subcommand("report", kReportDescription);
+  args.report.command->add_option("FILE", args.report.recording, "The recording")->required();
+  add_outputs(*args.report.command, args);
+  add_regression_gate(*args.report.command, args);
 }
 
 // The kernel side's knobs and the diagnostics.
@@ -347,7 +395,7 @@ std::optional<std::string> parse_arguments(CLI::App& app, int argc, const char* 
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
-    const auto called = app.get_subcommands();  // `compare --help`
+    const auto called = app.get_subcommands();  // `compare --help`, `report --help`
     return called.empty() ? app.help() : called.front()->help();
   } catch (const CLI::CallForVersion& version) {
     return std::string(version.what()) + "\n";
@@ -479,6 +527,36 @@ CommandLine validated_compare(const CLI::App& app, const CompareArguments& args)
   return result;
 }
 
+// `record`: the tool's trace options, the recording as the one output.
+void check_record(const CLI::App& app, const RecordArguments& args, CommandLine& result) {
+  for (const auto* option : app.get_options()) {
+    const auto& group = option->get_group();
+    if (option->count() > 0 && option->get_name() == "--record") {
+      throw UsageError("record: --record is for a traced run; record writes its recording to -o FILE");
+    }
+    if (option->count() > 0 && (group == "Outputs" || group == "Regression gate")) {
+      throw UsageError("record: " + option->get_name() +
+                       " is an output of a traced run or of `report`, not of record (the recording is its one output)");
+    }
+  }
+  if (result.options.list || result.options.check) throw UsageError("record: --list and --check record nothing");
+  result.options.record = args.output;
+  result.options.record_only = true;
+}
+
+// `report` takes its recording, the outputs' and the gate's options, nothing else.
+CommandLine validated_report(const CLI::App& app, const Arguments& args) {
+  for (const auto* option : app.get_options()) {
+    if (option->count() > 0) throw UsageError("report: " + option->get_name() + " is not an option of report");
+  }
+  const auto& report = *args.report.command;
+  CommandLine result{.options = args.options, .exit_message = std::nullopt, .warnings = {}};
+  result.options.replayed = args.report.recording;
+  check_outputs(report, args, result.options);
+  check_regression_gate(report, args, result);
+  return result;
+}
+
 void check_kernel_side(const CLI::App& app, const Arguments& args, Options& opt) {
   if (given(app, "--ringbuf-size")) {
     constexpr std::uint64_t kMaxRingBuffer = std::uint64_t{1} << 30;
@@ -528,6 +606,7 @@ CommandLine validated(const CLI::App& app, const Arguments& args) {
   check_regression_gate(app, args, result);
   check_kernel_side(app, args, result.options);
   check_command(result);
+  if (args.record.command->parsed()) check_record(app, args.record, result);
   return result;
 }
 
@@ -546,11 +625,15 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   add_exporter(app, args);
   add_regression_gate(app, args);
   add_kernel_side(app, args);
+  add_recording(app, args);
   add_compare(app, args.compare);
+  add_record(app, args.record);
+  add_report(app, args);
   if (auto exit_message = parse_arguments(app, argc, argv)) {
     return {.options = {}, .exit_message = std::move(exit_message), .warnings = {}};
   }
   if (args.compare.command->parsed()) return validated_compare(app, args.compare);
+  if (args.report.command->parsed()) return validated_report(app, args);
   return validated(app, args);
 }
 

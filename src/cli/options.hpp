@@ -42,8 +42,11 @@ struct Options {
   std::string output;  // empty: stdout
   std::string events;  // per-boot rows; empty: none
   EventsFormat events_format = EventsFormat::Tsv;
-  std::string timeline;   // SVG waterfall
-  std::string trace_out;  // Chrome Trace Event JSON
+  std::string timeline;      // SVG waterfall
+  std::string trace_out;     // Chrome Trace Event JSON
+  std::string record;        // the run's recording (--record, `record -o`); empty: none
+  bool record_only = false;  // `record`: the recording is the one output, no summary
+  std::string replayed;      // `report FILE`: the outputs from this recording, no tracing
   // Exporter: Prometheus metrics over HTTP and/or in a node_exporter textfile
   std::optional<ListenAddress> serve;
   std::string textfile;

@@ -606,7 +606,12 @@ CommandLine validated(const CLI::App& app, const Arguments& args) {
   check_regression_gate(app, args, result);
   check_kernel_side(app, args, result.options);
   check_command(result);
-  if (args.record.command->parsed()) check_record(app, args.record, result);
+  if (args.record.command->parsed()) {
+    check_record(app, args.record, result);
+  } else if (result.options.record == "-" && (result.options.output.empty() || result.options.output == "-")) {
+    // The recording's bytes and the summary's text would interleave.
+    throw UsageError("--record -: standard output carries the summary; write the summary elsewhere with -o FILE");
+  }
   return result;
 }
 

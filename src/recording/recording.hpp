@@ -30,12 +30,12 @@ inline constexpr std::uint32_t kMaxFrameBytes = std::uint32_t{1} << 16;
 // The largest recording read whole into memory (report).
 inline constexpr std::size_t kMaxRecordingBytes = std::size_t{1} << 30;
 
-enum class FrameKind : std::uint32_t {
-  Header = 1,      // JSON: RecordingHeader
-  Record = 2,      // a ring-buffer record's bytes as the BPF program wrote them
-  CgroupPath = 3,  // u64 cgroup id, then its path: resolved live
-  End = 4,         // JSON: RecordedEnd, once the ring buffer is drained
-  Trailer = 5,     // u64 count of Record frames: the recording is complete
+enum class FrameKind : std::uint8_t {  // a u32 in the file
+  Header = 1,                          // JSON: RecordingHeader
+  Record = 2,                          // a ring-buffer record's bytes as the BPF program wrote them
+  CgroupPath = 3,                      // u64 cgroup id, then its path: resolved live
+  End = 4,                             // JSON: RecordedEnd, once the ring buffer is drained
+  Trailer = 5,                         // u64 count of Record frames: the recording is complete
 };
 
 // What is needed to read the records later, and the run's settings that

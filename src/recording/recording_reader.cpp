@@ -43,6 +43,9 @@ class FrameCursor {
     if (left < kFrameHeadBytes) return cut_here(fmt::format("{} bytes of a frame's 8-byte head", left));
     const auto kind = little_endian(bytes_.substr(offset_, 4));
     const auto length = little_endian(bytes_.substr(offset_ + 4, 4));
+    if (kind == 0 || kind > static_cast<std::uint32_t>(FrameKind::Trailer)) {
+      throw error(fmt::format("a frame of unknown kind {}", kind));
+    }
     if (length > kMaxFrameBytes) {
       throw error(fmt::format("a frame of {} bytes, more than the {} a frame may hold", length, kMaxFrameBytes));
     }
@@ -56,7 +59,7 @@ class FrameCursor {
   void skip(std::size_t bytes) { offset_ += bytes; }
   // Malformed at the last frame read.
   [[nodiscard]] UsageError error(const std::string& why) const {
-    return UsageError(fmt::format("{}: byte {}: {}", printable(source_, kUncut), frame_offset_, why));
+    return UsageError{fmt::format("{}: byte {}: {}", printable(source_, kUncut), frame_offset_, why)};
   }
   [[nodiscard]] const std::optional<std::string>& cut() const { return cut_; }
 
@@ -83,7 +86,7 @@ nlohmann::json json_payload(const Frame& frame, const FrameCursor& cursor) {
 // The header, or why this build cannot read the recording: a newer format or
 // record layout is refused naming the tool that wrote it.
 RecordingHeader read_header(std::string_view bytes, FrameCursor& cursor, const std::string& source) {
-  if (bytes.size() < kPreambleBytes || bytes.substr(0, kRecordingMagic.size()) != kRecordingMagic) {
+  if (bytes.size() < kPreambleBytes || !bytes.starts_with(kRecordingMagic)) {
     throw UsageError(printable(source, kUncut) + ": not a hacoboot-sampler recording (no recording preamble)");
   }
   const auto format = little_endian(bytes.substr(kRecordingMagic.size(), 4));
@@ -136,7 +139,7 @@ bool read_frame(const Frame& frame, const FrameCursor& cursor, Recording& record
       return true;
     case FrameKind::Header: break;
   }
-  throw cursor.error(fmt::format("a frame of unknown kind {}", static_cast<std::uint32_t>(frame.kind)));
+  throw cursor.error("a second header");
 }
 
 }  // namespace

@@ -289,6 +289,9 @@ TEST(Options, RecordTakesTheTraceOptionsAndNoOtherOutput) {
   const auto traced = parse("--record", "run.hbrec", "-o", "summary.txt", "/bin/app").options;
   EXPECT_EQ(traced.record, "run.hbrec");
   EXPECT_FALSE(traced.record_only) << "a traced run's --record comes beside its outputs";
+  EXPECT_NE(refusal("--record", "-", "/bin/app").find("standard output carries the summary"), std::string::npos);
+  EXPECT_EQ(parse("--record", "-", "-o", "s.txt", "/bin/app").options.record, "-");
+  EXPECT_EQ(parse("record", "-o", "-", "/bin/app").options.record, "-") << "record writes nothing else there";
 }
 
 // `report FILE`: the outputs' and the gate's options, nothing that traces.

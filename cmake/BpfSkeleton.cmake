@@ -71,7 +71,7 @@ function(add_bpf_skeleton target source)
     COMMENT "Compiling BPF object ${_name}.bpf.o"
     VERBATIM
   )
-  # "gen object" drops the DWARF (kept: BTF), shrinking the embedded object ~14x.
+  # "gen object" drops the DWARF (kept: BTF), most of the object's size: the binary embeds it.
   add_custom_command(
     OUTPUT ${_gen}/${_name}.skel.h
     COMMAND ${BPFTOOL} gen object ${_gen}/${_name}.linked.o ${_gen}/${_name}.bpf.o

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # clang-format and clang-tidy over the project's own sources (configs in the
-# repository).
+# repository), and pyflakes over its Python.
 #
 #   scripts/lint.sh            # all, the quick ones first: a slip fails in seconds
-#   scripts/lint.sh --format   # clang-format and the layering of includes, no build needed
+#   scripts/lint.sh --format   # clang-format, the layering of includes, pyflakes: no build needed
 #   scripts/lint.sh --tidy     # clang-tidy only
 #
 # clang-tidy reads the compile database of $BUILD_DIR (default build/), which
@@ -19,13 +19,17 @@ format() {
   mapfile -t c < <(git ls-files 'bpf/*.c' 'bpf/*.h' 'include/*.h')
   clang-format --dry-run -Werror "${cxx[@]}" "${c[@]}"
   scripts/check-layering.sh
+  # Debian's pyflakes (unused imports, undefined names), not style: the
+  # Python is a few tools and tests, held to what breaks them.
+  mapfile -t py < <(git ls-files '*.py')
+  pyflakes3 "${py[@]}"
 }
 
 # The pure core and the system layer; tests and the demo are held to format only.
 tidy() {
   local build_dir=${BUILD_DIR:-build}
-  # clang-tidy 14 took 15 minutes of CPU in the matchers over system headers,
-  # which 22 no longer traverses.
+  # clang-tidy 14 runs its matchers over every system header, which 22 no
+  # longer traverses: most of its time (CONTRIBUTING.md).
   if ! command -v clang-tidy-22 >/dev/null; then
     echo "lint: clang-tidy-22 not found: scripts/setup.sh installs it (Debian 12's security suite)" >&2
     exit 1

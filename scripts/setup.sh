@@ -24,6 +24,7 @@ check_packages=(
   ninja-build    # the build tests (ctest -L build): Ninja follows the BPF depfile
   googletest libgtest-dev
   clang-format clang-tidy-22   # from bookworm-security: clang-tidy 14 checks every system header, twice as slow
+  python3-pyflakes  # pyflakes3: the Python check of scripts/lint.sh --format
   groff-base mandoc   # the man page check (ctest -L docs)
   bash-completion     # the completion test also runs over bash-completion's helpers
   bpftrace       # the reference tracer, compared against in the integration tests

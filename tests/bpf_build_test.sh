@@ -9,9 +9,14 @@
 #   no-checkout-path  that build's object, which the skeleton embeds, names
 #                     neither the copy's path nor its build's: every clone
 #                     generates the same skeleton.
-# Usage: bpf_build_test.sh STEP SOURCE_DIR WORK_DIR
+# Usage: tests/bpf_build_test.sh STEP SOURCE_DIR WORK_DIR (ctest -L build runs it)
 set -euo pipefail
 
+usage() {
+  echo "usage: $0 without-host-btf|header-rebuilds|no-checkout-path SOURCE_DIR WORK_DIR" >&2
+  exit 2
+}
+[ $# -eq 3 ] || usage
 step=$1
 source_dir=$2
 work_dir=$3
@@ -79,7 +84,6 @@ no-checkout-path)
   fi
   ;;
 *)
-  echo "usage: $0 without-host-btf|header-rebuilds|no-checkout-path SOURCE_DIR WORK_DIR" >&2
-  exit 2
+  usage
   ;;
 esac

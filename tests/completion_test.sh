@@ -55,8 +55,13 @@ run_cases() {
     expect "--alpha" --al
     expect "compare" comp
     expect "record report" re
+    expect "record" reco
     expect "--events --events-format" report run.hbrec --ev
     expect "--record" --rec
+    expect "check" che
+    expect "list" lis
+    expect "trace" trac
+    expect "--list" list --li
     expect "--gate --gate-junit --gate-markdown --gate-on --gate-stat" compare a.json b.json --gate
     expect "wall" compare a.json b.json --gate-on w
     expect "--textfile --textfile-interval --timeline --trace-out" --t

@@ -47,7 +47,7 @@ EXAMPLES:
   hacoboot-sampler --haconiwa /opt/haconiwa/bin/haconiwa -d 30s --hist
   hacoboot-sampler --serve 127.0.0.1:9477 /u/app/bin/rails
                                             # exporter: Prometheus scrapes /metrics
-  hacoboot-sampler -p 4242 --list          # the probes of a running haconiwa
+  hacoboot-sampler list -p 4242            # the probes of a running haconiwa
 
 EXIT STATUS:
   0 success, 1 runtime error (privileges, kernel, I/O), 2 bad usage or input
@@ -57,14 +57,16 @@ EXIT STATUS:
 )";
 
 constexpr const char* kRecordDescription =
-    "Traces as a run without a command does (every option of it but the outputs), and writes\n"
-    "what the kernel side emitted to FILE: `report FILE` makes the outputs from it later,\n"
-    "anywhere, without root. Nothing else is written to standard output.";
-
+    "Trace boots as `trace` does, into the recording -o FILE, its one output (docs/recording.md)";
 constexpr const char* kReportDescription =
-    "Makes a traced run's outputs (summary, rows, pictures, the gate's verdict) from a\n"
-    "recording (`record` or --record) instead of tracing: no root, no BPF. The figures are\n"
-    "the recorded run's, its phase names, start phase, COMMAND and warm-up included.";
+    "Make a recorded run's outputs (summary, rows, pictures, the gate's verdict) from its recording\n"
+    "FILE, with the options of the run's outputs and gate: no root, no BPF. The start phase,\n"
+    "COMMAND, warm-up and phase names are the recorded run's.";
+
+// The commands that take the tool's options: one line each under --help.
+constexpr const char* kTraceDescription = "Trace boots and report them: the default, with the options above";
+constexpr const char* kListDescription = "Print the haconiwa binary's USDT probes and exit (also --list)";
+constexpr const char* kCheckDescription = "Say whether this host can trace and exit: 0 ready, 1 not (also --check)";
 
 constexpr const char* kCompareDescription =
     "Compares two saved --format json summaries as --baseline does: the gate's report\n"
@@ -190,6 +192,16 @@ struct ReportArguments {
   std::string recording;
 };
 
+// The commands that take the tool's own options (trace, list, check): parsed
+// as the tool's, the options given before or after the command word.
+struct CommandArguments {
+  CLI::App* trace = nullptr;
+  CLI::App* list = nullptr;
+  CLI::App* check = nullptr;
+  bool list_flag = false;   // --list: list's older spelling
+  bool check_flag = false;  // --check: check's
+};
+
 // `compare BASE NEW` and its gate options.
 struct CompareArguments {
   CLI::App* command = nullptr;
@@ -213,6 +225,7 @@ struct Arguments {
   std::string serve;
   std::string textfile_interval;
   GateArguments gate;
+  CommandArguments commands;
   CompareArguments compare;
   RecordArguments record;
   ReportArguments report;
@@ -256,7 +269,7 @@ void add_what_to_trace(CLI::App& app, Arguments& args) {
              "Only launches under this running haconiwa process (itself and its descendants); its binary "
              "through /proc/PID/exe")
       ->excludes(haconiwa_option);
-  group.flag("--list", opt.list, "Print the USDT probes of the haconiwa binary and exit (no root needed)");
+  group.flag("--list", args.commands.list_flag, "The list command's older spelling");
   group.value("--from", args.from, "PHASE",
               fmt::format("Phase that starts the clock, by number or name (default {}, {})", kPhaseStartSupervisor,
                           phase_name(kPhaseStartSupervisor)));
@@ -329,6 +342,14 @@ void add_regression_gate(CLI::App& app, Arguments& args) {
   add_gate_options(group, args.gate);
 }
 
+// `hacoboot-sampler trace|list|check [options]`: the options and COMMAND
+// fall through to the tool's own.
+void add_commands(CLI::App& app, CommandArguments& args) {
+  args.trace = app.add_subcommand("trace", kTraceDescription)->fallthrough();
+  args.list = app.add_subcommand("list", kListDescription)->fallthrough();
+  args.check = app.add_subcommand("check", kCheckDescription)->fallthrough();
+}
+
 // `hacoboot-sampler compare BASE NEW [gate options]`.
 void add_compare(CLI::App& app, CompareArguments& args) {
   args.command = app.add_subcommand("compare", kCompareDescription);
@@ -374,9 +395,7 @@ void add_kernel_side(CLI::App& app, Arguments& args) {
   group.value("--usdt-attach", args.usdt_attach, "HOW",
               "How the probe is attached: auto (default: uprobe_multi when the kernel has it), uprobe_multi "
               "(one BPF link, Linux 6.6+), perf (libbpf's perf uprobes)");
-  group.flag("--check", opt.check,
-             "Say whether this host can trace (kernel, BTF, capabilities, tracefs, cache, the haconiwa "
-             "binary) and exit: 0 ready, 1 not; attaches and writes nothing");
+  group.flag("--check", args.commands.check_flag, "The check command's older spelling");
   group.flag("-q,--quiet", opt.quiet, "No progress line on a terminal");
   group.flag("-v,--verbose", opt.verbose, "libbpf's log and the attach choices on stderr");
 }
@@ -395,8 +414,13 @@ std::optional<std::string> parse_arguments(CLI::App& app, int argc, const char* 
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
-    const auto called = app.get_subcommands();  // `compare --help`, `report --help`
-    return called.empty() ? app.help() : called.front()->help();
+    // `compare --help`, `report --help`: their own options; the other commands
+    // take the tool's, which app.help() would leave out once a command is selected.
+    const auto called = app.get_subcommands();
+    if (!called.empty() && (called.front()->get_name() == "compare" || called.front()->get_name() == "report")) {
+      return called.front()->help();
+    }
+    return app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
   } catch (const CLI::CallForVersion& version) {
     return std::string(version.what()) + "\n";
   } catch (const CLI::ParseError& e) {
@@ -520,6 +544,7 @@ CommandLine validated_compare(const CLI::App& app, const CompareArguments& args)
     if (option->count() > 0) throw UsageError("compare: " + option->get_name() + " is not an option of compare");
   }
   CommandLine result;
+  result.options.subcommand = Command::Compare;
   result.options.baseline = args.baseline;
   result.options.compared = args.compared;
   result.options.gate = checked_gate(*args.command, args.gate, result.options.phase_names);
@@ -539,9 +564,9 @@ void check_record(const CLI::App& app, const RecordArguments& args, CommandLine&
                        " is an output of a traced run or of `report`, not of record (the recording is its one output)");
     }
   }
-  if (result.options.list || result.options.check) throw UsageError("record: --list and --check record nothing");
+  if (result.options.subcommand != Command::Trace) throw UsageError("record: list and check record nothing");
   result.options.record = args.output;
-  result.options.record_only = true;
+  result.options.subcommand = Command::Record;
 }
 
 // `report` takes its recording, the outputs' and the gate's options, nothing else.
@@ -552,6 +577,7 @@ CommandLine validated_report(const CLI::App& app, const Arguments& args) {
   const auto& report = *args.report.command;
   CommandLine result{.options = args.options, .exit_message = std::nullopt, .warnings = {}};
   result.options.replayed = args.report.recording;
+  result.options.subcommand = Command::Report;
   check_outputs(report, args, result.options);
   check_regression_gate(report, args, result);
   return result;
@@ -571,8 +597,17 @@ void check_kernel_side(const CLI::App& app, const Arguments& args, Options& opt)
   if (given(app, "--usdt-attach")) opt.usdt_attach = pick(kUsdtAttach, args.usdt_attach, "--usdt-attach");
 }
 
+// The command word, or its older spelling as a flag; `trace` when none.
+Command chosen_command(const CommandArguments& args) {
+  const bool list = args.list_flag || args.list->parsed();
+  const bool check = args.check_flag || args.check->parsed();
+  if (list && check) throw UsageError("list and check (--list, --check): one command at a time");
+  if ((list || check) && args.trace->parsed()) throw UsageError("trace with list or check: one command at a time");
+  if (list) return Command::List;
+  return check ? Command::Check : Command::Trace;
+}
+
 void check_command(CommandLine& result) {
-  if (result.options.check && result.options.list) throw UsageError("--check and --list: one at a time");
   const auto& command = result.options.command;
   // The kernel side keeps HACOBOOT_FILENAME_LEN bytes of an execve's file
   // name, its NUL included: a longer COMMAND could never match.
@@ -605,6 +640,7 @@ CommandLine validated(const CLI::App& app, const Arguments& args) {
   check_exporter(app, args, result.options);
   check_regression_gate(app, args, result);
   check_kernel_side(app, args, result.options);
+  result.options.subcommand = chosen_command(args.commands);
   check_command(result);
   if (args.record.command->parsed()) {
     check_record(app, args.record, result);
@@ -631,9 +667,11 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   add_regression_gate(app, args);
   add_kernel_side(app, args);
   add_recording(app, args);
+  add_commands(app, args.commands);
   add_compare(app, args.compare);
   add_record(app, args.record);
   add_report(app, args);
+  app.require_subcommand(0, 1);
   if (auto exit_message = parse_arguments(app, argc, argv)) {
     return {.options = {}, .exit_message = std::move(exit_message), .warnings = {}};
   }

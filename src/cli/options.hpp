@@ -16,17 +16,28 @@
 
 namespace hacoboot {
 
+// What the tool does: the first word of its command line (`trace` when it
+// is none). A new command is a value here, its subcommand in options.cpp
+// and its case in run_session.
+enum class Command : std::uint8_t {
+  Trace,    // trace boots and report them (the default)
+  List,     // print the haconiwa binary's USDT probes (also --list)
+  Check,    // say whether this host can trace (also --check)
+  Compare,  // judge one saved summary against another
+  Record,   // trace boots into a recording, its one output
+  Report,   // a recorded run's outputs, from its recording
+};
+
 enum class EventsFormat : std::uint8_t { Tsv, Jsonl };
 // How the kernel side sees execve and listen.
 enum class SyscallHooks : std::uint8_t { Auto, Tracepoints, RawSyscalls };
 
 struct Options {
+  Command subcommand = Command::Trace;
   // What to trace
   std::string command;                // container init command; empty: first execve
   std::string haconiwa = "haconiwa";  // binary holding the probe (PATH lookup without '/')
   std::optional<std::uint32_t> pid;   // only launches under this running haconiwa process
-  bool list = false;                  // print the binary's USDT probes and exit
-  bool check = false;                 // say whether this host can trace, and exit
   std::int64_t start_phase = kPhaseStartSupervisor;
   PhaseNames phase_names;
   std::string phase_names_file;  // where phase_names came from; empty: none
@@ -42,18 +53,17 @@ struct Options {
   std::string output;  // empty: stdout
   std::string events;  // per-boot rows; empty: none
   EventsFormat events_format = EventsFormat::Tsv;
-  std::string timeline;      // SVG waterfall
-  std::string trace_out;     // Chrome Trace Event JSON
-  std::string record;        // the run's recording (--record, `record -o`); empty: none
-  bool record_only = false;  // `record`: the recording is the one output, no summary
-  std::string replayed;      // `report FILE`: the outputs from this recording, no tracing
+  std::string timeline;   // SVG waterfall
+  std::string trace_out;  // Chrome Trace Event JSON
+  std::string record;     // the run's recording (--record, `record -o`); empty: none
+  std::string replayed;   // `report FILE`: the outputs from this recording, no tracing
   // Exporter: Prometheus metrics over HTTP and/or in a node_exporter textfile
   std::optional<ListenAddress> serve;
   std::string textfile;
   std::chrono::nanoseconds textfile_interval = std::chrono::seconds(15);
   // Regression gate
   std::string baseline;  // a saved --format json summary (`compare`: BASE)
-  std::string compared;  // `compare BASE NEW`: NEW; empty: a traced run
+  std::string compared;  // `compare BASE NEW`: NEW
   GateConfig gate;
   std::string gate_junit;     // the gate's verdict as JUnit XML; empty: none
   std::string gate_markdown;  // ... as a Markdown table

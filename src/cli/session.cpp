@@ -198,18 +198,19 @@ Tracer::Config tracer_config(const Options& options, const HaconiwaFile& haconiw
 // Every file the run writes, checked before any is created, against every
 // file it reads (see check_output_paths).
 void check_outputs(const Options& options, const std::string& haconiwa) {
-  check_output_paths({{.option = "-o", .path = options.output},
-                      {.option = "--events", .path = options.events},
-                      {.option = "--timeline", .path = options.timeline},
-                      {.option = "--trace-out", .path = options.trace_out},
-                      {.option = "--textfile", .path = options.textfile, .regular_file_only = true},
-                      {.option = "--gate-junit", .path = options.gate_junit},
-                      {.option = "--gate-markdown", .path = options.gate_markdown},
-                      {.option = options.record_only ? "record -o" : "--record", .path = options.record}},
-                     {{.option = "--baseline", .path = options.baseline},
-                      {.option = "--haconiwa", .path = haconiwa},
-                      {.option = "--btf", .path = options.btf},
-                      {.option = "--phase-names", .path = options.phase_names_file}});
+  check_output_paths(
+      {{.option = "-o", .path = options.output},
+       {.option = "--events", .path = options.events},
+       {.option = "--timeline", .path = options.timeline},
+       {.option = "--trace-out", .path = options.trace_out},
+       {.option = "--textfile", .path = options.textfile, .regular_file_only = true},
+       {.option = "--gate-junit", .path = options.gate_junit},
+       {.option = "--gate-markdown", .path = options.gate_markdown},
+       {.option = options.subcommand == Command::Record ? "record -o" : "--record", .path = options.record}},
+      {{.option = "--baseline", .path = options.baseline},
+       {.option = "--haconiwa", .path = haconiwa},
+       {.option = "--btf", .path = options.btf},
+       {.option = "--phase-names", .path = options.phase_names_file}});
 }
 
 // What the run needs, checked before anything is loaded and before any file
@@ -272,9 +273,6 @@ void announce_start(const Options& options, const std::string& haconiwa, std::op
 
 enum class StopReason : std::uint8_t { Signal, RunCommandExited, CountReached, DurationElapsed };
 
-// Polls the ring buffer until a stop signal, the end of the --run command,
-// -n N settled boots or the --duration; follows the haconiwa binary's
-// upgrades meanwhile.
 // Waits up to `wait` for records, or for the haconiwa binary's path or
 // files to change, then reads what records there are.
 void wait_for_records(Tracer& tracer, const HaconiwaUpgrades* upgrades, std::chrono::milliseconds wait) {
@@ -288,6 +286,9 @@ void wait_for_records(Tracer& tracer, const HaconiwaUpgrades* upgrades, std::chr
   tracer.poll(std::chrono::milliseconds(0));
 }
 
+// Polls the ring buffer until a stop signal, the end of the --run command,
+// -n N settled boots or the --duration; follows the haconiwa binary's
+// upgrades meanwhile.
 StopReason run_event_loop(Tracer& tracer, Pipeline& pipeline, LiveView& view, LiveRecording& recording,
                           const Options& options, ChildProcess* child, HaconiwaUpgrades* upgrades,
                           std::ostream& diagnostics) {
@@ -340,7 +341,7 @@ void warn_of_missed_events(const KernelCounters& counters, std::uint64_t undecod
 }
 
 void write_reports(const Options& options, BootSinks& sinks, const RunFacts& facts, std::ostream& diagnostics) {
-  if (!options.record_only) {
+  if (options.subcommand != Command::Record) {
     write_output(options.output, [&](std::ostream& out) {
       make_report_writer(options.format, options.histograms)->write(sinks.summary(), facts, out);
     });
@@ -456,13 +457,19 @@ int report_recording(const Options& given, std::ostream& diagnostics) {
 }  // namespace
 
 int run_session(const Options& options, std::ostream& diagnostics) {
-  if (options.list) return list_probes(options, std::cout);
-  if (options.check) return check_system(options, std::cout);
-  if (!options.compared.empty()) return compare_summaries(options, std::cout);
-  if (!options.replayed.empty()) return report_recording(options, diagnostics);
-  auto checked = check_before_loading(options, diagnostics);
-  // The gate's files are known to be outputs from here on.
-  return unjudged_on_failure(options, diagnostics, [&] { return trace(options, checked, diagnostics); });
+  switch (options.subcommand) {
+    case Command::List: return list_probes(options, std::cout);
+    case Command::Check: return check_system(options, std::cout);
+    case Command::Compare: return compare_summaries(options, std::cout);
+    case Command::Report: return report_recording(options, diagnostics);
+    case Command::Trace:
+    case Command::Record: {
+      auto checked = check_before_loading(options, diagnostics);
+      // The gate's files are known to be outputs from here on.
+      return unjudged_on_failure(options, diagnostics, [&] { return trace(options, checked, diagnostics); });
+    }
+  }
+  throw std::logic_error("run_session: a command without a case");
 }
 
 }  // namespace hacoboot

@@ -76,7 +76,7 @@ class Attacher {
     // privilege to read tracefs would slow its host in silence).
     if (!tracer.per_syscall_tracepoints() && why_raw_syscalls_.empty()) {
       log_.warn("execve/listen through raw_syscalls, a program on every syscall of the host: " +
-                lookup_->result().error() + " (hacoboot-sampler --check says more)");
+                lookup_->result().error() + " (hacoboot-sampler check says more)");
     }
     log_.say(
         "execve/listen through " +
@@ -148,7 +148,7 @@ std::unique_ptr<Tracer> attach_with_btf_file(Attacher& attacher, const std::stri
     if (!version || *version >= kOldestKernel) throw;
     throw RuntimeError(
         fmt::format("{}; this kernel, Linux {}, is older than {}.{}, the oldest this tool supports "
-                    "(hacoboot-sampler --check says what it lacks)",
+                    "(hacoboot-sampler check says what it lacks)",
                     error.what(), printable(release), kOldestKernel.major, kOldestKernel.minor));
   }
 }

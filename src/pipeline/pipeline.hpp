@@ -9,6 +9,7 @@
 
 #include "model/boot.hpp"
 #include "model/boot_tracker.hpp"
+#include "model/phases.hpp"
 #include "pipeline/boot_sinks.hpp"
 #include "report/report.hpp"
 
@@ -27,12 +28,12 @@ struct KernelCounters {
 
 // The cgroup path of a cgroup id (an exec event's container), empty when
 // unknown. Live: CgroupPaths, while the container is alive; a replay: the
-// paths its recording holds.
+// paths its recording holds. An empty one leaves every path empty.
 using CgroupResolver = std::function<std::string(std::uint64_t cgroup_id)>;
 
 // What the Pipeline uses of the options.
 struct PipelineConfig {
-  std::int64_t start_phase = 1;  // the phase that starts the clock
+  std::int64_t start_phase = kPhaseStartSupervisor;  // the phase that starts the clock
   // The container's init command; empty: its first execve.
   std::string command{};     // NOLINT(readability-redundant-member-init): -Wmissing-field-initializers
   std::uint64_t warmup = 0;  // boots left out of every figure

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "util/text.hpp"
+#include "report/svg_element.hpp"
 
 namespace hacoboot {
 namespace {
@@ -230,56 +230,83 @@ std::vector<std::int64_t> ticks_of(const Axis& axis) {
   return ticks;
 }
 
-void write_open(std::ostream& out, double width, double height) {
+// The document's root element: the caller closes it.
+SvgElement svg_root(double width, double height) {
+  return SvgElement("svg")
+      .attr("xmlns", "http://www.w3.org/2000/svg")
+      .attr("width", width, 0)
+      .attr("height", height, 0)
+      .attr("viewBox", fmt::format("0 0 {:.0f} {:.0f}", width, height))
+      .attr("font-family", kFont)
+      .attr("font-size", 12)
+      .attr("fill", "#1b1b1b");
+}
+
+void write_open(std::ostream& out, const SvgElement& root) {
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out << fmt::format(
-      R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0:.0f}" height="{1:.0f}" viewBox="0 0 {0:.0f} {1:.0f}" )"
-      R"(font-family="{2}" font-size="12" fill="#1b1b1b">)"
-      "\n",
-      width, height, kFont);
-  out << R"(<rect width="100%" height="100%" fill="#ffffff"/>)" << '\n';
+  out << root.open() << '\n';
+  out << SvgElement("rect").attr("width", "100%").attr("height", "100%").attr("fill", "#ffffff") << '\n';
   // The head of the arrows where the critical path passes to another process.
-  out << fmt::format(R"(<defs><marker id="arrowhead" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" )"
-                     R"(markerHeight="7" orient="auto"><path d="M0 0L8 4L0 8Z" fill="{}"/></marker></defs>)"
-                     "\n",
-                     kPathColour);
+  const auto head = SvgElement("path").attr("d", "M0 0L8 4L0 8Z").attr("fill", kPathColour);
+  const auto marker = SvgElement("marker")
+                          .attr("id", "arrowhead")
+                          .attr("viewBox", "0 0 8 8")
+                          .attr("refX", 7)
+                          .attr("refY", 4)
+                          .attr("markerWidth", 7)
+                          .attr("markerHeight", 7)
+                          .attr("orient", "auto")
+                          .child(head);
+  out << SvgElement("defs").child(marker) << '\n';
 }
 
 void write_title(std::ostream& out, std::size_t boots, const Axis& axis) {
-  out << fmt::format(R"(<text x="{}" y="{}" font-size="16" font-weight="bold">{}</text>)"
-                     "\n",
-                     kMargin, kTitleY,
-                     xml_escape(fmt::format("Container boots: {} drawn, a lane per process, times from each boot's "
-                                            "start to the last listen ({})",
-                                            boots, format_time(axis.hi_ns))));
+  out << SvgElement("text")
+             .attr("x", kMargin)
+             .attr("y", kTitleY)
+             .attr("font-size", 16)
+             .attr("font-weight", "bold")
+             .text(fmt::format("Container boots: {} drawn, a lane per process, times from each boot's start to the "
+                               "last listen ({})",
+                               boots, format_time(axis.hi_ns)))
+      << '\n';
+}
+
+// A legend's square of colour or outline, at its top left.
+SvgElement swatch(double x, double top, double height) {
+  return SvgElement("rect").attr("x", x, 1).attr("y", top, 1).attr("width", 14).attr("height", height);
 }
 
 // Places legend items left to right; returns the x after this one.
 double write_legend_label(std::ostream& out, double x, double y, std::string_view text) {
-  out << fmt::format(R"(<text x="{:.1f}" y="{:.1f}">{}</text>)"
-                     "\n",
-                     x, y + 4, xml_escape(text));
+  out << SvgElement("text").attr("x", x, 1).attr("y", y + 4, 1).text(text) << '\n';
   return x + static_cast<double>(text.size()) * kLabelCharWidth + 24;
 }
 
 double write_legend_swatch(std::ostream& out, double x, double y, std::string_view fill, std::string_view text) {
-  out << fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="14" height="{}" fill="{}"/>)"
-                     "\n",
-                     x, y - kBarHeight / 2, kBarHeight, fill);
+  out << swatch(x, y - kBarHeight / 2, kBarHeight).attr("fill", fill) << '\n';
   return write_legend_label(out, x + 20, y, text);
 }
 
 void write_diamond(std::ostream& out, double x, double y) {
-  out << fmt::format(R"(<path d="M{0:.1f} {1:.1f}L{2:.1f} {3:.1f}L{0:.1f} {4:.1f}L{5:.1f} {3:.1f}Z" )"
-                     R"(fill="{6}" stroke="#ffffff" stroke-width="1"/>)"
-                     "\n",
-                     x, y - kMarkerSize, x + kMarkerSize, y, y + kMarkerSize, x - kMarkerSize, kExecveFill);
+  out << SvgElement("path")
+             .attr("d", fmt::format("M{0:.1f} {1:.1f}L{2:.1f} {3:.1f}L{0:.1f} {4:.1f}L{5:.1f} {3:.1f}Z", x,
+                                    y - kMarkerSize, x + kMarkerSize, y, y + kMarkerSize, x - kMarkerSize))
+             .attr("fill", kExecveFill)
+             .attr("stroke", "#ffffff")
+             .attr("stroke-width", 1)
+      << '\n';
 }
 
 void write_circle(std::ostream& out, double x, double y) {
-  out << fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="{:.1f}" fill="{}" stroke="#ffffff" stroke-width="1"/>)"
-                     "\n",
-                     x, y, kMarkerSize - 1, kListenFill);
+  out << SvgElement("circle")
+             .attr("cx", x, 1)
+             .attr("cy", y, 1)
+             .attr("r", kMarkerSize - 1, 1)
+             .attr("fill", kListenFill)
+             .attr("stroke", "#ffffff")
+             .attr("stroke-width", 1)
+      << '\n';
 }
 
 // The zigzag that cuts a clipped bar at x: its teeth point into the bar,
@@ -291,33 +318,42 @@ void write_torn_edge(std::ostream& out, double x, double bar_y, double inwards) 
     const double tip = x + (i % 2 == 1 ? inwards * kTornDepth : 0);
     d += fmt::format("L{:.1f} {:.1f}", tip, bar_y + kBarHeight * i / kTeeth);
   }
-  out << fmt::format(R"(<path class="torn" d="{}" fill="none" stroke="#ffffff" stroke-width="2"/>)"
-                     "\n",
-                     d);
+  out << SvgElement("path")
+             .attr("class", "torn")
+             .attr("d", d)
+             .attr("fill", "none")
+             .attr("stroke", "#ffffff")
+             .attr("stroke-width", 2)
+      << '\n';
 }
 
 void write_arrow(std::ostream& out, double x1, double y1, double x2, double y2, bool dashed) {
-  out << fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1.5"{} )"
-                     R"svg(marker-end="url(#arrowhead)"/>)svg"
-                     "\n",
-                     x1, y1, x2, y2, kPathColour, dashed ? R"( stroke-dasharray="3 2")" : "");
+  auto line = SvgElement("line")
+                  .attr("x1", x1, 1)
+                  .attr("y1", y1, 1)
+                  .attr("x2", x2, 1)
+                  .attr("y2", y2, 1)
+                  .attr("stroke", kPathColour)
+                  .attr("stroke-width", 1.5);
+  if (dashed) line.attr("stroke-dasharray", "3 2");
+  out << line.attr("marker-end", "url(#arrowhead)") << '\n';
 }
 
 void write_legend(std::ostream& out) {
-  out << "<g class=\"legend\">\n";
+  const auto group = SvgElement("g").attr("class", "legend");
+  out << group.open() << '\n';
   double x = kMargin;
   for (const auto& state : kStates) x = write_legend_swatch(out, x, kLegendY, state.fill, state.name);
   x = write_legend_swatch(out, x, kLegendY, kUnknownFill, "not accounted");
   write_legend_label(out, x, kLegendY, "(a step's bar is split in proportion to its time in each state)");
 
   const double y = kLegendY + kLegendLineHeight;
-  out << fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="14" height="{}" fill="none" stroke="{}" )"
-                     R"(stroke-width="1.5"/>)"
-                     "\n",
-                     kMargin, y - kBarHeight / 2, kBarHeight, kPathColour);
-  out << fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="14" height="{}" fill="{}"/>)"
-                     "\n",
-                     kMargin, y + kBarHeight / 2 + 1, kPathBandHeight, kPathColour);
+  out << swatch(kMargin, y - kBarHeight / 2, kBarHeight)
+             .attr("fill", "none")
+             .attr("stroke", kPathColour)
+             .attr("stroke-width", 1.5)
+      << '\n';
+  out << swatch(kMargin, y + kBarHeight / 2 + 1, kPathBandHeight).attr("fill", kPathColour) << '\n';
   x = write_legend_label(out, kMargin + 20, y, "step on the critical path to listen, the path beneath");
   write_arrow(out, x, y + kBarHeight / 2, x + 12, y - kBarHeight / 2, false);
   x = write_legend_label(out, x + 18, y, "wakeup");
@@ -327,20 +363,23 @@ void write_legend(std::ostream& out) {
   x = write_legend_label(out, x + 2 * kMarkerSize + 6, y, "execve");
   write_circle(out, x + kMarkerSize, y);
   x = write_legend_label(out, x + 2 * kMarkerSize + 6, y, "listen");
-  out << fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="14" height="{}" fill="{}"/>)"
-                     "\n",
-                     x, y - kBarHeight / 2, kBarHeight, kUnknownFill);
+  out << swatch(x, y - kBarHeight / 2, kBarHeight).attr("fill", kUnknownFill) << '\n';
   write_torn_edge(out, x + 14, y - kBarHeight / 2, -1);
   write_legend_label(out, x + 20, y, "clipped");
-  out << "</g>\n";
+  out << group.close() << '\n';
 }
 
 void write_tick_labels(std::ostream& out, const Axis& axis, const std::vector<std::int64_t>& ticks, double y) {
   const auto& unit = unit_for(axis.range_ns());
   for (const auto tick : ticks) {
-    out << fmt::format(R"(<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="middle" fill="#444444">{}</text>)"
-                       "\n",
-                       axis.x(tick), y, xml_escape(fmt::format("{:g} {}", in_unit(tick, unit), unit.name)));
+    out << SvgElement("text")
+               .attr("class", "tick")
+               .attr("x", axis.x(tick), 1)
+               .attr("y", y, 1)
+               .attr("text-anchor", "middle")
+               .attr("fill", "#444444")
+               .text(fmt::format("{:g} {}", in_unit(tick, unit), unit.name))
+        << '\n';
   }
 }
 
@@ -351,24 +390,39 @@ void write_boot_shading(std::ostream& out, const std::vector<DrawnBoot>& boots, 
   for (std::size_t i = 0; i < boots.size(); ++i) {
     const auto& boot = boots[i];
     if (i % 2 == 1) {
-      out << fmt::format(R"(<rect x="{}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#f3f5f8"/>)"
-                         "\n",
-                         kMargin, boot.top, width, static_cast<double>(boot.rows()) * kRowHeight);
+      out << SvgElement("rect")
+                 .attr("x", kMargin)
+                 .attr("y", boot.top, 1)
+                 .attr("width", width, 1)
+                 .attr("height", static_cast<double>(boot.rows()) * kRowHeight, 1)
+                 .attr("fill", "#f3f5f8")
+          << '\n';
     }
     if (i > 0) {
-      out << fmt::format(R"(<line x1="{}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#c9ced6" stroke-width="1"/>)"
-                         "\n",
-                         kMargin, boot.top, kMargin + width, boot.top);
+      out << SvgElement("line")
+                 .attr("x1", kMargin)
+                 .attr("y1", boot.top, 1)
+                 .attr("x2", kMargin + width, 1)
+                 .attr("y2", boot.top, 1)
+                 .attr("stroke", "#c9ced6")
+                 .attr("stroke-width", 1)
+          << '\n';
     }
   }
+}
+
+// A line from (x, top) down to (x, bottom), to be stroked.
+SvgElement vertical_line(double x, double top, double bottom) {
+  return SvgElement("line").attr("x1", x, 1).attr("y1", top, 1).attr("x2", x, 1).attr("y2", bottom, 1);
 }
 
 void write_grid(std::ostream& out, const Axis& axis, const std::vector<std::int64_t>& ticks, double bottom) {
   for (const auto tick : ticks) {
     // Time zero is every boot's start: a darker line.
-    out << fmt::format(R"(<line x1="{0:.1f}" y1="{1:.1f}" x2="{0:.1f}" y2="{2:.1f}" stroke="{3}" stroke-width="1"/>)"
-                       "\n",
-                       axis.x(tick), kRowsTop - 4, bottom, tick == 0 ? "#888888" : "#dddddd");
+    out << vertical_line(axis.x(tick), kRowsTop - 4, bottom)
+               .attr("stroke", tick == 0 ? "#888888" : "#dddddd")
+               .attr("stroke-width", 1)
+        << '\n';
   }
 }
 
@@ -391,14 +445,23 @@ std::string step_title(const DrawnBoot& boot, const LaneRow& row, const LaneStep
                      format_time(step.duration()), states_text(step.states), path);
 }
 
+// A bar of a lane (a state's part of a step, the path band beneath it):
+// x and width to the hundredth of a px, so that thin parts keep their ratio.
+SvgElement lane_bar(std::string_view css, double x, double y, double width, double height) {
+  return SvgElement("rect")
+      .attr("class", css)
+      .attr("x", x, 2)
+      .attr("y", y, 1)
+      .attr("width", width, 2)
+      .attr("height", height);
+}
+
 // The bar split by state, each part as wide as the state's share of the
 // step; one grey part when the kernel side did not account it.
 void write_state_parts(std::ostream& out, const std::optional<SchedTotals>& states, double x, double width,
                        double bar_y) {
   if (!states || states->total() == 0) {
-    out << fmt::format(R"(<rect class="state unknown" x="{:.2f}" y="{:.1f}" width="{:.2f}" height="{}" fill="{}"/>)"
-                       "\n",
-                       x, bar_y, width, kBarHeight, kUnknownFill);
+    out << lane_bar("state unknown", x, bar_y, width, kBarHeight).attr("fill", kUnknownFill) << '\n';
     return;
   }
   const auto total = static_cast<double>(states->total());
@@ -409,9 +472,8 @@ void write_state_parts(std::ostream& out, const std::optional<SchedTotals>& stat
     const double from = x + width * static_cast<double>(before) / total;
     before += ns;
     const double to = x + width * static_cast<double>(before) / total;
-    out << fmt::format(R"(<rect class="state {}" x="{:.2f}" y="{:.1f}" width="{:.2f}" height="{}" fill="{}"/>)"
-                       "\n",
-                       state.css, from, bar_y, to - from, kBarHeight, state.fill);
+    out << lane_bar(fmt::format("state {}", state.css), from, bar_y, to - from, kBarHeight).attr("fill", state.fill)
+        << '\n';
   }
 }
 
@@ -424,28 +486,35 @@ void write_step(std::ostream& out, const DrawnBoot& boot, const LaneRow& row, co
   const double x = axis.clamped_x(begin_ns);
   const double width = std::max(kMinBarWidth, axis.clamped_x(end_ns) - x);
   const double bar_y = row_y + kBarTop;
-  out << fmt::format(R"(<g class="step"{}><title>{}</title>)"
-                     "\n",
-                     step.on_listen_path() ? R"( data-on-path="listen")" : "",
-                     xml_escape(step_title(boot, row, step, names)));
+  auto group = SvgElement("g").attr("class", "step");
+  if (step.on_listen_path()) group.attr("data-on-path", "listen");
+  group.child(SvgElement("title").text(step_title(boot, row, step, names)));
+  out << group.open() << '\n';
   write_state_parts(out, step.states, x, width, bar_y);
   if (step.on_listen_path()) {
-    out << fmt::format(R"(<rect class="on-path" x="{:.2f}" y="{:.1f}" width="{:.2f}" height="{}" fill="none" )"
-                       R"(stroke="{}" stroke-width="1.5"/>)"
-                       "\n",
-                       x, bar_y, width, kBarHeight, kPathColour);
+    out << lane_bar("on-path", x, bar_y, width, kBarHeight)
+               .attr("fill", "none")
+               .attr("stroke", kPathColour)
+               .attr("stroke-width", 1.5)
+        << '\n';
   }
   if (begin_ns < axis.lo_ns) write_torn_edge(out, x, bar_y, 1);
   if (end_ns > axis.hi_ns) write_torn_edge(out, x + width, bar_y, -1);
   const auto name = step.step ? step_name(*step.step, names) : std::string();
   if (!name.empty() && width >= static_cast<double>(name.size()) * kBarCharWidth + 2 * kBarTextPad) {
     // A white halo keeps the name legible over every state's colour.
-    out << fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="10" text-anchor="middle" stroke="#ffffff" )"
-                       R"(stroke-width="2.5" paint-order="stroke">{}</text>)"
-                       "\n",
-                       x + width / 2, bar_y + kBarHeight - 4, xml_escape(name));
+    out << SvgElement("text")
+               .attr("x", x + width / 2, 1)
+               .attr("y", bar_y + kBarHeight - 4, 1)
+               .attr("font-size", 10)
+               .attr("text-anchor", "middle")
+               .attr("stroke", "#ffffff")
+               .attr("stroke-width", 2.5)
+               .attr("paint-order", "stroke")
+               .text(name)
+        << '\n';
   }
-  out << "</g>\n";
+  out << group.close() << '\n';
 }
 
 // How long the lane goes on after the span drawn, and until what.
@@ -476,12 +545,19 @@ void write_clip_label(std::ostream& out, const DrawnBoot& boot, const LaneRow& r
   const auto tail = tail_of(boot, row, names);
   const auto beyond_ns = boot.offset_ns(tail.end_ns) - axis.hi_ns;
   if (beyond_ns <= 0) return;
-  out << fmt::format(R"(<g class="clipped"><title>{}</title><text x="{:.1f}" y="{:.1f}" fill="#555555">{}</text></g>)"
-                     "\n",
-                     xml_escape(fmt::format("{} goes on {} past the span drawn, until {}", lane_label(row),
-                                            format_time(beyond_ns), tail.until)),
-                     axis.right_px() + kTornDepth + 4, row_y + kRowHeight / 2 + 4,
-                     xml_escape(fmt::format("… +{}", format_time(beyond_ns))));
+  const auto title = SvgElement("title").text(
+      fmt::format("{} goes on {} past the span drawn, until {}", lane_label(row), format_time(beyond_ns), tail.until));
+  const auto label = SvgElement("text")
+                         .attr("x", axis.right_px() + kTornDepth + 4, 1)
+                         .attr("y", row_y + kRowHeight / 2 + 4, 1)
+                         .attr("fill", "#555555")
+                         .text(fmt::format("… +{}", format_time(beyond_ns)));
+  out << SvgElement("g").attr("class", "clipped").child(title).child(label) << '\n';
+}
+
+// A group whose title is its tooltip: the caller writes its children.
+SvgElement titled_group(std::string_view css, std::string_view title) {
+  return SvgElement("g").attr("class", css).child(SvgElement("title").text(title));
 }
 
 enum class Marker : std::uint8_t { Execve, Listen };
@@ -491,18 +567,18 @@ void write_marker(std::ostream& out, Marker marker, std::int64_t at_ns, const Ax
   const bool execve = marker == Marker::Execve;
   const std::string_view kind = execve ? "execve" : "listen";
   const double x = axis.x(at_ns);
-  out << fmt::format(R"(<g class="{}"><title>{}</title>)"
-                     "\n",
-                     kind, xml_escape(fmt::format("{} at {}", kind, format_time(at_ns))));
-  out << fmt::format(R"(<line x1="{0:.1f}" y1="{1:.1f}" x2="{0:.1f}" y2="{2:.1f}" stroke="{3}" stroke-width="1.5"/>)"
-                     "\n",
-                     x, row_y + 1, row_y + kRowHeight - 1, execve ? kExecveFill : kListenFill);
+  const auto group = titled_group(kind, fmt::format("{} at {}", kind, format_time(at_ns)));
+  out << group.open() << '\n';
+  out << vertical_line(x, row_y + 1, row_y + kRowHeight - 1)
+             .attr("stroke", execve ? kExecveFill : kListenFill)
+             .attr("stroke-width", 1.5)
+      << '\n';
   if (execve) {
     write_diamond(out, x, row_y + kRowHeight / 2);
   } else {
     write_circle(out, x, row_y + kRowHeight / 2);
   }
-  out << "</g>\n";
+  out << group.close() << '\n';
 }
 
 std::string lane_of_tid(const DrawnBoot& boot, std::uint32_t tid) {
@@ -532,11 +608,10 @@ void write_handoff(std::ostream& out, const DrawnBoot& boot, const PathPiece& fr
   const double x = axis.clamped_x(boot.offset_ns(to.begin_ns));
   const double from_y = boot.row_y(*from_row) + kBarTop + kBarHeight / 2;
   const double to_y = boot.row_y(*to_row) + kBarTop + (down ? 0 : kBarHeight);
-  out << fmt::format(R"(<g class="arrow {}"><title>{}</title>)"
-                     "\n",
-                     wakeup ? "wakeup" : "fork", xml_escape(title));
+  const auto group = titled_group(wakeup ? "arrow wakeup" : "arrow fork", title);
+  out << group.open() << '\n';
   write_arrow(out, x, from_y, x, to_y, !wakeup);
-  out << "</g>\n";
+  out << group.close() << '\n';
 }
 
 // The critical path to listen: a band beneath each of its pieces, and an
@@ -550,10 +625,10 @@ void write_listen_path(std::ostream& out, const DrawnBoot& boot, const Axis& axi
     if (!row) continue;
     const double row_y = boot.row_y(*row);
     const double x = axis.clamped_x(boot.offset_ns(piece.begin_ns));
-    out << fmt::format(R"(<rect class="path" x="{:.2f}" y="{:.1f}" width="{:.2f}" height="{}" fill="{}"/>)"
-                       "\n",
-                       x, row_y + kBarTop + kBarHeight + 1, axis.clamped_x(boot.offset_ns(piece.end_ns)) - x,
-                       kPathBandHeight, kPathColour);
+    out << lane_bar("path", x, row_y + kBarTop + kBarHeight + 1, axis.clamped_x(boot.offset_ns(piece.end_ns)) - x,
+                    kPathBandHeight)
+               .attr("fill", kPathColour)
+        << '\n';
     if (i > 0 && pieces[i - 1].tid != piece.tid) write_handoff(out, boot, pieces[i - 1], piece, axis);
   }
 }
@@ -566,43 +641,45 @@ struct Columns {
 // Under the boot's label: what its path to listen would take with a CPU
 // always free, the figure to compare boots by on a noisy host; the path's
 // states in its title.
+// A label right-aligned on x, left of the plot.
+SvgElement label_text(double x, double y) {
+  return SvgElement("text").attr("x", x, 1).attr("y", y, 1).attr("text-anchor", "end");
+}
+
 void write_path_summary(std::ostream& out, const DrawnBoot& boot, const Columns& columns) {
   const auto& to_listen = boot.analysis.to_listen;
   const auto noise_free = boot.analysis.noise_free_listen();  // set only with to_listen
   if (!to_listen || !noise_free || boot.rows() < 2) return;
   const auto& path = *to_listen;
-  out << fmt::format(
-      R"(<g class="noise-free"><title>{}</title><text x="{:.1f}" y="{:.1f}" text-anchor="end" )"
-      R"(font-size="10" fill="#555555">{}</text></g>)"
-      "\n",
-      xml_escape(fmt::format("critical path to listen {}: {}; without its run-queue time {}",
-                             format_time(path.duration()), states_text(path.states()), format_time(*noise_free))),
-      columns.boot_label_right, boot.row_y(1) + kRowHeight / 2 + 4,
-      xml_escape(fmt::format("noise-free {}", format_time(*noise_free))));
+  const auto label = label_text(columns.boot_label_right, boot.row_y(1) + kRowHeight / 2 + 4)
+                         .attr("font-size", 10)
+                         .attr("fill", "#555555")
+                         .text(fmt::format("noise-free {}", format_time(*noise_free)));
+  const auto title = fmt::format("critical path to listen {}: {}; without its run-queue time {}",
+                                 format_time(path.duration()), states_text(path.states()), format_time(*noise_free));
+  out << titled_group("noise-free", title).child(label) << '\n';
 }
 
 void write_boot(std::ostream& out, const DrawnBoot& boot, const Axis& axis, const Columns& columns,
                 const PhaseNames& names) {
   const auto& record = *boot.record;
-  out << fmt::format(R"(<g class="boot" data-sequence="{}">)"
-                     "\n",
-                     record.sequence);
-  out << fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="end">{}</text>)"
-                     "\n",
-                     columns.boot_label_right, boot.top + kRowHeight / 2 + 4, xml_escape(boot_label(record)));
+  const auto group = SvgElement("g").attr("class", "boot").attr("data-sequence", record.sequence);
+  out << group.open() << '\n';
+  out << label_text(columns.boot_label_right, boot.top + kRowHeight / 2 + 4).text(boot_label(record)) << '\n';
   write_path_summary(out, boot, columns);
   for (std::size_t i = 0; i < boot.lanes.size(); ++i) {
     const auto& row = boot.lanes[i];
     const double row_y = boot.row_y(i);
-    out << fmt::format(R"(<g class="lane" data-lane="{}" data-tid="{}">)"
-                       "\n",
-                       lane_name(row.lane), row.tid);
-    out << fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="end" fill="#444444">{}</text>)"
-                       "\n",
-                       columns.lane_label_right, row_y + kRowHeight / 2 + 4, xml_escape(lane_label(row)));
+    const auto lane =
+        SvgElement("g").attr("class", "lane").attr("data-lane", lane_name(row.lane)).attr("data-tid", row.tid);
+    out << lane.open() << '\n';
+    out << label_text(columns.lane_label_right, row_y + kRowHeight / 2 + 4)
+               .attr("fill", "#444444")
+               .text(lane_label(row))
+        << '\n';
     for (const auto index : row.steps) write_step(out, boot, row, boot.analysis.steps[index], axis, row_y, names);
     write_clip_label(out, boot, row, axis, row_y, names);
-    out << "</g>\n";
+    out << lane.close() << '\n';
   }
   write_listen_path(out, boot, axis);
   if (record.execve_ns) {
@@ -613,7 +690,7 @@ void write_boot(std::ostream& out, const DrawnBoot& boot, const Axis& axis, cons
     write_marker(out, Marker::Listen, boot.offset_ns(*record.listen_ns), axis,
                  boot.row_y(boot.row_of(record.listen_tid).value_or(0)));
   }
-  out << "</g>\n";
+  out << group.close() << '\n';
 }
 
 std::vector<std::string> notes_of(const Selection& selection) {
@@ -631,9 +708,13 @@ std::vector<std::string> notes_of(const Selection& selection) {
 
 void write_notes(std::ostream& out, const std::vector<std::string>& notes, double top) {
   for (std::size_t i = 0; i < notes.size(); ++i) {
-    out << fmt::format(R"(<text class="note" x="{}" y="{:.1f}" fill="#555555">{}</text>)"
-                       "\n",
-                       kMargin, top + static_cast<double>(i + 1) * kNoteHeight - 4, xml_escape(notes[i]));
+    out << SvgElement("text")
+               .attr("class", "note")
+               .attr("x", kMargin)
+               .attr("y", top + static_cast<double>(i + 1) * kNoteHeight - 4, 1)
+               .attr("fill", "#555555")
+               .text(notes[i])
+        << '\n';
   }
 }
 
@@ -668,7 +749,8 @@ void write_timeline_svg(std::span<const BootRecord> boots, std::ostream& out, co
   const double width = std::ceil(axis.right_px() + kClipLabelWidth + kMargin);
   const double height = std::ceil(notes_top + static_cast<double>(notes.size()) * kNoteHeight + kMargin);
 
-  write_open(out, width, height);
+  const auto root = svg_root(width, height);
+  write_open(out, root);
   write_title(out, selection.boots.size(), axis);
   write_legend(out);
   write_boot_shading(out, selection.boots, axis);
@@ -677,7 +759,7 @@ void write_timeline_svg(std::span<const BootRecord> boots, std::ostream& out, co
   for (const auto& boot : selection.boots) write_boot(out, boot, axis, columns, names);
   write_tick_labels(out, axis, ticks, rows_bottom + 16);
   write_notes(out, notes, notes_top);
-  out << "</svg>\n";
+  out << root.close() << '\n';
 }
 
 }  // namespace hacoboot

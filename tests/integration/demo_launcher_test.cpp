@@ -40,8 +40,7 @@ bool has_key_starting(const Facts& facts, const std::string& prefix) {
 // The piece <what> consumed at least ms of the thread's CPU time, within its
 // wall-clock span. No upper bound: the CPU clock also charges the thread
 // with interrupts handled while it ran (kernels without IRQ time accounting)
-// and, on a VM, with time the hypervisor took from the vCPU (seen here: 36 ms
-// for a 20 ms burn).
+// and, on a VM, with time the hypervisor took from the vCPU.
 void expect_burned(const Facts& facts, const std::string& what, std::int64_t ms) {
   const auto cpu = fact(facts, what + "_cpu");
   EXPECT_GE(cpu, ms * kMs) << what << ": less CPU time than asked";

@@ -60,8 +60,9 @@ TEST_F(FaultConcurrencyTest, TwoInstancesEachCountExactlyTheirOwnBoots) {
 using LoadTest = FaultTest;
 
 // The size of the load run: 2000 boots, 100 in flight, unless
-// HACOBOOT_LOAD_BOOTS / HACOBOOT_LOAD_IN_FLIGHT say otherwise (the issue's
-// 10,000 x 200 takes minutes: run it by hand or in a nightly job).
+// HACOBOOT_LOAD_BOOTS / HACOBOOT_LOAD_IN_FLIGHT say otherwise (a larger
+// one, such as 10,000 x 200, is too long for every CI run: run it by hand or
+// in a nightly job).
 std::uint64_t load_setting(const char* variable, std::uint64_t fallback) {
   const char* value = std::getenv(variable);
   return value != nullptr && *value != '\0' ? std::stoull(value) : fallback;

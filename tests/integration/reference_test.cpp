@@ -23,7 +23,7 @@ namespace {
 
 // How far the two averages may be apart. Both tools read the clock at the
 // same USDT probe and syscall tracepoints, but each in its own program, one
-// after the other (measured on this 2-core VM: a few us, at most ~15 us).
+// after the other: microseconds apart, the tolerance a few times that.
 // The boots run SCHED_FIFO when allowed, so that other load on the machine
 // does not preempt a boot between the two tools' observation points.
 // A semantic difference is far beyond this: the launcher waits 5 ms after

@@ -25,9 +25,9 @@
 #include "capture/tracer.hpp"
 #include "fixture.hpp"
 #include "model/boot_analysis.hpp"
-#include "model/boot_tracker.hpp"
 #include "model/event.hpp"
 #include "model/path_breakdown.hpp"
+#include "pipeline/pipeline.hpp"
 #include "support/build_paths.hpp"
 #include "support/process.hpp"
 
@@ -41,33 +41,54 @@ constexpr std::uint64_t kNsPerMs = 1'000'000;
 // The least CPU time a step holding a burn of `burn_ns` (by the thread's own
 // clock) may read. A reading between switches knows its CPU's steal time only
 // up to the runqueue clock's last update, a tick ago at most: on a VM whose
-// host steals much, a step can read a few hundred microseconds off (-520 us of
-// 20 ms seen in CI). CpuOfABurnsStepAgreesWithTheLaunchersThreadClock bounds
+// host steals much, a step can miss up to a tick of steal time.
+// CpuOfABurnsStepAgreesWithTheLaunchersThreadClock bounds
 // that error at 5 %; the tests of where a burn falls allow the same.
 constexpr std::uint64_t most_of_burn(std::uint64_t burn_ns) {
   return burn_ns - burn_ns / 20;
 }
 
+// A ring-buffer record, its bytes as the Tracer handed them over.
+using Record = std::vector<std::byte>;
+
 // Runs argv (whose phase probe is in `program`) under a Tracer and returns
-// the events it decoded, all of them: the run's processes are gone by then.
-std::vector<Event> trace_run(const std::filesystem::path& program, const std::vector<std::string>& argv,
-                             const std::filesystem::path& output_dir, ProcessResult& result,
-                             std::uint64_t& accounted_threads_after) {
-  std::vector<Event> events;
+// the records it read, all of them: the run's processes are gone by then.
+std::vector<Record> trace_run(const std::filesystem::path& program, const std::vector<std::string>& argv,
+                              const std::filesystem::path& output_dir, ProcessResult& result,
+                              std::uint64_t& accounted_threads_after) {
+  std::vector<Record> records;
   Tracer tracer(Tracer::Config{.haconiwa_path = program.string(), .usdt_attach = UsdtAttach::Perf},
-                [&](std::span<const std::byte> record) {
-                  const auto event = decode_event(record);
-                  if (event) {
-                    events.push_back(*event);
-                  } else {
-                    ADD_FAILURE() << "undecodable record of " << record.size() << " bytes";
-                  }
-                });
+                [&](std::span<const std::byte> record) { records.emplace_back(record.begin(), record.end()); });
   result = run_process(argv, output_dir, 60s);
   tracer.poll(0ms);
   accounted_threads_after = tracer.accounted_threads();
   EXPECT_EQ(tracer.counters().unaccounted_threads, 0U);
+  return records;
+}
+
+// The events of the records, each of which must decode.
+std::vector<Event> decoded(const std::vector<Record>& records) {
+  std::vector<Event> events;
+  for (const auto& record : records) {
+    if (const auto event = decode_event(record)) {
+      events.push_back(*event);
+    } else {
+      ADD_FAILURE() << "undecodable record of " << record.size() << " bytes";
+    }
+  }
   return events;
+}
+
+// The boots of the records, through the tool's own pipeline (no cgroup
+// paths: the launcher runs in the test's cgroup).
+std::vector<BootRecord> boots_of(const std::vector<Record>& records, const std::string& command) {
+  std::vector<BootRecord> boots;
+  Pipeline pipeline({.command = command}, nullptr);
+  pipeline.on_boot_done([&boots](const BootRecord& boot) { boots.push_back(boot); });
+  for (const auto& record : records) pipeline.on_record(record);
+  pipeline.finish();
+  EXPECT_EQ(pipeline.undecodable(), 0U);
+  return boots;
 }
 
 struct Sample {
@@ -203,12 +224,9 @@ struct WorkloadRun {
   std::uint64_t burn_cpu_ns = 0;
 };
 
-// The launch the events describe, reassembled as the tool does.
-BootRecord reassemble(const std::vector<Event>& events, const std::string& command) {
-  std::vector<BootRecord> boots;
-  BootTracker tracker({.command = command}, [&boots](const BootRecord& boot) { boots.push_back(boot); });
-  for (const auto& event : events) tracker.on_event(event);
-  tracker.finish_all();
+// The launch the records describe, reassembled as the tool does.
+BootRecord reassemble(const std::vector<Record>& records, const std::string& command) {
+  const auto boots = boots_of(records, command);
   EXPECT_EQ(boots.size(), 1U) << "one launch traced";
   return boots.empty() ? BootRecord{} : boots.front();
 }
@@ -242,16 +260,16 @@ void expect_listen_path_covered(const BootRecord& boot, const BootAnalysis& anal
 
 class SchedStatesTest : public IntegrationTest {
  protected:
-  std::vector<Event> trace(const std::filesystem::path& program, const std::vector<std::string>& argv,
-                           std::string* out = nullptr) {
+  std::vector<Record> trace(const std::filesystem::path& program, const std::vector<std::string>& argv,
+                            std::string* out = nullptr) {
     ProcessResult result;
     std::uint64_t accounted_after = 0;
-    auto events = trace_run(program, argv, dir(), result, accounted_after);
+    auto records = trace_run(program, argv, dir(), result, accounted_after);
     EXPECT_TRUE(result.status.exited && result.status.code == 0) << result.status.describe() << result.err;
     // Every thread accounted has exited: the scheduler hooks are back to one load.
     EXPECT_EQ(accounted_after, 0U);
     if (out != nullptr) *out = result.out;
-    return events;
+    return records;
   }
 
   // The launcher with `args` runs boots of the demo app (listening ends a
@@ -264,13 +282,10 @@ class SchedStatesTest : public IntegrationTest {
     argv.insert(argv.end(), {launcher().string(), "--no-namespaces", "--truth", truth_path.string()});
     argv.insert(argv.end(), args.begin(), args.end());
     argv.insert(argv.end(), {"--", app().string(), "--hold-ms", "0"});
-    const auto events = trace(launcher(), argv);
-    expect_totals_add_up(events);
+    const auto traced = trace(launcher(), argv);
+    expect_totals_add_up(decoded(traced));
 
-    std::vector<BootRecord> records;
-    BootTracker tracker({}, [&](const BootRecord& record) { records.push_back(record); });
-    for (const auto& e : events) tracker.on_event(e);
-    tracker.finish_all();
+    const auto records = boots_of(traced, "");
     std::vector<LauncherBoot> boots;
     for (const auto& launch : parse_truth_launches(read_file(truth_path))) {
       const auto record = std::find_if(records.begin(), records.end(),
@@ -309,7 +324,7 @@ class SchedStatesTest : public IntegrationTest {
   WorkloadRun trace_workload() {
     WorkloadRun run;
     std::string out;
-    run.events = trace(test::sched_workload(), {test::sched_workload().string(), "20"}, &out);
+    run.events = decoded(trace(test::sched_workload(), {test::sched_workload().string(), "20"}, &out));
     std::istringstream fields(out);
     std::string hpid_key;
     std::string burn_key;
@@ -541,9 +556,9 @@ TEST_F(SchedStatesTest, ContainerClosingTheDonePipeWakesTheSupervisor) {
 // has burnt 20 ms of CPU in its setup: its END_SETUP lasts that long, and
 // none of it is on the path to listen.
 TEST_F(SchedStatesTest, WithTheDonePipeTheSupervisorsEndSetupIsOffThePathToListen) {
-  const auto events =
+  const auto records =
       trace(launcher(), {launcher().string(), "--no-namespaces", "--burn", "13:20", "--", app().string()});
-  const BootRecord boot = reassemble(events, app().string());
+  const BootRecord boot = reassemble(records, app().string());
   const BootAnalysis analysis = analyse_boot(boot);
   expect_listen_path_covered(boot, analysis);
 
@@ -562,9 +577,9 @@ TEST_F(SchedStatesTest, WithTheDonePipeTheSupervisorsEndSetupIsOffThePathToListe
 // mapping work (a 10 ms burn): the path to listen runs through the
 // supervisor after the container started, inside its END_SETUP.
 TEST_F(SchedStatesTest, WithTheUidMapHandshakeThePathToListenCrossesIntoTheSupervisor) {
-  const auto events = trace(launcher(), {launcher().string(), "--no-namespaces", "--uid-map-handshake", "--burn",
-                                         "uid-map:10", "--", app().string()});
-  const BootRecord boot = reassemble(events, app().string());
+  const auto records = trace(launcher(), {launcher().string(), "--no-namespaces", "--uid-map-handshake", "--burn",
+                                          "uid-map:10", "--", app().string()});
+  const BootRecord boot = reassemble(records, app().string());
   const BootAnalysis analysis = analyse_boot(boot);
   expect_listen_path_covered(boot, analysis);
 

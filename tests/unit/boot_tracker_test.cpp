@@ -464,8 +464,8 @@ TEST(BootTracker, MaxLiveBootsEvictsTheOldest) {
 
 // A process firing the probe with a new hpid each time: once the live boots
 // reach the cap, every event evicts the oldest one. Scanning every live boot
-// for it made these 200,000 events take 130 s of CPU time; found in
-// O(log n), the oldest costs them ~0.1 s. The bound sits far from both, for
+// for it makes the flood quadratic in the cap; found in O(log n), the oldest
+// costs it a small part of the bound, which sits far from both, for
 // sanitizer builds and a busy host.
 TEST(BootTracker, AFloodOfUnknownHpidsEvictsTheOldestBootsQuickly) {
   constexpr std::uint32_t kFlood = 200'000;

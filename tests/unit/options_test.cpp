@@ -128,9 +128,9 @@ TEST(Options, FormatValuesIgnoreCase) {
 // be written is refused, not warned about.
 TEST(Options, CheckAndBtf) {
   const auto cl = parse("--check", "--btf", "/boot/vmlinux.btf");
-  EXPECT_TRUE(cl.options.check);
+  EXPECT_EQ(cl.options.subcommand, Command::Check);
   EXPECT_EQ(cl.options.btf, "/boot/vmlinux.btf");
-  EXPECT_FALSE(parse().options.check);
+  EXPECT_EQ(parse().options.subcommand, Command::Trace);
   EXPECT_TRUE(parse().options.btf.empty());
   EXPECT_THROW(parse("--btf", ""), UsageError);
   EXPECT_THROW(parse("--check", "--list"), UsageError);
@@ -269,7 +269,34 @@ TEST(Options, CompareTakesTwoSummariesAndTheGateOptions) {
   EXPECT_EQ(refusal("compare", "a.json", ""), "NEW: empty value");
   EXPECT_NE(refusal("compare", "a.json").find("NEW is required"), std::string::npos);
   EXPECT_EQ(refusal("-q", "compare", "a.json", "b.json"), "compare: --quiet is not an option of compare");
-  EXPECT_TRUE(parse("/bin/app").options.compared.empty()) << "a traced run";
+  EXPECT_EQ(o.subcommand, Command::Compare);
+  EXPECT_EQ(parse("/bin/app").options.subcommand, Command::Trace) << "a traced run";
+}
+
+// The first word is the command; trace when there is none. The tool's
+// options go before or after trace, list and check alike, and --list and
+// --check, their older spellings, still work.
+TEST(Options, CommandsTakeTheToolsOptionsBeforeOrAfterTheirWord) {
+  const auto traced = parse("-f", "json", "trace", "-n", "3", "/bin/app").options;
+  EXPECT_EQ(traced.subcommand, Command::Trace);
+  EXPECT_EQ(traced.format, ReportFormat::Json);
+  EXPECT_EQ(traced.count, 3U);
+  EXPECT_EQ(traced.command, "/bin/app");
+  const auto unnamed = parse("-f", "json", "-n", "3", "/bin/app").options;
+  EXPECT_EQ(unnamed.subcommand, Command::Trace);
+  EXPECT_EQ(unnamed.command, "/bin/app");
+
+  const auto listed = parse("list", "-p", "4242").options;
+  EXPECT_EQ(listed.subcommand, Command::List);
+  EXPECT_EQ(listed.pid, 4242U);
+  EXPECT_EQ(parse("--haconiwa", "/opt/h", "list").options.haconiwa, "/opt/h");
+  const auto checked = parse("check", "--btf", "/boot/vmlinux.btf").options;
+  EXPECT_EQ(checked.subcommand, Command::Check);
+  EXPECT_EQ(checked.btf, "/boot/vmlinux.btf");
+
+  EXPECT_THROW(parse("list", "--check"), UsageError);
+  EXPECT_THROW(parse("trace", "--list"), UsageError);
+  EXPECT_THROW(parse("list", "--max-regression", "x"), UsageError) << "the tool's options checked as ever";
 }
 
 // `record -o FILE`: the trace options, given before or after it, COMMAND
@@ -277,7 +304,7 @@ TEST(Options, CompareTakesTwoSummariesAndTheGateOptions) {
 TEST(Options, RecordTakesTheTraceOptionsAndNoOtherOutput) {
   const auto o = parse("-q", "record", "-o", "run.hbrec", "-n", "3", "--from", "START_FORK", "/bin/app").options;
   EXPECT_EQ(o.record, "run.hbrec");
-  EXPECT_TRUE(o.record_only);
+  EXPECT_EQ(o.subcommand, Command::Record);
   EXPECT_EQ(o.count, 3U);
   EXPECT_EQ(o.start_phase, 2);
   EXPECT_EQ(o.command, "/bin/app");
@@ -288,7 +315,7 @@ TEST(Options, RecordTakesTheTraceOptionsAndNoOtherOutput) {
   EXPECT_NE(refusal("record", "/bin/app").find("--output is required"), std::string::npos);
   const auto traced = parse("--record", "run.hbrec", "-o", "summary.txt", "/bin/app").options;
   EXPECT_EQ(traced.record, "run.hbrec");
-  EXPECT_FALSE(traced.record_only) << "a traced run's --record comes beside its outputs";
+  EXPECT_EQ(traced.subcommand, Command::Trace) << "a traced run's --record comes beside its outputs";
   EXPECT_NE(refusal("--record", "-", "/bin/app").find("standard output carries the summary"), std::string::npos);
   EXPECT_EQ(parse("--record", "-", "-o", "s.txt", "/bin/app").options.record, "-");
   EXPECT_EQ(parse("record", "-o", "-", "/bin/app").options.record, "-") << "record writes nothing else there";
@@ -398,7 +425,7 @@ TEST(Options, ExporterOptions) {
 TEST(Options, PidAndList) {
   const auto o = parse("-p", "4242", "--list").options;
   EXPECT_EQ(o.pid, 4242U);
-  EXPECT_TRUE(o.list);
+  EXPECT_EQ(o.subcommand, Command::List);
   EXPECT_THROW(parse("-p", "0"), UsageError);
   EXPECT_THROW(parse("--pid", "-5"), UsageError);
   EXPECT_THROW(parse("--pid", "x"), UsageError);

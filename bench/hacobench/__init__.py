@@ -1,0 +1,1 @@
+"""The benchmarks of scripts/bench.sh: a module per measurement, run by main."""

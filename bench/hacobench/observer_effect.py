@@ -1,0 +1,144 @@
+"""10. The observer effect: how much later a traced boot listens."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+from .accuracy import read_truth, truth_bracket
+from .context import Context, OURS, PREV, REF, order
+from .running import end_run, run, start_ours, start_reference
+from .table import Results, Row
+
+
+STOPPED = "reader stopped"  # hacoboot-sampler with its process stopped (SIGSTOP) once live
+
+
+def times_to_listen_ms(truth_path: Path) -> list[float]:
+    """Per boot, the launcher's own start -> listen time (bracket mids)."""
+    return [sum(b) / 2e6 for t in read_truth(truth_path).values() if (b := truth_bracket(t, "listen"))]
+
+
+def boots_under(ctx: Context, condition: str, name: str, results: Results) -> float:
+    """`launcher -n BOOTS --truth` under one condition; the median of its
+    boots' times to listen (ms), which a stray slow boot on a shared host
+    does not move. The tool's own summary must show every boot listening:
+    stopped, its reader drains the ring buffer once continued."""
+    boots = ctx.sizes.observer_boots
+    truth_path = ctx.file(f"{name}.truth")
+    summary = ctx.file(f"{name}.json")
+    p = None
+    if condition in (OURS, STOPPED, PREV):
+        p = start_ours(ctx, name, ["--haconiwa", ctx.launcher, "-f", "json", "-o", str(summary), ctx.app],
+                       PREV if condition == PREV else OURS)
+    elif condition == REF:
+        p = start_reference(ctx, name)
+    try:
+        if condition == STOPPED:
+            os.kill(p.pid, signal.SIGSTOP)
+        run(ctx, [ctx.launcher, "-n", str(boots), "--truth", str(truth_path), "--", ctx.app], timeout=600)
+        if condition == STOPPED:
+            os.kill(p.pid, signal.SIGCONT)
+        if p:
+            time.sleep(0.1)  # the last events reach the reader
+            end_run(p, results, f"10: {condition}, {name}")
+    finally:
+        if p:
+            p.kill()
+    if condition in (OURS, STOPPED) and (seen := json.loads(summary.read_text())["boots"]["listen"]) != boots:
+        results.notes.append(f"10: {condition}, {name}: the tool saw {seen} of {boots} boots listen")
+    return statistics.median(times_to_listen_ms(truth_path))
+
+
+def bpf_program_stats() -> dict[int, tuple[str, int, int]]:
+    """Every BPF program on the host: id -> (name, run_cnt, run_time_ns)."""
+    return {p["id"]: (p.get("name", "?"), p.get("run_cnt", 0), p.get("run_time_ns", 0))
+            for p in json.loads(subprocess.run(["bpftool", "prog", "show", "-j"], stdout=subprocess.PIPE,
+                                               check=True, text=True).stdout)}
+
+
+def kernel_side_per_boot(ctx: Context, tool: str, results: Results) -> dict[str, float]:
+    """Run time of the tracer's BPF programs (those it loaded) over one run
+    of the boots, per boot (us), by program name, with kernel.bpf_stats_enabled
+    on for that run only. Whatever fires them counts: the boots, and the host's
+    other work while boots are in flight."""
+    boots = ctx.sizes.observer_boots
+    before_start = set(bpf_program_stats())
+    name = f"observer-stats-{tool[:8]}"
+    p = start_reference(ctx, name) if tool == REF else start_ours(ctx, name, ["--haconiwa", ctx.launcher, "-o",
+                                                                             "/dev/null", ctx.app], tool)
+    stats_switch = Path("/proc/sys/kernel/bpf_stats_enabled")
+    was = stats_switch.read_text()
+    try:
+        stats_switch.write_text("1")
+        try:
+            before = bpf_program_stats()
+            run(ctx, [ctx.launcher, "-n", str(boots), "--", ctx.app], timeout=600)
+            after = bpf_program_stats()
+        finally:
+            stats_switch.write_text(was)
+        end_run(p, results, f"10d: {tool}")
+    finally:
+        p.kill()
+    per_program: dict[str, float] = {}
+    for pid, (prog, _, ns) in after.items():
+        if pid not in before_start and pid in before:
+            per_program[prog] = per_program.get(prog, 0) + (ns - before[pid][2]) / boots / 1e3
+    return per_program
+
+
+def measure_observer_effect(ctx: Context, results: Results) -> None:
+    """How much later a traced boot reaches listen than an untraced one, by
+    the demo launcher's own clock (its --truth file): sequential boots of the
+    demo app, untraced and under each tracer in turn, in alternating order.
+    Per run the median boot; per repetition each tracer's difference to the
+    untraced run of that repetition. Where the tool's cost comes from: the
+    same boots with its process stopped (SIGSTOP) once live, so that only its
+    kernel side runs (the BPF programs in the booting processes and the
+    scheduler hooks) and its reader takes no CPU from the boot; and the
+    previous revision's build, if given, with no scheduler hooks."""
+    conditions = ["untraced", OURS, STOPPED] + ([PREV] if ctx.previous else []) + ([REF] if ctx.bpftrace else [])
+    added: dict[str, list[float]] = {c: [] for c in conditions if c != "untraced"}
+    percent: dict[str, list[float]] = {c: [] for c in added}
+    untraced: list[float] = []
+    for rep in range(ctx.sizes.observer_reps):
+        per_condition = {c: boots_under(ctx, c, f"observer-{c.replace(' ', '-')[:8]}-{rep}", results)
+                         for c in order(rep, conditions)}
+        untraced.append(per_condition["untraced"])
+        for c in added:
+            added[c].append((per_condition[c] - per_condition["untraced"]) * 1e3)
+            percent[c].append((per_condition[c] / per_condition["untraced"] - 1) * 100)
+    boots = ctx.sizes.observer_boots
+    base = f"untraced {statistics.median(untraced):.2f} ms"
+    row = results.add(Row(f"10. observer effect: later listen per boot, {boots} boots [{base}]", "us", ours=added[OURS],
+                          ref=added.get(REF, []), prev=added.get(PREV, []), ratio=False, goal="<= bpftrace",
+                          decimals=0))
+    share = results.add(Row("10b. observer effect in % of the untraced time to listen", "%", ours=percent[OURS],
+                            ref=percent.get(REF, []), prev=percent.get(PREV, []), ratio=False,
+                            goal="< 1 % and <= bpftrace", decimals=2))
+    results.add(Row("10c. the same, tool's reader stopped: its kernel side alone", "us", ours=added[STOPPED],
+                    ref_text="n/a", ratio=False, decimals=0))
+    if added.get(REF):
+        row.met = statistics.median(added[OURS]) <= statistics.median(added[REF])
+    share.met = statistics.median(percent[OURS]) < 1 and row.met is not False
+    if not shutil.which("bpftool") or not Path("/proc/sys/kernel/bpf_stats_enabled").exists():
+        results.notes.append("10d: no bpftool or no kernel.bpf_stats_enabled: no per-program figures")
+        return
+    kernel = {tool: [] for tool in ctx.tracers()}
+    for rep in range(ctx.sizes.session_reps):
+        for tool in order(rep, ctx.tracers()):
+            programs = kernel_side_per_boot(ctx, tool, results)
+            kernel[tool].append(sum(programs.values()))
+            top = sorted(programs.items(), key=lambda item: -item[1])
+            results.notes.append(f"10d: {tool}, run {rep}, us per boot by program: "
+                                 + ", ".join(f"{prog} {us:.1f}" for prog, us in top if us >= 0.05))
+    results.add(Row("10d. its BPF programs' run time per boot (kernel.bpf_stats_enabled)", "us", ours=kernel[OURS],
+                    ref=kernel.get(REF, []), prev=kernel.get(PREV, []), decimals=1))
+    results.notes.append(f"10: times to listen untraced, per repetition: "
+                         f"{', '.join(f'{t:.2f}' for t in untraced)} ms")

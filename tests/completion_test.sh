@@ -54,6 +54,10 @@ run_cases() {
     expect "noise-free wall" --gate-on ""
     expect "--alpha" --al
     expect "compare" comp
+    expect "record report" re
+    expect "record" reco
+    expect "--events --events-format" report run.hbrec --ev
+    expect "--record" --rec
     expect "check" che
     expect "list" lis
     expect "trace" trac

@@ -6,6 +6,13 @@
 #ifndef HACOBOOT_CONTRACT_H
 #define HACOBOOT_CONTRACT_H
 
+/*
+ * The version of the record layout below (struct hacoboot_event, its kinds
+ * and flags): a recording states it, and a build refuses a recording of a
+ * newer layout. Bump it with every change of what a record's bytes mean.
+ */
+#define HACOBOOT_RECORD_LAYOUT_VERSION 1
+
 /* Phase that starts a launch: the supervisor passes it under its own pid. */
 #define HACOBOOT_PHASE_START_SV 1
 

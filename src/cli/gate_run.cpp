@@ -80,12 +80,15 @@ int unjudged_on_failure(const Options& options, std::ostream& diagnostics, const
   }
 }
 
+std::vector<NamedOutput> gate_outputs(const Options& options) {
+  return {{.option = "--gate-junit", .path = options.gate_junit},
+          {.option = "--gate-markdown", .path = options.gate_markdown},
+          {.option = "--gate-json", .path = options.gate_json}};
+}
+
 int compare_summaries(const Options& options, std::ostream& out) {
-  check_output_paths(
-      {{.option = "--gate-junit", .path = options.gate_junit},
-       {.option = "--gate-markdown", .path = options.gate_markdown},
-       {.option = "--gate-json", .path = options.gate_json}},
-      {{.option = "compare BASE", .path = options.baseline}, {.option = "compare NEW", .path = options.compared}});
+  check_output_paths(gate_outputs(options), {{.option = "compare BASE", .path = options.baseline},
+                                             {.option = "compare NEW", .path = options.compared}});
   return unjudged_on_failure(options, std::cerr, [&] {
     const auto baseline = load_summary(options.baseline, "compare");
     const auto now = load_summary(options.compared, "compare");

@@ -4,8 +4,10 @@
 #include <iosfwd>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "cli/options.hpp"
+#include "cli/output_paths.hpp"
 #include "gate/regression_gate.hpp"
 
 namespace hacoboot {
@@ -37,6 +39,10 @@ void write_unjudged(const Options& options, std::string_view why);
 int unjudged_on_failure(const Options& options, std::ostream& diagnostics, const std::function<int()>& run);
 
 // `compare BASE NEW`: the report on `out`; returns the exit status.
+// The gate's files (--gate-junit, --gate-markdown, --gate-json), for
+// check_output_paths beside the run's other outputs.
+std::vector<NamedOutput> gate_outputs(const Options& options);
+
 int compare_summaries(const Options& options, std::ostream& out);
 
 }  // namespace hacoboot

@@ -56,6 +56,13 @@ EXIT STATUS:
   few boots to tell --max-regression from noise).
 )";
 
+constexpr const char* kRecordDescription =
+    "Trace boots as `trace` does, into the recording -o FILE, its one output (docs/recording.md)";
+constexpr const char* kReportDescription =
+    "Make a recorded run's outputs (summary, rows, pictures, the gate's verdict) from its recording\n"
+    "FILE, with the options of the run's outputs and gate: no root, no BPF. The start phase,\n"
+    "COMMAND, warm-up and phase names are the recorded run's.";
+
 // The commands that take the tool's options: one line each under --help.
 constexpr const char* kTraceDescription = "Trace boots and report them: the default, with the options above";
 constexpr const char* kListDescription = "Print the haconiwa binary's USDT probes and exit (also --list)";
@@ -174,6 +181,18 @@ struct GateArguments {
   std::string json;
 };
 
+// `record -o FILE [trace options]`.
+struct RecordArguments {
+  CLI::App* command = nullptr;
+  std::string output;
+};
+
+// `report FILE [output and gate options]`.
+struct ReportArguments {
+  CLI::App* command = nullptr;
+  std::string recording;
+};
+
 // The commands that take the tool's own options (trace, list, check): parsed
 // as the tool's, the options given before or after the command word.
 struct CommandArguments {
@@ -209,6 +228,8 @@ struct Arguments {
   GateArguments gate;
   CommandArguments commands;
   CompareArguments compare;
+  RecordArguments record;
+  ReportArguments report;
   std::string ring_buffer_size;
   std::string syscall_hooks;
   std::string usdt_attach;
@@ -282,6 +303,13 @@ void add_outputs(CLI::App& app, Arguments& args) {
   group.value("--trace-out", opt.trace_out, "FILE", "Chrome Trace Event JSON (Perfetto UI) to FILE");
 }
 
+// A traced run's own output: not one `report` makes.
+void add_recording(CLI::App& app, Arguments& args) {
+  OptionGroup(app, "Outputs")
+      .value("--record", args.options.record, "FILE",
+             "Also record what the kernel side emitted to FILE, for `report FILE` (docs/recording.md)");
+}
+
 void add_exporter(CLI::App& app, Arguments& args) {
   const OptionGroup group(app, "Exporter");
   group.value("--serve", args.serve, "ADDR:PORT",
@@ -332,6 +360,23 @@ void add_compare(CLI::App& app, CompareArguments& args) {
   add_gate_options(OptionGroup(*args.command, "Regression gate"), args.gate);
 }
 
+// `hacoboot-sampler record -o FILE [trace options]`: the trace options are
+// the tool's own, given before or after `record`.
+void add_record(CLI::App& app, RecordArguments& args) {
+  args.command = app.add_subcommand("record", kRecordDescription);
+  args.command->add_option("-o,--output", args.output, "The recording's file ('-': standard output)")->required();
+  args.command->fallthrough();
+}
+
+// `hacoboot-sampler report FILE [output and gate options]`: the same options
+// as a traced run's outputs and gate, stored in the same arguments.
+void add_report(CLI::App& app, Arguments& args) {
+  args.report.command = app.add_subcommand("report", kReportDescription);
+  args.report.command->add_option("FILE", args.report.recording, "The recording")->required();
+  add_outputs(*args.report.command, args);
+  add_regression_gate(*args.report.command, args);
+}
+
 // The kernel side's knobs and the diagnostics.
 void add_kernel_side(CLI::App& app, Arguments& args) {
   auto& opt = args.options;
@@ -371,10 +416,12 @@ std::optional<std::string> parse_arguments(CLI::App& app, int argc, const char* 
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
-    // `compare --help`: its own options; the other commands take the tool's,
-    // which app.help() would leave out once a command is selected.
+    // `compare --help`, `report --help`: their own options; the other commands
+    // take the tool's, which app.help() would leave out once a command is selected.
     const auto called = app.get_subcommands();
-    if (!called.empty() && called.front()->get_name() == "compare") return called.front()->help();
+    if (!called.empty() && (called.front()->get_name() == "compare" || called.front()->get_name() == "report")) {
+      return called.front()->help();
+    }
     return app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
   } catch (const CLI::CallForVersion& version) {
     return std::string(version.what()) + "\n";
@@ -508,6 +555,37 @@ CommandLine validated_compare(const CLI::App& app, const CompareArguments& args)
   return result;
 }
 
+// `record`: the tool's trace options, the recording as the one output.
+void check_record(const CLI::App& app, const RecordArguments& args, CommandLine& result) {
+  for (const auto* option : app.get_options()) {
+    const auto& group = option->get_group();
+    if (option->count() > 0 && option->get_name() == "--record") {
+      throw UsageError("record: --record is for a traced run; record writes its recording to -o FILE");
+    }
+    if (option->count() > 0 && (group == "Outputs" || group == "Regression gate")) {
+      throw UsageError("record: " + option->get_name() +
+                       " is an output of a traced run or of `report`, not of record (the recording is its one output)");
+    }
+  }
+  if (result.options.subcommand != Command::Trace) throw UsageError("record: list and check record nothing");
+  result.options.record = args.output;
+  result.options.subcommand = Command::Record;
+}
+
+// `report` takes its recording, the outputs' and the gate's options, nothing else.
+CommandLine validated_report(const CLI::App& app, const Arguments& args) {
+  for (const auto* option : app.get_options()) {
+    if (option->count() > 0) throw UsageError("report: " + option->get_name() + " is not an option of report");
+  }
+  const auto& report = *args.report.command;
+  CommandLine result{.options = args.options, .exit_message = std::nullopt, .warnings = {}};
+  result.options.replayed = args.report.recording;
+  result.options.subcommand = Command::Report;
+  check_outputs(report, args, result.options);
+  check_regression_gate(report, args, result);
+  return result;
+}
+
 void check_kernel_side(const CLI::App& app, const Arguments& args, Options& opt) {
   if (given(app, "--ringbuf-size")) {
     constexpr std::uint64_t kMaxRingBuffer = std::uint64_t{1} << 30;
@@ -567,6 +645,12 @@ CommandLine validated(const CLI::App& app, const Arguments& args) {
   check_kernel_side(app, args, result.options);
   result.options.subcommand = chosen_command(args.commands);
   check_command(result);
+  if (args.record.command->parsed()) {
+    check_record(app, args.record, result);
+  } else if (result.options.record == "-" && (result.options.output.empty() || result.options.output == "-")) {
+    // The recording's bytes and the summary's text would interleave.
+    throw UsageError("--record -: standard output carries the summary; write the summary elsewhere with -o FILE");
+  }
   return result;
 }
 
@@ -585,13 +669,17 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   add_exporter(app, args);
   add_regression_gate(app, args);
   add_kernel_side(app, args);
+  add_recording(app, args);
   add_commands(app, args.commands);
   add_compare(app, args.compare);
+  add_record(app, args.record);
+  add_report(app, args);
   app.require_subcommand(0, 1);
   if (auto exit_message = parse_arguments(app, argc, argv)) {
     return {.options = {}, .exit_message = std::move(exit_message), .warnings = {}};
   }
   if (args.compare.command->parsed()) return validated_compare(app, args.compare);
+  if (args.report.command->parsed()) return validated_report(app, args);
   return validated(app, args);
 }
 

@@ -24,6 +24,8 @@ enum class Command : std::uint8_t {
   List,     // print the haconiwa binary's USDT probes (also --list)
   Check,    // say whether this host can trace (also --check)
   Compare,  // judge one saved summary against another
+  Record,   // trace boots into a recording, its one output
+  Report,   // a recorded run's outputs, from its recording
 };
 
 enum class EventsFormat : std::uint8_t { Tsv, Jsonl };
@@ -53,6 +55,8 @@ struct Options {
   EventsFormat events_format = EventsFormat::Tsv;
   std::string timeline;   // SVG waterfall
   std::string trace_out;  // Chrome Trace Event JSON
+  std::string record;     // the run's recording (--record, `record -o`); empty: none
+  std::string replayed;   // `report FILE`: the outputs from this recording, no tracing
   // Exporter: Prometheus metrics over HTTP and/or in a node_exporter textfile
   std::optional<ListenAddress> serve;
   std::string textfile;

@@ -37,9 +37,13 @@
 #include "exporter/metrics_export.hpp"
 #include "model/summary.hpp"
 #include "pipeline/pipeline.hpp"
+#include "recording/recording_reader.hpp"
+#include "recording/recording_writer.hpp"
+#include "recording/replay.hpp"
 #include "report/chrome_trace.hpp"
 #include "report/report.hpp"
 #include "report/timeline_svg.hpp"
+#include "util/boot_id.hpp"
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
 #include "util/text.hpp"
@@ -65,6 +69,7 @@ void tell(std::ostream& diagnostics, const std::optional<std::string>& what) {
   if (what) diagnostics << "hacoboot-sampler: " << printable(*what, kUncut) << '\n' << std::flush;
 }
 
+// Options' run settings, those of the recording for `report`.
 PipelineConfig pipeline_config(const Options& options) {
   return {.start_phase = options.start_phase,
           .command = options.command,
@@ -90,6 +95,40 @@ KernelCounters kernel_counters(const TracerCounters& counters) {
           .untracked_phases = counters.untracked_phases,
           .repaired_switch_ins = counters.repaired_switch_ins};
 }
+
+// The recording of a live run (--record, `record`): the records as they
+// come, the cgroup paths resolved live, the kernel's counts at the end.
+class LiveRecording {
+ public:
+  // Creates the file: once every check passed and the probes are attached.
+  void open(const Options& options) {
+    if (options.record.empty()) return;
+    writer_.emplace(options.record, RecordingHeader{.tool_version = tool_version(),
+                                                    .layout = HACOBOOT_RECORD_LAYOUT_VERSION,
+                                                    .boot_id = current_boot_id().value_or(""),
+                                                    .start_phase = options.start_phase,
+                                                    .command = options.command,
+                                                    .warmup = options.warmup,
+                                                    .phase_names = options.phase_names});
+  }
+  void record(std::span<const std::byte> bytes) {
+    if (writer_) writer_->record(bytes);
+  }
+  std::string resolved(std::uint64_t cgroup_id, std::string path) {
+    if (writer_) writer_->cgroup_path(cgroup_id, path);
+    return path;
+  }
+  // After each read of the ring buffer: a run killed outright leaves whole frames.
+  void flush() {
+    if (writer_) writer_->flush();
+  }
+  void finish(const KernelCounters& counters, std::uint64_t tracked_at_exit) {
+    if (writer_) writer_->finish({.counters = counters, .tracked_at_exit = tracked_at_exit});
+  }
+
+ private:
+  std::optional<RecordingWriter> writer_;
+};
 
 // What watches the pipeline while tracing live: the progress line on the
 // terminal and the metrics (--serve, --textfile), both fed after each poll
@@ -159,18 +198,18 @@ Tracer::Config tracer_config(const Options& options, const HaconiwaFile& haconiw
 // Every file the run writes, checked before any is created, against every
 // file it reads (see check_output_paths).
 void check_outputs(const Options& options, const std::string& haconiwa) {
-  check_output_paths({{.option = "-o", .path = options.output},
-                      {.option = "--events", .path = options.events},
-                      {.option = "--timeline", .path = options.timeline},
-                      {.option = "--trace-out", .path = options.trace_out},
-                      {.option = "--textfile", .path = options.textfile, .regular_file_only = true},
-                      {.option = "--gate-junit", .path = options.gate_junit},
-                      {.option = "--gate-markdown", .path = options.gate_markdown},
-                      {.option = "--gate-json", .path = options.gate_json}},
-                     {{.option = "--baseline", .path = options.baseline},
-                      {.option = "--haconiwa", .path = haconiwa},
-                      {.option = "--btf", .path = options.btf},
-                      {.option = "--phase-names", .path = options.phase_names_file}});
+  std::vector<NamedOutput> outputs{
+      {.option = "-o", .path = options.output},
+      {.option = "--events", .path = options.events},
+      {.option = "--timeline", .path = options.timeline},
+      {.option = "--trace-out", .path = options.trace_out},
+      {.option = "--textfile", .path = options.textfile, .regular_file_only = true},
+      {.option = options.subcommand == Command::Record ? "record -o" : "--record", .path = options.record}};
+  for (auto& gate_file : gate_outputs(options)) outputs.push_back(std::move(gate_file));
+  check_output_paths(outputs, {{.option = "--baseline", .path = options.baseline},
+                               {.option = "--haconiwa", .path = haconiwa},
+                               {.option = "--btf", .path = options.btf},
+                               {.option = "--phase-names", .path = options.phase_names_file}});
 }
 
 // What the run needs, checked before anything is loaded and before any file
@@ -249,8 +288,9 @@ void wait_for_records(Tracer& tracer, const HaconiwaUpgrades* upgrades, std::chr
 // Polls the ring buffer until a stop signal, the end of the --run command,
 // -n N settled boots or the --duration; follows the haconiwa binary's
 // upgrades meanwhile.
-StopReason run_event_loop(Tracer& tracer, Pipeline& pipeline, LiveView& view, const Options& options,
-                          ChildProcess* child, HaconiwaUpgrades* upgrades, std::ostream& diagnostics) {
+StopReason run_event_loop(Tracer& tracer, Pipeline& pipeline, LiveView& view, LiveRecording& recording,
+                          const Options& options, ChildProcess* child, HaconiwaUpgrades* upgrades,
+                          std::ostream& diagnostics) {
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
   auto next_expiry = started + kExpiryInterval;
@@ -263,6 +303,7 @@ StopReason run_event_loop(Tracer& tracer, Pipeline& pipeline, LiveView& view, co
     wait_for_records(tracer, upgrades, wait);
     const bool expire = Clock::now() >= next_expiry;
     view.after_poll(tracer.counters(), expire);
+    recording.flush();
     if (expire) next_expiry = Clock::now() + kExpiryInterval;
     if (upgrades) {
       upgrades->check(tracer, Clock::now());
@@ -299,9 +340,11 @@ void warn_of_missed_events(const KernelCounters& counters, std::uint64_t undecod
 }
 
 void write_reports(const Options& options, BootSinks& sinks, const RunFacts& facts, std::ostream& diagnostics) {
-  write_output(options.output, [&](std::ostream& out) {
-    make_report_writer(options.format, options.histograms)->write(sinks.summary(), facts, out);
-  });
+  if (options.subcommand != Command::Record) {
+    write_output(options.output, [&](std::ostream& out) {
+      make_report_writer(options.format, options.histograms)->write(sinks.summary(), facts, out);
+    });
+  }
   tell(diagnostics, sinks.finish_rows());
   if (!options.timeline.empty()) {
     write_output(options.timeline,
@@ -341,7 +384,9 @@ int trace(const Options& options, Preflight& checked, std::ostream& diagnostics)
   // Before loading: a Ctrl-C while attaching still ends with a summary.
   const StopSignals stop_signals(/*sighup_reopens=*/options.serve.has_value() || !options.textfile.empty());
   CgroupPaths cgroups;
-  Pipeline pipeline(pipeline_config(options), [&cgroups](std::uint64_t id) { return cgroups.path_of(id); });
+  LiveRecording recording;
+  Pipeline pipeline(pipeline_config(options),
+                    [&cgroups, &recording](std::uint64_t id) { return recording.resolved(id, cgroups.path_of(id)); });
   LiveView view(options, pipeline);
   std::optional<CoreBtfCache> btf_cache;
   // Kernel types from --btf are that file's, not this kernel's to cache.
@@ -349,10 +394,13 @@ int trace(const Options& options, Preflight& checked, std::ostream& diagnostics)
   auto& upgrades = checked.upgrades;
   const auto tracer = start_tracer(
       options, tracer_config(options, checked.haconiwa(), upgrades ? upgrades->watched_path() : std::nullopt),
-      btf_cache ? &*btf_cache : nullptr, diagnostics,
-      [&pipeline](std::span<const std::byte> record) { pipeline.on_record(record); });
+      btf_cache ? &*btf_cache : nullptr, diagnostics, [&pipeline, &recording](std::span<const std::byte> record) {
+        recording.record(record);
+        pipeline.on_record(record);
+      });
   if (upgrades) upgrades->started(*tracer);
   pipeline.sinks().open_rows();
+  recording.open(options);
   // Ready means tracing: whatever waits for /metrics or for systemd before
   // it starts containers must not start one the probes would miss.
   view.serve_metrics();
@@ -360,16 +408,49 @@ int trace(const Options& options, Preflight& checked, std::ostream& diagnostics)
   const auto child = start_run_command(options, checked.run_as);
   announce_start(options, checked.haconiwa().name(), view.metrics_port(), diagnostics);
 
-  const auto stop =
-      run_event_loop(*tracer, pipeline, view, options, child.get(), upgrades ? &*upgrades : nullptr, diagnostics);
+  const auto stop = run_event_loop(*tracer, pipeline, view, recording, options, child.get(),
+                                   upgrades ? &*upgrades : nullptr, diagnostics);
   tracer->poll(std::chrono::milliseconds(0));
   view.finish(tracer->counters());
+  recording.finish(pipeline.kernel_counters(), tracer->tracked_processes());
   warn_of_missed_events(pipeline.kernel_counters(), pipeline.undecodable(), diagnostics);
   const auto facts = pipeline.run_facts(tracer->tracked_processes());
   write_reports(options, pipeline.sinks(), facts, diagnostics);
   // After every output is written: only a first run on a new kernel waits.
   if (btf_cache) btf_cache->finish_filling(kBtfCachePatience);
   return exit_status(stop, child.get(), checked.baseline, pipeline.sinks().summary(), facts, options, diagnostics);
+}
+
+// `report FILE`: the outputs of the recorded run, made from its recording.
+int report_recording(const Options& given, std::ostream& diagnostics) {
+  std::vector<NamedOutput> outputs{{.option = "-o", .path = given.output},
+                                   {.option = "--events", .path = given.events},
+                                   {.option = "--timeline", .path = given.timeline},
+                                   {.option = "--trace-out", .path = given.trace_out}};
+  for (auto& gate_file : gate_outputs(given)) outputs.push_back(std::move(gate_file));
+  check_output_paths(outputs,
+                     {{.option = "--baseline", .path = given.baseline}, {.option = "report", .path = given.replayed}});
+  const auto recording = read_recording(given.replayed);
+  if (recording.cut) {
+    diagnostics << "hacoboot-sampler: warning: " << printable(given.replayed, kUncut) << ": " << *recording.cut
+                << ": the outputs hold the boots recorded before\n";
+  }
+  auto options = given;  // the recorded run's settings, for the pipeline and the gate alike
+  options.start_phase = recording.header.start_phase;
+  options.command = recording.header.command;
+  options.warmup = recording.header.warmup;
+  options.phase_names = recording.header.phase_names;
+  const auto baseline = load_baseline(options);
+  return unjudged_on_failure(options, diagnostics, [&] {
+    Pipeline pipeline(pipeline_config(options), recorded_cgroup_paths(recording));
+    pipeline.sinks().open_rows();
+    replay(recording, pipeline);
+    warn_of_missed_events(pipeline.kernel_counters(), pipeline.undecodable(), diagnostics);
+    const auto facts = pipeline.run_facts(recording.end ? recording.end->tracked_at_exit : 0);
+    write_reports(options, pipeline.sinks(), facts, diagnostics);
+    return baseline ? judge_run(*baseline, figures_of_run(pipeline.sinks().summary(), facts), options, diagnostics)
+                    : kExitOk;
+  });
 }
 
 }  // namespace
@@ -379,7 +460,9 @@ int run_session(const Options& options, std::ostream& diagnostics) {
     case Command::List: return list_probes(options, std::cout);
     case Command::Check: return check_system(options, std::cout);
     case Command::Compare: return compare_summaries(options, std::cout);
-    case Command::Trace: {
+    case Command::Report: return report_recording(options, diagnostics);
+    case Command::Trace:
+    case Command::Record: {
       auto checked = check_before_loading(options, diagnostics);
       // The gate's files are known to be outputs from here on.
       return unjudged_on_failure(options, diagnostics, [&] { return trace(options, checked, diagnostics); });

@@ -299,6 +299,50 @@ TEST(Options, CommandsTakeTheToolsOptionsBeforeOrAfterTheirWord) {
   EXPECT_THROW(parse("list", "--max-regression", "x"), UsageError) << "the tool's options checked as ever";
 }
 
+// `record -o FILE`: the trace options, given before or after it, COMMAND
+// included; the recording is its one output.
+TEST(Options, RecordTakesTheTraceOptionsAndNoOtherOutput) {
+  const auto o = parse("-q", "record", "-o", "run.hbrec", "-n", "3", "--from", "START_FORK", "/bin/app").options;
+  EXPECT_EQ(o.record, "run.hbrec");
+  EXPECT_EQ(o.subcommand, Command::Record);
+  EXPECT_EQ(o.count, 3U);
+  EXPECT_EQ(o.start_phase, 2);
+  EXPECT_EQ(o.command, "/bin/app");
+  EXPECT_TRUE(o.quiet);
+  EXPECT_NE(refusal("record", "-o", "run.hbrec", "--timeline", "b.svg").find("record: --timeline is an output"),
+            std::string::npos);
+  EXPECT_NE(refusal("record", "-o", "run.hbrec", "--record", "b").find("record: --record"), std::string::npos);
+  EXPECT_NE(refusal("record", "/bin/app").find("--output is required"), std::string::npos);
+  const auto traced = parse("--record", "run.hbrec", "-o", "summary.txt", "/bin/app").options;
+  EXPECT_EQ(traced.record, "run.hbrec");
+  EXPECT_EQ(traced.subcommand, Command::Trace) << "a traced run's --record comes beside its outputs";
+  EXPECT_NE(refusal("--record", "-", "/bin/app").find("standard output carries the summary"), std::string::npos);
+  EXPECT_EQ(parse("--record", "-", "-o", "s.txt", "/bin/app").options.record, "-");
+  EXPECT_EQ(parse("record", "-o", "-", "/bin/app").options.record, "-") << "record writes nothing else there";
+}
+
+// `report FILE`: the outputs' and the gate's options, nothing that traces.
+TEST(Options, ReportTakesTheOutputAndGateOptionsOnly) {
+  const auto o =
+      parse("report", "run.hbrec", "-f", "json", "-o", "s.json", "--events", "rows.jsonl", "--events-format", "jsonl",
+            "--timeline", "b.svg", "--trace-out", "t.json", "--baseline", "base.json", "--alpha", "0.01")
+          .options;
+  EXPECT_EQ(o.replayed, "run.hbrec");
+  EXPECT_EQ(o.format, ReportFormat::Json);
+  EXPECT_EQ(o.output, "s.json");
+  EXPECT_EQ(o.events, "rows.jsonl");
+  EXPECT_EQ(o.events_format, EventsFormat::Jsonl);
+  EXPECT_EQ(o.timeline, "b.svg");
+  EXPECT_EQ(o.trace_out, "t.json");
+  EXPECT_EQ(o.baseline, "base.json");
+  EXPECT_DOUBLE_EQ(o.gate.alpha, 0.01);
+  EXPECT_EQ(refusal("-q", "report", "run.hbrec"), "report: --quiet is not an option of report");
+  EXPECT_NE(refusal("report", "run.hbrec", "-n", "3").find("not expected"), std::string::npos);
+  EXPECT_NE(refusal("report", "run.hbrec", "--gate-junit", "g.xml").find("written only with --baseline"),
+            std::string::npos);
+  EXPECT_TRUE(parse("/bin/app").options.replayed.empty()) << "a traced run";
+}
+
 // The kernel side keeps 255 bytes of an execve's file name (and its NUL): a
 // longer COMMAND could never match, and the run would end without a boot.
 TEST(Options, ACommandTheKernelCannotMatchIsRefused) {

@@ -1,0 +1,58 @@
+#include "recording/recording_json.hpp"
+
+namespace hacoboot {
+namespace {
+
+// The user's phase names (those that are not Haconiwa's) as --phase-names
+// reads them back: "NUMBER NAME" lines.
+std::string user_phase_names(const PhaseNames& names) {
+  std::string text;
+  for (std::int64_t phase = 0; phase <= kMaxPhase; ++phase) {
+    if (auto name = names.name(phase); name != phase_name(phase)) text += std::to_string(phase) + ' ' + name + '\n';
+  }
+  return text;
+}
+
+}  // namespace
+
+nlohmann::json header_json(const RecordingHeader& header) {
+  return {{"tool_version", header.tool_version},
+          {"layout", header.layout},
+          {"boot_id", header.boot_id},
+          {"clock", "CLOCK_MONOTONIC"},
+          {"start_phase", header.start_phase},
+          {"command", header.command},
+          {"warmup", header.warmup},
+          {"phase_names", user_phase_names(header.phase_names)}};
+}
+
+nlohmann::json end_json(const RecordedEnd& end) {
+  const auto& counters = end.counters;
+  return {{"lost_events", counters.lost_events},
+          {"tracked_full", counters.tracked_full},
+          {"unaccounted_threads", counters.unaccounted_threads},
+          {"untracked_phases", counters.untracked_phases},
+          {"repaired_switch_ins", counters.repaired_switch_ins},
+          {"tracked_at_exit", end.tracked_at_exit}};
+}
+
+RecordingHeader header_from_json(const nlohmann::json& json, const std::string& source) {
+  return {.tool_version = json.at("tool_version").get<std::string>(),
+          .layout = json.at("layout").get<std::uint32_t>(),
+          .boot_id = json.at("boot_id").get<std::string>(),
+          .start_phase = json.at("start_phase").get<std::int64_t>(),
+          .command = json.at("command").get<std::string>(),
+          .warmup = json.at("warmup").get<std::uint64_t>(),
+          .phase_names = PhaseNames::parse(json.at("phase_names").get<std::string>(), source + " (phase names)")};
+}
+
+RecordedEnd end_from_json(const nlohmann::json& json) {
+  return {.counters = {.lost_events = json.at("lost_events").get<std::uint64_t>(),
+                       .tracked_full = json.at("tracked_full").get<std::uint64_t>(),
+                       .unaccounted_threads = json.at("unaccounted_threads").get<std::uint64_t>(),
+                       .untracked_phases = json.at("untracked_phases").get<std::uint64_t>(),
+                       .repaired_switch_ins = json.at("repaired_switch_ins").get<std::uint64_t>()},
+          .tracked_at_exit = json.at("tracked_at_exit").get<std::uint64_t>()};
+}
+
+}  // namespace hacoboot

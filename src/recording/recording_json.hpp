@@ -1,0 +1,17 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "recording/recording.hpp"
+
+namespace hacoboot {
+
+// The JSON payloads of the header and end frames, written and read by one
+// definition of their keys.
+nlohmann::json header_json(const RecordingHeader& header);
+nlohmann::json end_json(const RecordedEnd& end);
+// Throw nlohmann::json::exception or UsageError (phase names) when malformed.
+RecordingHeader header_from_json(const nlohmann::json& json, const std::string& source);
+RecordedEnd end_from_json(const nlohmann::json& json);
+
+}  // namespace hacoboot

@@ -1,0 +1,68 @@
+#include "recording/recording_writer.hpp"
+
+#include <array>
+#include <cstring>
+#include <vector>
+
+#include "recording/recording_json.hpp"
+
+namespace hacoboot {
+namespace {
+
+void append_le(std::vector<std::byte>& out, std::uint64_t value, std::size_t bytes) {
+  for (std::size_t i = 0; i < bytes; ++i) out.push_back(static_cast<std::byte>((value >> (8 * i)) & 0xffU));
+}
+
+std::span<const std::byte> bytes_of(const std::string& text) {
+  return std::as_bytes(std::span(text.data(), text.size()));
+}
+
+}  // namespace
+
+RecordingWriter::RecordingWriter(const std::string& path, const RecordingHeader& header)
+    : file_(std::make_unique<OutputFile>(path, OutputFile::Kind::Streamed)) {
+  std::vector<std::byte> preamble;
+  for (const char c : kRecordingMagic) preamble.push_back(static_cast<std::byte>(c));
+  append_le(preamble, kRecordingFormat, 4);
+  append_le(preamble, header.layout, 4);
+  file_->stream().write(reinterpret_cast<const char*>(preamble.data()), static_cast<std::streamsize>(preamble.size()));
+  frame(FrameKind::Header, bytes_of(header_json(header).dump()));
+  flush();
+}
+
+void RecordingWriter::record(std::span<const std::byte> bytes) {
+  frame(FrameKind::Record, bytes);
+  ++records_;
+}
+
+void RecordingWriter::cgroup_path(std::uint64_t cgroup_id, const std::string& path) {
+  if (!resolved_.insert(cgroup_id).second) return;
+  std::vector<std::byte> payload;
+  append_le(payload, cgroup_id, 8);
+  const auto text = bytes_of(path);
+  payload.insert(payload.end(), text.begin(), text.end());
+  frame(FrameKind::CgroupPath, payload);
+}
+
+void RecordingWriter::flush() {
+  file_->stream().flush();
+}
+
+void RecordingWriter::finish(const RecordedEnd& end) {
+  frame(FrameKind::End, bytes_of(end_json(end).dump()));
+  std::vector<std::byte> count;
+  append_le(count, records_, 8);
+  frame(FrameKind::Trailer, count);
+  file_->finish();
+}
+
+void RecordingWriter::frame(FrameKind kind, std::span<const std::byte> payload) {
+  std::vector<std::byte> head;
+  append_le(head, static_cast<std::uint32_t>(kind), 4);
+  append_le(head, payload.size(), 4);
+  auto& out = file_->stream();
+  out.write(reinterpret_cast<const char*>(head.data()), static_cast<std::streamsize>(head.size()));
+  out.write(reinterpret_cast<const char*>(payload.data()), static_cast<std::streamsize>(payload.size()));
+}
+
+}  // namespace hacoboot

@@ -1,0 +1,20 @@
+#include "recording/replay.hpp"
+
+#include <span>
+
+namespace hacoboot {
+
+CgroupResolver recorded_cgroup_paths(const Recording& recording) {
+  return [&paths = recording.cgroup_paths](std::uint64_t cgroup_id) {
+    const auto found = paths.find(cgroup_id);
+    return found == paths.end() ? std::string() : found->second;
+  };
+}
+
+void replay(const Recording& recording, Pipeline& pipeline) {
+  for (const auto& record : recording.records) pipeline.on_record(std::span(record));
+  if (recording.end) pipeline.set_kernel_counters(recording.end->counters);
+  pipeline.finish();
+}
+
+}  // namespace hacoboot

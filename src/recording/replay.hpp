@@ -1,0 +1,15 @@
+#pragma once
+
+#include "pipeline/pipeline.hpp"
+#include "recording/recording.hpp"
+
+namespace hacoboot {
+
+// The cgroup paths a recording holds, as the pipeline's resolver.
+CgroupResolver recorded_cgroup_paths(const Recording& recording);
+
+// Feeds a recording's records through `pipeline` as the live run fed them,
+// then its kernel counts, then ends every boot in flight.
+void replay(const Recording& recording, Pipeline& pipeline);
+
+}  // namespace hacoboot

@@ -1,0 +1,175 @@
+// Recordings (docs/recording.md): written as the live run goes, read back
+// within bounds, cut ones read up to the cut, newer ones refused by name,
+// and replayed into the same figures as the records fed live.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "pipeline/pipeline.hpp"
+#include "recording/recording_reader.hpp"
+#include "recording/recording_writer.hpp"
+#include "recording/replay.hpp"
+#include "report/report.hpp"
+#include "ring_records.hpp"
+#include "system/temp_dir.hpp"
+#include "util/errors.hpp"
+
+namespace hacoboot {
+namespace {
+
+using test::kCgroupId;
+using test::kCommand;
+using test::Record;
+using test::Records;
+
+constexpr std::size_t kPreambleBytes = 16;  // magic, format, layout
+
+RecordingHeader header() {
+  return {.tool_version = "9.9.9",
+          .layout = HACOBOOT_RECORD_LAYOUT_VERSION,
+          .boot_id = "0d9c6a2e-0000-4000-8000-000000000000",
+          .start_phase = 2,
+          .command = kCommand,
+          .warmup = 1,
+          .phase_names = PhaseNames::parse("123 APP_READY\n", "test")};
+}
+
+std::vector<Record> three_launches() {
+  Records records;
+  std::vector<Record> all;
+  for (int i = 0; i < 3; ++i) {
+    auto launch = records.launch();
+    all.insert(all.end(), launch.begin(), launch.end());
+  }
+  return all;
+}
+
+constexpr RecordedEnd kEnd{.counters = {.lost_events = 3, .tracked_full = 1, .untracked_phases = 2},
+                           .tracked_at_exit = 5};
+
+// The bytes of a complete recording of `records`.
+std::string recorded(const std::vector<Record>& records) {
+  const test::TempDir dir;
+  const auto path = (dir.path() / "run.hbrec").string();
+  {
+    RecordingWriter writer(path, header());
+    for (const auto& record : records) {
+      writer.record(record);
+      writer.cgroup_path(kCgroupId, "/haconiwa/app");  // written once
+    }
+    writer.finish(kEnd);
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+std::string json_summary(Pipeline& pipeline, std::uint64_t tracked_at_exit) {
+  std::ostringstream out;
+  make_report_writer(ReportFormat::Json)->write(pipeline.sinks().summary(), pipeline.run_facts(tracked_at_exit), out);
+  return out.str();
+}
+
+std::string refusal(const std::string& bytes) {
+  try {
+    (void)parse_recording(bytes, "run.hbrec");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(read without error)";
+}
+
+TEST(Recording, HoldsTheHeaderTheRecordsTheCgroupPathsAndTheEnd) {
+  const auto records = three_launches();
+  const auto recording = parse_recording(recorded(records), "run.hbrec");
+  EXPECT_FALSE(recording.cut.has_value()) << *recording.cut;
+  EXPECT_EQ(recording.header.tool_version, "9.9.9");
+  EXPECT_EQ(recording.header.boot_id, header().boot_id);
+  EXPECT_EQ(recording.header.start_phase, 2);
+  EXPECT_EQ(recording.header.command, kCommand);
+  EXPECT_EQ(recording.header.warmup, 1U);
+  EXPECT_EQ(recording.header.phase_names.name(123), "APP_READY");
+  EXPECT_EQ(recording.records, records);
+  EXPECT_EQ(recording.cgroup_paths, (std::map<std::uint64_t, std::string>{{kCgroupId, "/haconiwa/app"}}));
+  ASSERT_TRUE(recording.end.has_value());
+  EXPECT_EQ(recording.end->counters.lost_events, 3U);
+  EXPECT_EQ(recording.end->counters.untracked_phases, 2U);
+  EXPECT_EQ(recording.end->tracked_at_exit, 5U);
+}
+
+TEST(Recording, ReplaysIntoTheFiguresOfTheRecordsFedLive) {
+  const auto records = three_launches();
+  Pipeline live(recorded_pipeline_config(header(), {}),
+                [](std::uint64_t id) { return id == kCgroupId ? std::string("/haconiwa/app") : std::string(); });
+  for (const auto& record : records) live.on_record(record);
+  live.set_kernel_counters(kEnd.counters);
+  live.finish();
+
+  const auto recording = parse_recording(recorded(records), "run.hbrec");
+  Pipeline replayed(recorded_pipeline_config(recording.header, {}), recorded_cgroup_paths(recording));
+  replay(recording, replayed);
+  EXPECT_EQ(replayed.sinks().summary().boots().listen, 2U) << "three boots, the first one the warm-up";
+  EXPECT_EQ(json_summary(replayed, recording.end->tracked_at_exit), json_summary(live, kEnd.tracked_at_exit));
+}
+
+TEST(Recording, ACutOneIsReadUpToItsLastWholeFrameAndSaysItWasCut) {
+  const auto bytes = recorded(three_launches());
+  const auto whole = parse_recording(bytes, "run.hbrec");
+  std::size_t fewer_records_seen = 0;
+  // Every cut past the header: within a frame's head, within its payload, between frames.
+  for (std::size_t size = kPreambleBytes + 200; size < bytes.size(); size += 7) {
+    const auto cut = parse_recording(bytes.substr(0, size), "run.hbrec");
+    ASSERT_TRUE(cut.cut.has_value()) << size;
+    EXPECT_TRUE(cut.cut->starts_with("cut ")) << *cut.cut;
+    ASSERT_LE(cut.records.size(), whole.records.size());
+    EXPECT_TRUE(std::equal(cut.records.begin(), cut.records.end(), whole.records.begin())) << size;
+    if (cut.records.size() < whole.records.size()) ++fewer_records_seen;
+  }
+  EXPECT_GT(fewer_records_seen, 0U);
+  const auto in_a_frame = parse_recording(bytes.substr(0, bytes.size() - 3), "run.hbrec");
+  EXPECT_NE(in_a_frame.cut->find("of a frame's"), std::string::npos) << *in_a_frame.cut;
+}
+
+TEST(Recording, ANewerLayoutOrFormatIsRefusedNamingTheToolThatWroteIt) {
+  auto bytes = recorded(three_launches());
+  bytes[12] = static_cast<char>(HACOBOOT_RECORD_LAYOUT_VERSION + 1);  // the preamble's layout
+  EXPECT_NE(refusal(bytes).find(fmt::format("recorded by hacoboot-sampler 9.9.9 with recording format 1 and record "
+                                            "layout {}; this build reads up to format 1 and layout {}",
+                                            HACOBOOT_RECORD_LAYOUT_VERSION + 1, HACOBOOT_RECORD_LAYOUT_VERSION)),
+            std::string::npos)
+      << refusal(bytes);
+  bytes = recorded(three_launches());
+  bytes[8] = 2;  // the format
+  EXPECT_NE(refusal(bytes).find("recording format 2"), std::string::npos) << refusal(bytes);
+}
+
+TEST(Recording, MalformedOnesAreRefusedNamingTheOffset) {
+  EXPECT_NE(refusal("GIF89a...").find("not a hacoboot-sampler recording"), std::string::npos);
+  const auto bytes = recorded(three_launches());
+  auto too_long = bytes;
+  too_long[kPreambleBytes + 7] = 0x7f;  // the header frame's length, past kMaxFrameBytes
+  EXPECT_NE(refusal(too_long).find("run.hbrec: byte 16: a frame of"), std::string::npos) << refusal(too_long);
+  EXPECT_NE(refusal(bytes + bytes.substr(bytes.size() - 16)).find("data after the trailer"), std::string::npos);
+  auto unknown = bytes;
+  const auto first_record = kPreambleBytes + 8 +
+                            (static_cast<unsigned char>(bytes[kPreambleBytes + 4]) |
+                             static_cast<unsigned char>(bytes[kPreambleBytes + 5]) << 8U);
+  unknown[first_record] = 99;
+  EXPECT_NE(refusal(unknown).find(fmt::format("byte {}: a frame of unknown kind 99", first_record)), std::string::npos)
+      << refusal(unknown);
+}
+
+}  // namespace
+}  // namespace hacoboot

@@ -12,16 +12,30 @@ struct Failure {
   std::string why;
 };
 
+namespace expected_detail {
+// What Expected::error() hands out: a Failure is nothing but its words, a
+// typed error is looked at whole (its kind, then its words).
+inline const std::string& error_of(const Failure& failure) {
+  return failure.why;
+}
+template <typename E>
+const E& error_of(const E& error) {
+  return error;
+}
+}  // namespace expected_detail
+
 // The one way a recoverable failure is returned (CONTRIBUTING.md, "Errors"):
-// the value, or the Failure the caller must look at before using it (to fall
+// the value, or the error the caller must look at before using it (to fall
 // back, retry or warn). Fatal errors throw instead. std::expected is C++23.
-template <typename T>
+// E is Failure when the caller only reports; a struct with an enum of the
+// kinds the caller branches on, and the words, when it sorts them.
+template <typename T, typename E = Failure>
 class [[nodiscard]] Expected {
  public:
   // NOLINTNEXTLINE(google-explicit-constructor): `return value;` is the point
   Expected(T value) : state_(std::in_place_index<0>, std::move(value)) {}
   // NOLINTNEXTLINE(google-explicit-constructor): `return Failure{why};` too
-  Expected(Failure failure) : state_(std::in_place_index<1>, std::move(failure)) {}
+  Expected(E error) : state_(std::in_place_index<1>, std::move(error)) {}
 
   [[nodiscard]] bool has_value() const { return state_.index() == 0; }
   explicit operator bool() const { return has_value(); }
@@ -30,30 +44,30 @@ class [[nodiscard]] Expected {
   T&& operator*() && { return std::get<0>(std::move(state_)); }
   T* operator->() { return &std::get<0>(state_); }
   const T* operator->() const { return &std::get<0>(state_); }
-  // Only when !has_value().
-  [[nodiscard]] const std::string& error() const { return std::get<1>(state_).why; }
+  // Only when !has_value(): a Failure's words, or the typed error.
+  [[nodiscard]] decltype(auto) error() const { return expected_detail::error_of(std::get<1>(state_)); }
 
  private:
-  std::variant<T, Failure> state_;
+  std::variant<T, E> state_;
 };
 
 // For an operation with no value: success, or why not.
-template <>
-class [[nodiscard]] Expected<void> {
+template <typename E>
+class [[nodiscard]] Expected<void, E> {
  public:
   Expected() = default;
   // NOLINTNEXTLINE(google-explicit-constructor): `return Failure{why};`
-  Expected(Failure failure) : state_(std::in_place_index<1>, std::move(failure)) {}
+  Expected(E error) : state_(std::in_place_index<1>, std::move(error)) {}
 
   [[nodiscard]] bool has_value() const { return state_.index() == 0; }
   explicit operator bool() const { return has_value(); }
-  // Only when !has_value().
-  [[nodiscard]] const std::string& error() const { return std::get<1>(state_).why; }
+  // Only when !has_value(), as in Expected<T, E>.
+  [[nodiscard]] decltype(auto) error() const { return expected_detail::error_of(std::get<1>(state_)); }
 
  private:
-  // A variant, as in Expected<T>: std::get checks the index itself, where an
-  // optional's -> would be unchecked access to the analyzer.
-  std::variant<std::monostate, Failure> state_;
+  // A variant, as in Expected<T, E>: std::get checks the index itself, where
+  // an optional's -> would be unchecked access to the analyzer.
+  std::variant<std::monostate, E> state_;
 };
 
 }  // namespace hacoboot

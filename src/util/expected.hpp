@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -11,18 +12,6 @@ namespace hacoboot {
 struct Failure {
   std::string why;
 };
-
-namespace expected_detail {
-// What Expected::error() hands out: a Failure is nothing but its words, a
-// typed error is looked at whole (its kind, then its words).
-inline const std::string& error_of(const Failure& failure) {
-  return failure.why;
-}
-template <typename E>
-const E& error_of(const E& error) {
-  return error;
-}
-}  // namespace expected_detail
 
 // The one way a recoverable failure is returned (CONTRIBUTING.md, "Errors"):
 // the value, or the error the caller must look at before using it (to fall
@@ -45,7 +34,14 @@ class [[nodiscard]] Expected {
   T* operator->() { return &std::get<0>(state_); }
   const T* operator->() const { return &std::get<0>(state_); }
   // Only when !has_value(): a Failure's words, or the typed error.
-  [[nodiscard]] decltype(auto) error() const { return expected_detail::error_of(std::get<1>(state_)); }
+  [[nodiscard]] const auto& error() const {
+    const auto& error = std::get<1>(state_);
+    if constexpr (std::is_same_v<E, Failure>) {
+      return error.why;  // a Failure is nothing but its words
+    } else {
+      return error;  // looked at whole: its kind, then its words
+    }
+  }
 
  private:
   std::variant<T, E> state_;
@@ -62,7 +58,14 @@ class [[nodiscard]] Expected<void, E> {
   [[nodiscard]] bool has_value() const { return state_.index() == 0; }
   explicit operator bool() const { return has_value(); }
   // Only when !has_value(), as in Expected<T, E>.
-  [[nodiscard]] decltype(auto) error() const { return expected_detail::error_of(std::get<1>(state_)); }
+  [[nodiscard]] const auto& error() const {
+    const auto& error = std::get<1>(state_);
+    if constexpr (std::is_same_v<E, Failure>) {
+      return error.why;  // a Failure is nothing but its words
+    } else {
+      return error;  // looked at whole: its kind, then its words
+    }
+  }
 
  private:
   // A variant, as in Expected<T, E>: std::get checks the index itself, where

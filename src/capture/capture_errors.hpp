@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -38,23 +39,25 @@ class UprobeMultiError : public RuntimeError {
   bool perf_uprobes_would_do_;
 };
 
-// Loading the programs failed: the verifier refused them, or libbpf could
-// not relocate them (CO-RE) with the kernel types it was given. The one step
-// of a start that the kernel types can fail: the caller may discard a cached
-// file of them, or name the --btf file. A failure after the load (attaching a
-// probe or a tracepoint) is another RuntimeError, and says nothing of them.
-class ProgramLoadError : public RuntimeError {
- public:
-  using RuntimeError::RuntimeError;
+// A start of the tracer that failed in a way its caller gets past
+// (Tracer::start): which way, for it to branch on, and the words.
+enum class StartFailureKind : std::uint8_t {
+  // Loading the programs failed: the verifier refused them, or libbpf could
+  // not relocate them (CO-RE) with the kernel types it was given. The one
+  // step of a start that the kernel types can fail: the caller may discard a
+  // cached file of them, or name the --btf file. A failure after the load
+  // (attaching a probe or a tracepoint) throws, and says nothing of them.
+  ProgramLoad,
+  // The per-syscall tracepoints could not be used: no ids were found (and no
+  // fallback was allowed), or an id no tracepoint has, or another
+  // tracepoint's (refused at attach, or whose hook missed the tool's own
+  // execve/listen). The kernel types are not at fault: the caller looks the
+  // ids up again or falls back to raw_syscalls.
+  SyscallTracepoints,
 };
-
-// The per-syscall tracepoints could not be used: no ids were found, or an id
-// no tracepoint has, or another tracepoint's (refused at attach, or whose
-// hook missed the tool's own execve/listen). The kernel types are not at
-// fault: the caller looks the ids up again or falls back to raw_syscalls.
-class SyscallTracepointError : public RuntimeError {
- public:
-  using RuntimeError::RuntimeError;
+struct StartFailure {
+  StartFailureKind kind;
+  std::string why;
 };
 
 }  // namespace hacoboot

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "capture/capture_errors.hpp"
+#include "capture/kernel_support.hpp"
 #include "capture/usdt_multi_link.hpp"
 #include "hacoboot/contract.h"  // the skeleton's .bss holds a struct hacoboot_counters
 #include "util/errors.hpp"
@@ -63,12 +64,23 @@ std::string errno_text(int error) {
   return text.data();
 }
 
+// What the kernel refused says why on a kernel older than the oldest the
+// tool supports: its bare errno would not. "" on a kernel new enough.
+std::string older_kernel_hint() {
+  const auto release = running_kernel_release();
+  const auto version = parse_kernel_release(release);
+  if (!version || *version >= kOldestKernel) return "";
+  return "; this kernel, Linux " + printable(release) + ", is older than " + std::to_string(kOldestKernel.major) + "." +
+         std::to_string(kOldestKernel.minor) +
+         ", the oldest this tool supports (hacoboot-sampler check says what it lacks)";
+}
+
 // What failed, why, and what to do.
 std::string failure_text(const std::string& what, int error) {
   const int code = error < 0 ? -error : error;
   std::string message = what + ": " + errno_text(code);
   if (code == EPERM || code == EACCES) message += " (needs root or CAP_BPF+CAP_PERFMON: run it with sudo)";
-  return message + " (-v shows libbpf's log)";
+  return message + " (-v shows libbpf's log)" + older_kernel_hint();
 }
 
 [[noreturn]] void fail(const std::string& what, int error) {
@@ -91,10 +103,11 @@ std::size_t ring_buffer_size(std::size_t wanted) {
 // attach does, minus reading the id from tracefs (which may not be mounted).
 // An id no tracepoint has fails to open; the kernel refuses the program on a
 // tracepoint whose record is shorter than what the program reads.
-bpf_link* attach_to_tracepoint(bpf_program* program, int id, const char* name) {
+Expected<bpf_link*, StartFailure> attach_to_tracepoint(bpf_program* program, int id, const char* name) {
   const auto refused = [&](const char* what, int error) {
-    return SyscallTracepointError(std::string(what) + " tracepoint id " + std::to_string(id) + " as syscalls:" + name +
-                                  ": " + errno_text(error));
+    return StartFailure{.kind = StartFailureKind::SyscallTracepoints,
+                        .why = std::string(what) + " tracepoint id " + std::to_string(id) + " as syscalls:" + name +
+                               ": " + errno_text(error)};
   };
   perf_event_attr attr{};
   attr.type = PERF_TYPE_TRACEPOINT;
@@ -104,12 +117,12 @@ bpf_link* attach_to_tracepoint(bpf_program* program, int id, const char* name) {
   attr.wakeup_events = 1;  // NOLINT(cppcoreguidelines-pro-type-union-access)
   // pid -1, cpu 0: a tracepoint's BPF program runs on every CPU for every task.
   const long fd = ::syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
-  if (fd < 0) throw refused("opening", errno);
+  if (fd < 0) return refused("opening", errno);
   bpf_link* link = bpf_program__attach_perf_event(program, static_cast<int>(fd));
   if (link == nullptr) {
     const int err = errno;
     ::close(static_cast<int>(fd));
-    throw refused("attaching to", err);
+    return refused("attaching to", err);
   }
   return link;  // owns the perf event fd from now on
 }
@@ -158,7 +171,19 @@ void Tracer::LinkDeleter::operator()(bpf_link* link) const {
   bpf_link__destroy(link);
 }
 
-Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
+Tracer::Tracer(RecordSink sink) : sink_(std::move(sink)) {}
+
+Tracer::Tracer(const Config& config, RecordSink sink) : Tracer(std::move(sink)) {
+  if (auto started = start_up(config); !started) throw RuntimeError(started.error().why);
+}
+
+Expected<std::unique_ptr<Tracer>, StartFailure> Tracer::start(const Config& config, RecordSink sink) {
+  std::unique_ptr<Tracer> tracer(new Tracer(std::move(sink)));  // a private constructor: no make_unique
+  if (auto started = tracer->start_up(config); !started) return started.error();
+  return tracer;
+}
+
+Expected<void, StartFailure> Tracer::start_up(const Config& config) {
   g_verbose = config.verbose;
   libbpf_set_print(print_libbpf);
 
@@ -189,16 +214,17 @@ Tracer::Tracer(const Config& config, RecordSink sink) : sink_(std::move(sink)) {
   possible_cpus_ = static_cast<std::size_t>(cpus);
 
   if (const int err = hacoboot_bpf__load(skeleton_.get()); err != 0) {
-    throw ProgramLoadError(failure_text("loading the BPF programs", err));
+    return StartFailure{.kind = StartFailureKind::ProgramLoad, .why = failure_text("loading the BPF programs", err)};
   }
   if (const int err = hacoboot_bpf__attach(skeleton_.get()); err != 0) {
     fail("attaching to the kernel's fork/exec/exit tracepoints", err);
   }
-  attach_syscall_hooks(config);
+  if (auto hooked = attach_syscall_hooks(config); !hooked) return hooked;
   attach_first_phase_probe(config, phase_probe);
 
   ring_buffer_.reset(ring_buffer__new(bpf_map__fd(skeleton_->maps.events), on_record, this, nullptr));
   if (!ring_buffer_) fail("opening the ring buffer", errno);
+  return {};
 }
 
 // Two ways of seeing execve and listen: the per-syscall tracepoints, or the
@@ -217,20 +243,19 @@ void Tracer::choose_syscall_programs(bool tracepoints, bool raw_syscalls) {
   }
 }
 
-void Tracer::attach_syscall_hooks(const Config& config) {
+Expected<void, StartFailure> Tracer::attach_syscall_hooks(const Config& config) {
   if (auto* lookup = config.syscall_tracepoints) {
     const auto& ids = lookup->result();
-    if (ids) {
-      attach_syscall_tracepoints(*ids);
-      return;
-    }
-    if (!config.raw_syscalls_fallback) throw SyscallTracepointError(ids.error());
+    if (ids) return attach_syscall_tracepoints(*ids);
+    if (!config.raw_syscalls_fallback)
+      return StartFailure{.kind = StartFailureKind::SyscallTracepoints, .why = ids.error()};
   }
   auto& links = skeleton_->links;
   links.on_sys_enter = bpf_program__attach(skeleton_->progs.on_sys_enter);
   if (links.on_sys_enter == nullptr) fail("attaching to raw_syscalls:sys_enter", errno);
   links.on_sys_exit = bpf_program__attach(skeleton_->progs.on_sys_exit);
   if (links.on_sys_exit == nullptr) fail("attaching to raw_syscalls:sys_exit", errno);
+  return {};
 }
 
 // The kernel side catches execs of new files at the haconiwa binary's path
@@ -326,13 +351,18 @@ int Tracer::ready_fd() const {
   return ring_buffer__epoll_fd(ring_buffer_.get());
 }
 
-void Tracer::attach_syscall_tracepoints(const SyscallTracepointIds& ids) {
+Expected<void, StartFailure> Tracer::attach_syscall_tracepoints(const SyscallTracepointIds& ids) {
   auto& progs = skeleton_->progs;
   auto& links = skeleton_->links;
-  links.on_execve = attach_to_tracepoint(progs.on_execve, ids.execve_enter, "sys_enter_execve");
-  links.on_listen_exit = attach_to_tracepoint(progs.on_listen_exit, ids.listen_exit, "sys_exit_listen");
-  prove_syscall_tracepoints(ids);
+  const auto execve = attach_to_tracepoint(progs.on_execve, ids.execve_enter, "sys_enter_execve");
+  if (!execve) return execve.error();
+  links.on_execve = *execve;
+  const auto listen = attach_to_tracepoint(progs.on_listen_exit, ids.listen_exit, "sys_exit_listen");
+  if (!listen) return listen.error();
+  links.on_listen_exit = *listen;
+  if (auto proven = prove_syscall_tracepoints(ids); !proven) return proven;
   per_syscall_tracepoints_ = true;
+  return {};
 }
 
 // Another tracepoint's id may attach fine: each hook must see the tool's own
@@ -341,7 +371,7 @@ void Tracer::attach_syscall_tracepoints(const SyscallTracepointIds& ids) {
 // programs note a call of this thread with the right syscall number and
 // arguments (so neither the other end of the syscall nor another one's
 // tracepoint passes).
-void Tracer::prove_syscall_tracepoints(const SyscallTracepointIds& ids) {
+Expected<void, StartFailure> Tracer::prove_syscall_tracepoints(const SyscallTracepointIds& ids) {
   auto* bss = skeleton_->bss;
   constexpr const char* kNoProgram = "";
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the BPF side compares the pointer's value
@@ -352,15 +382,17 @@ void Tracer::prove_syscall_tracepoints(const SyscallTracepointIds& ids) {
   (void)::listen(-1, 0);  // NOLINT(clang-analyzer-unix.StdCLibraryFunctions): fails on purpose, see above
   __atomic_store_n(&bss->self_check_tid, 0, __ATOMIC_SEQ_CST);
   const auto missed = [](const char* name, int id, const char* call) {
-    return SyscallTracepointError("tracepoint id " + std::to_string(id) + " is not syscalls:" + name +
-                                  ": its hook missed the tool's own " + call);
+    return StartFailure{.kind = StartFailureKind::SyscallTracepoints,
+                        .why = "tracepoint id " + std::to_string(id) + " is not syscalls:" + name +
+                               ": its hook missed the tool's own " + call};
   };
   if (__atomic_load_n(&bss->self_check_execve_seen, __ATOMIC_SEQ_CST) == 0) {
-    throw missed("sys_enter_execve", ids.execve_enter, "execve");
+    return missed("sys_enter_execve", ids.execve_enter, "execve");
   }
   if (__atomic_load_n(&bss->self_check_listen_seen, __ATOMIC_SEQ_CST) == 0) {
-    throw missed("sys_exit_listen", ids.listen_exit, "listen");
+    return missed("sys_exit_listen", ids.listen_exit, "listen");
   }
+  return {};
 }
 
 Tracer::~Tracer() {

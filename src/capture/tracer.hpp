@@ -104,7 +104,7 @@ class Tracer {
     std::size_t ring_buffer_bytes = HACOBOOT_DEFAULT_RINGBUF_BYTES;
     // execve/listen through the per-syscall tracepoints this finds, asked
     // once the programs are loaded (the lookup runs meanwhile) and proven
-    // once attached (SyscallTracepointError otherwise); without a lookup,
+    // once attached (StartFailureKind::SyscallTracepoints otherwise); without a lookup,
     // through raw_syscalls, a program run on every syscall of the host.
     SyscallTracepointLookup* syscall_tracepoints = nullptr;
     bool raw_syscalls_fallback = true;
@@ -127,7 +127,12 @@ class Tracer {
   // The BPF object (ELF) the skeleton embeds: what CoreBtfCache extracts for.
   static std::span<const std::byte> bpf_object();
 
-  // Throws RuntimeError naming what failed, or one of capture_errors.hpp's.
+  // Loads the programs and attaches the probes. A failure the caller gets
+  // past is returned (capture_errors.hpp's StartFailure); any other throws
+  // RuntimeError naming what failed, or UprobeMultiError.
+  static Expected<std::unique_ptr<Tracer>, StartFailure> start(const Config& config, RecordSink sink);
+  // The same for a caller to whom every failure is fatal (tests, benchmarks):
+  // throws RuntimeError naming what failed, or UprobeMultiError.
   Tracer(const Config& config, RecordSink sink);
   ~Tracer();
   Tracer(const Tracer&) = delete;
@@ -178,10 +183,12 @@ class Tracer {
   struct LinkDeleter {
     void operator()(bpf_link* link) const;
   };
+  explicit Tracer(RecordSink sink);
+  Expected<void, StartFailure> start_up(const Config& config);
   static int on_record(void* self, void* data, std::size_t size);
   void choose_syscall_programs(bool tracepoints, bool raw_syscalls);
-  void attach_syscall_hooks(const Config& config);
-  void attach_syscall_tracepoints(const SyscallTracepointIds& ids);
+  Expected<void, StartFailure> attach_syscall_hooks(const Config& config);
+  Expected<void, StartFailure> attach_syscall_tracepoints(const SyscallTracepointIds& ids);
   // One attachment of the phase probe: a uprobe_multi link with its
   // range of USDT spec ids, or libbpf's perf uprobes.
   struct PhaseProbe {
@@ -196,7 +203,7 @@ class Tracer {
   PhaseProbe attach_multi(const UsdtMultiAttach& plan);
   [[nodiscard]] std::uint32_t free_spec_ids(std::size_t wanted, std::uint32_t capacity) const;
   void on_unprobed_exec(std::span<const std::byte> record);
-  void prove_syscall_tracepoints(const SyscallTracepointIds& ids);
+  Expected<void, StartFailure> prove_syscall_tracepoints(const SyscallTracepointIds& ids);
   [[nodiscard]] std::uint64_t untracked_phases() const;  // summed over the CPUs
 
   RecordSink sink_;

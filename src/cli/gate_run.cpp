@@ -29,10 +29,8 @@ std::optional<RunFigures> load_baseline(const Options& options) {
                       .tool_version = tool_version(),
                       .start_phase = options.start_phase,
                       .command = options.command};
-  try {
-    check_baseline(baseline, now, options.gate);
-  } catch (const UsageError& e) {
-    throw UsageError("--baseline " + printable(options.baseline) + ": " + e.what());
+  if (const auto usable = check_baseline(baseline, now, options.gate); !usable) {
+    throw UsageError("--baseline " + printable(options.baseline) + ": " + usable.error());
   }
   return baseline;
 }
@@ -92,11 +90,10 @@ int compare_summaries(const Options& options, std::ostream& out) {
   return unjudged_on_failure(options, std::cerr, [&] {
     const auto baseline = load_summary(options.baseline, "compare");
     const auto now = load_summary(options.compared, "compare");
-    try {
-      check_comparable(baseline, now, options.gate);
-    } catch (const UsageError& e) {
+    if (const auto comparable = check_comparable(baseline, now, options.gate); !comparable) {
       // The message says which of the two it is about.
-      throw UsageError("compare " + printable(options.baseline) + " " + printable(options.compared) + ": " + e.what());
+      throw UsageError("compare " + printable(options.baseline) + " " + printable(options.compared) + ": " +
+                       comparable.error());
     }
     const int status = judge_run(baseline, now, options, out);
     out.flush();

@@ -473,11 +473,9 @@ void check_outputs(const CLI::App& app, const Arguments& args, Options& opt) {
 
 void check_exporter(const CLI::App& app, const Arguments& args, Options& opt) {
   if (given(app, "--serve")) {
-    try {
-      opt.serve = parse_listen_address(args.serve);
-    } catch (const UsageError& e) {
-      throw UsageError(std::string("--serve: ") + e.what());
-    }
+    auto serve = parse_listen_address(args.serve);
+    if (!serve) throw UsageError("--serve: " + serve.error());
+    opt.serve = *std::move(serve);
   }
   if (given(app, "--textfile-interval")) {
     const auto interval = parse_duration(args.textfile_interval);

@@ -1,14 +1,11 @@
 #include "cli/tracer_start.hpp"
 
-#include <fmt/format.h>
-
 #include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
 
 #include "capture/capture_errors.hpp"
-#include "capture/kernel_support.hpp"
 #include "capture/preload_checks.hpp"
 #include "capture/syscall_tracepoints.hpp"
 #include "cli/capture_hints.hpp"
@@ -34,16 +31,6 @@ class StartLog {
   bool verbose_;
 };
 
-// One attempt at loading and attaching. Unusable syscall tracepoints are
-// something a retry gets past: a value here, where the capture's error ends.
-Expected<std::unique_ptr<Tracer>> try_attach(const Tracer::Config& config, const Tracer::RecordSink& sink) {
-  try {
-    return std::make_unique<Tracer>(config, sink);
-  } catch (const SyscallTracepointError& error) {
-    return Failure{error.what()};
-  }
-}
-
 // Loads and attaches the programs, execve/listen through the per-syscall
 // tracepoints when allowed. Ids that prove wrong break no later start: cached
 // ones are removed and looked up again, once; after that, raw_syscalls if
@@ -58,14 +45,16 @@ class Attacher {
   // A BTF file with the kernel types; empty: the kernel's own BTF.
   void use_kernel_types(const std::string& core_btf) { config_.core_btf = core_btf; }
 
-  std::unique_ptr<Tracer> attach() {
-    auto tracer = try_attach(config_, sink_);
-    while (!tracer) {
-      get_past(tracer.error());
-      tracer = try_attach(config_, sink_);
+  // The tracer, or the load its kernel types failed (for the caller to try
+  // others or give up): unusable syscall tracepoints are got past here.
+  Expected<std::unique_ptr<Tracer>, StartFailure> attach() {
+    auto tracer = Tracer::start(config_, sink_);
+    while (!tracer && tracer.error().kind == StartFailureKind::SyscallTracepoints) {
+      get_past(tracer.error().why);
+      tracer = Tracer::start(config_, sink_);
     }
-    attached(**tracer);
-    return std::move(*tracer);
+    if (tracer) attached(**tracer);
+    return tracer;
   }
 
  private:
@@ -97,7 +86,7 @@ class Attacher {
       why_raw_syscalls_ = why;
       config_.syscall_tracepoints = nullptr;
     } else {
-      throw SyscallTracepointError("--syscall-hooks tracepoints: " + why);
+      throw RuntimeError("--syscall-hooks tracepoints: " + why);
     }
   }
 
@@ -108,53 +97,21 @@ class Attacher {
   const StartLog& log_;
 };
 
-// An attach with the kernel types of a cache file. A damaged cache must not
-// stop the tool (the kernel's BTF is still there): a value here. Only a
-// failed load can be the cache's doing; any later failure (a probe that
-// cannot be attached) would fail the same way with the kernel's BTF, and
-// leaves the cache as it is.
-Expected<std::unique_ptr<Tracer>> try_cached_kernel_types(Attacher& attacher, const std::string& core_btf) {
-  attacher.use_kernel_types(core_btf);
-  try {
-    return attacher.attach();
-  } catch (const ProgramLoadError& error) {
-    return Failure{error.what()};
-  }
-}
-
 // An attach with the kernel types of --btf: a load they fail names the file.
 std::unique_ptr<Tracer> attach_with_btf_file(Attacher& attacher, const std::string& btf) {
   attacher.use_kernel_types(btf);
-  try {
-    return attacher.attach();
-  } catch (const ProgramLoadError& error) {
-    throw ProgramLoadError("--btf " + btf + ": the BPF programs do not load with its kernel types (are they this " +
-                           "kernel's?): " + error.what());
+  auto tracer = attacher.attach();
+  if (!tracer) {
+    throw RuntimeError("--btf " + btf + ": the BPF programs do not load with its kernel types (are they this " +
+                       "kernel's?): " + tracer.error().why);
   }
+  return std::move(*tracer);
 }
 
-// What the kernel refused says why on a kernel older than the oldest the
-// tool supports: its bare errno would not.
-[[noreturn]] void rethrow_with_kernel_hint() {
-  try {
-    throw;
-  } catch (const UprobeMultiError&) {
-    throw;  // has its own hint
-  } catch (const SyscallTracepointError&) {
-    throw;
-  } catch (const RuntimeError& error) {
-    const auto release = running_kernel_release();
-    const auto version = parse_kernel_release(release);
-    if (!version || *version >= kOldestKernel) throw;
-    throw RuntimeError(
-        fmt::format("{}; this kernel, Linux {}, is older than {}.{}, the oldest this tool supports "
-                    "(hacoboot-sampler check says what it lacks)",
-                    error.what(), printable(release), kOldestKernel.major, kOldestKernel.minor));
-  }
-}
+}  // namespace
 
-std::unique_ptr<Tracer> attach_tracer(const Options& options, Tracer::Config config, CoreBtfCache* btf_cache,
-                                      std::ostream& diagnostics, const Tracer::RecordSink& sink) {
+std::unique_ptr<Tracer> start_tracer(const Options& options, Tracer::Config config, CoreBtfCache* btf_cache,
+                                     std::ostream& diagnostics, const Tracer::RecordSink& sink) {
   std::optional<SyscallTracepointLookup> lookup;
   // The tracepoint ids are cached beside the kernel types, or not at all.
   if (options.syscall_hooks != SyscallHooks::RawSyscalls) lookup.emplace(btf_cache ? options.btf_cache : "");
@@ -167,29 +124,24 @@ std::unique_ptr<Tracer> attach_tracer(const Options& options, Tracer::Config con
     log.say("kernel types from " + options.btf + " (--btf)");
     return attach_with_btf_file(attacher, options.btf);
   }
+  // A damaged cache must not stop the tool (the kernel's BTF is still there).
+  // Only a failed load can be the cache's doing; any later failure (a probe
+  // that cannot be attached) would fail the same way with the kernel's BTF,
+  // throws, and leaves the cache as it is.
   if (const auto cached = btf_cache ? btf_cache->cached() : std::nullopt) {
     log.say("kernel types from " + cached->string() + " (cached)");
-    auto tracer = try_cached_kernel_types(attacher, cached->string());
+    attacher.use_kernel_types(cached->string());
+    auto tracer = attacher.attach();
     if (tracer) return std::move(*tracer);
-    log.warn(cached->string() + " is unusable (" + tracer.error() + "): removed; reading the kernel's BTF");
+    log.warn(cached->string() + " is unusable (" + tracer.error().why + "): removed; reading the kernel's BTF");
     btf_cache->discard();
     attacher.use_kernel_types("");
   }
   log.say(std::string("kernel types from ") + kKernelBtf);
   auto tracer = attacher.attach();
+  if (!tracer) throw RuntimeError(tracer.error().why);
   if (btf_cache) log.say(describe_btf_filling(btf_cache->start_filling()));
-  return tracer;
-}
-
-}  // namespace
-
-std::unique_ptr<Tracer> start_tracer(const Options& options, Tracer::Config config, CoreBtfCache* btf_cache,
-                                     std::ostream& diagnostics, const Tracer::RecordSink& sink) {
-  try {
-    return attach_tracer(options, std::move(config), btf_cache, diagnostics, sink);
-  } catch (const RuntimeError&) {
-    rethrow_with_kernel_hint();
-  }
+  return std::move(*tracer);
 }
 
 }  // namespace hacoboot

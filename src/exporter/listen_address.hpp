@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/expected.hpp"
+
 namespace hacoboot {
 
 // Where an HTTP endpoint listens: an IP literal and a TCP port.
@@ -20,8 +22,8 @@ inline constexpr std::string_view kDefaultListenHost = "127.0.0.1";
 
 // "127.0.0.1:9100", "[::1]:9100", or ":9100" for kDefaultListenHost. Host
 // names are refused: what a name resolves to may change, an IP is what gets
-// bound. Throws UsageError saying what is wrong with `text`.
-ListenAddress parse_listen_address(std::string_view text);
+// bound. A Failure says what is wrong with `text`.
+Expected<ListenAddress> parse_listen_address(std::string_view text);
 
 // "127.0.0.1:9100", "[::1]:9100": the form parse_listen_address reads.
 std::string to_string(const ListenAddress& address);

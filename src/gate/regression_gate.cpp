@@ -58,28 +58,29 @@ std::optional<Version> version_of(std::string_view text) {
 
 // Summaries of another tool version are refused when their figures may
 // not be this version's; those that predate the field are not checked.
-void check_version(const RunOrigin& origin, const char* whose) {
-  if (origin.tool_version.empty()) return;
+Expected<void> check_version(const RunOrigin& origin, const char* whose) {
+  if (origin.tool_version.empty()) return {};
   const auto version = version_of(origin.tool_version);
   if (!version) {
-    throw UsageError(fmt::format("{} was written by hacoboot-sampler '{}', not a version this tool knows", whose,
-                                 printable(origin.tool_version)));
+    return Failure{fmt::format("{} was written by hacoboot-sampler '{}', not a version this tool knows", whose,
+                               printable(origin.tool_version))};
   }
   // This tool's own versions, well-formed: checked all the same, for the analyzer.
   const auto newest = version_of(tool_version());
   const auto oldest = version_of(kOldestComparableVersion);
   if (newest && *version > *newest) {
-    throw UsageError(
+    return Failure{
         fmt::format("{} was written by hacoboot-sampler {}, newer than this one ({}): its figures may "
                     "be measured otherwise; compare with that version",
-                    whose, origin.tool_version, tool_version()));
+                    whose, origin.tool_version, tool_version())};
   }
   if (oldest && *version < *oldest) {
-    throw UsageError(
+    return Failure{
         fmt::format("{} was written by hacoboot-sampler {}, whose figures this version's do not match "
                     "(those of {} on do): renew it",
-                    whose, origin.tool_version, kOldestComparableVersion));
+                    whose, origin.tool_version, kOldestComparableVersion)};
   }
+  return {};
 }
 
 // A metric as users name it in --gate: "execve", "phase 13".
@@ -373,32 +374,32 @@ const char* gate_outcome_name(GateOutcome outcome) {
   return "?";
 }
 
-void check_baseline(const RunFigures& baseline, const RunOrigin& now, const GateConfig& config) {
+Expected<void> check_baseline(const RunFigures& baseline, const RunOrigin& now, const GateConfig& config) {
   if (baseline.boots == 0) {
-    throw UsageError("the baseline run saw no boot (boots.started is 0): there is nothing to compare with");
+    return Failure{"the baseline run saw no boot (boots.started is 0): there is nothing to compare with"};
   }
   for (const auto& key : config.gated) {
     if (!baseline.metrics.contains(key)) {
-      throw UsageError(
-          fmt::format("no boot of the baseline run reached {}: it cannot gate it (--gate)", metric_shown(key)));
+      return Failure{
+          fmt::format("no boot of the baseline run reached {}: it cannot gate it (--gate)", metric_shown(key))};
     }
   }
   if (baseline.origin.start_phase != now.start_phase) {
-    throw UsageError(
+    return Failure{
         fmt::format("the baseline's clock starts at phase {}, this run's at phase {} (--from): their "
                     "times are not comparable",
-                    baseline.origin.start_phase, now.start_phase));
+                    baseline.origin.start_phase, now.start_phase)};
   }
   if (baseline.origin.command != now.command) {
-    throw UsageError(fmt::format("the baseline timed {}, this run {}: their times are not comparable",
-                                 command_shown(baseline.origin.command), command_shown(now.command)));
+    return Failure{fmt::format("the baseline timed {}, this run {}: their times are not comparable",
+                               command_shown(baseline.origin.command), command_shown(now.command))};
   }
-  check_version(baseline.origin, "the baseline");
+  return check_version(baseline.origin, "the baseline");
 }
 
-void check_comparable(const RunFigures& baseline, const RunFigures& now, const GateConfig& config) {
-  check_baseline(baseline, now.origin, config);
-  check_version(now.origin, "the new summary");
+Expected<void> check_comparable(const RunFigures& baseline, const RunFigures& now, const GateConfig& config) {
+  if (auto comparable = check_baseline(baseline, now.origin, config); !comparable) return comparable;
+  return check_version(now.origin, "the new summary");
 }
 
 GateResult compare_runs(const RunFigures& baseline, const RunFigures& now, const GateConfig& config) {

@@ -13,6 +13,7 @@
 #include "gate/gate_config.hpp"
 #include "gate/rank_comparison.hpp"
 #include "gate/step_comparison.hpp"
+#include "util/expected.hpp"
 
 namespace hacoboot {
 
@@ -92,15 +93,15 @@ struct GateResult {
 int gate_exit_status(GateOutcome outcome);
 const char* gate_outcome_name(GateOutcome outcome);  // "passed", "REGRESSED", "INCONCLUSIVE"
 
-// Throws UsageError (exit 2) when `now` cannot be judged against `baseline`:
+// Why `now` cannot be judged against `baseline` (the caller's usage error):
 // a baseline without boots, a gated metric absent from it, another start
 // phase or COMMAND, a tool version whose figures differ (a schema the tool
 // cannot read is refused by parse_baseline). The messages do not name the
 // file: the caller does.
-void check_comparable(const RunFigures& baseline, const RunFigures& now, const GateConfig& config);
+Expected<void> check_comparable(const RunFigures& baseline, const RunFigures& now, const GateConfig& config);
 // The same checks of the baseline alone, against the origin this run will
 // have: a traced run refuses a baseline before it traces.
-void check_baseline(const RunFigures& baseline, const RunOrigin& now, const GateConfig& config);
+Expected<void> check_baseline(const RunFigures& baseline, const RunOrigin& now, const GateConfig& config);
 
 GateResult compare_runs(const RunFigures& baseline, const RunFigures& now, const GateConfig& config);
 

@@ -27,7 +27,7 @@ class TemporaryFile {
   [[nodiscard]] int fd() const { return fd_.get(); }
   [[nodiscard]] const std::string& name() const { return name_; }
   // The failures say why (strerror), the caller says what it was writing.
-  Expected<void> write(std::string_view data) const;
+  [[nodiscard]] Expected<void> write(std::string_view data) const;
   // Closes the file, reporting a failed close (NFS reports write errors there).
   Expected<void> close();
   // Renames it to `path`; from then on it is not removed.

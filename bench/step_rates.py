@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -43,7 +42,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gate_rates import BusyLoops
+from gate_rates import BusyLoops, Setup
 
 
 @dataclass
@@ -59,6 +58,7 @@ CONDITIONS = [
     Condition("same code", []),
     Condition("CPU", ["--burn", "14:1"], "container 14 CONTAINER_RLIMIT_SETUP", "CPU"),
     Condition("sleep", ["--sleep", "14:1"], "container 14 CONTAINER_RLIMIT_SETUP", "sleep"),
+    # main adds --io-dir: the benchmark's own directory, on a disk that writes through.
     Condition("fsync", ["--fsync", "14:4"], "container 14 CONTAINER_RLIMIT_SETUP", "I/O"),
     Condition("mounts", ["--mounts", "17:200"], "container 17 CONTAINER_UID_MAPPING_SETUP", "CPU"),
     Condition("moved work", ["--burn", "14:1"], None, None, baseline="burn15"),
@@ -70,26 +70,10 @@ STEP = re.compile(r"^(?P<step>.+?) (?P<shift>[-+][0-9.]+ \S+) \[[^]]*\](?: own t
                   r"(?: \((?P<share>-?\d+)% of the shift\))?(?:, (?P<state>[A-Za-z/ ]+) [-+])?")
 
 
-@dataclass
-class Setup:
-    sampler: str
-    launcher: str
-    app: str
-    work: Path
-    boots: int
-
-    def trace(self, name: str, launcher_args: list[str]) -> Path:
-        out = self.work / f"{name}.json"
-        run = shlex.join([self.launcher, "-n", str(self.boots), "--io-dir", str(self.work), *launcher_args, "--",
-                          self.app])
-        subprocess.run([self.sampler, "-q", "--haconiwa", self.launcher, "--btf-cache", str(self.work / "btf"),
-                        "-f", "json", "-o", str(out), "--run", run, self.app], check=True, timeout=600)
-        return out
-
-    def judge(self, baseline: Path, summary: Path) -> str:
-        r = subprocess.run([self.sampler, "compare", str(baseline), str(summary)], capture_output=True, text=True,
-                           timeout=60)
-        return r.stdout
+def judge(setup: Setup, baseline: Path, summary: Path) -> str:
+    """The gate's report of `summary` against `baseline`."""
+    return subprocess.run([setup.sampler, "compare", str(baseline), str(summary)], capture_output=True, text=True,
+                          timeout=60).stdout
 
 
 def steps_named(line: str) -> list[dict[str, str]]:
@@ -146,7 +130,10 @@ def main() -> int:
     build = args.build_dir.resolve()
     work = Path(tempfile.mkdtemp(prefix="hacoboot-step-rates.", dir="/var/tmp"))
     setup = Setup(sampler=str(build / "hacoboot-sampler"), launcher=str(build / "demo" / "hacoboot-launcher"),
-                  app=str(build / "demo" / "hacoboot-demo-app"), work=work, boots=args.boots)
+                  app=str(build / "demo" / "hacoboot-demo-app"), work=work, boots=args.boots, work_ms=0)
+    for condition in CONDITIONS:
+        if "--fsync" in condition.launcher_args:
+            condition.launcher_args += ["--io-dir", str(work)]
     cpus = os.cpu_count() or 1
     began = time.monotonic()
     print(f"step rates: {args.runs} runs of {args.boots} boots per condition, {cpus} busy loops under load, "
@@ -158,7 +145,7 @@ def main() -> int:
             for i in range(args.runs):
                 for condition in CONDITIONS:
                     summary = setup.trace(f"{load}-{condition.name.replace(' ', '_')}-{i}", condition.launcher_args)
-                    report = setup.judge(baselines[condition.baseline], summary)
+                    report = judge(setup, baselines[condition.baseline], summary)
                     judge_condition(condition, report, tallies.setdefault((condition.name, load), Tally()))
         print(f"  {load}: done at {time.monotonic() - began:.0f} s", flush=True)
 

@@ -315,13 +315,13 @@ void add_phases(const std::vector<Field>& rows, int schema, MetricTable& metrics
   }
 }
 
-std::optional<StepStates> states_of(const Field& row) {
+std::optional<SchedTotals> states_of(const Field& row) {
   const auto state = [&row](const char* key) { return member(row, key); };
   if (state("cpu_ns").value->is_null()) return std::nullopt;
-  return StepStates{.cpu_ns = integer<std::uint64_t>(state("cpu_ns")),
-                    .run_queue_ns = integer<std::uint64_t>(state("run_queue_ns")),
-                    .sleep_ns = integer<std::uint64_t>(state("sleep_ns")),
-                    .io_ns = integer<std::uint64_t>(state("io_ns"))};
+  return SchedTotals{.cpu = integer<std::uint64_t>(state("cpu_ns")),
+                     .run_queue = integer<std::uint64_t>(state("run_queue_ns")),
+                     .sleep = integer<std::uint64_t>(state("sleep_ns")),
+                     .io = integer<std::uint64_t>(state("io_ns"))};
 }
 
 PathFigures path_of(const Field& row, const char* key, int schema) {
@@ -476,21 +476,15 @@ std::string step_key_of(const LaneStepKey& key) {
 StepTable steps_of_run(const PathBreakdown& paths, const PhaseNames& names) {
   StepTable steps;
   for (const auto& [key, row] : paths.steps()) {
-    const auto states = row.mean_states();
-    steps.emplace(step_key_of(key),
-                  StepFigures{.lane = std::string(lane_name(key.lane)),
-                              .name = key.step ? step_name(*key.step, names) : std::string(),
-                              .own = figure_of(row.own),
-                              .own_noise_free = figure_of(row.own_noise_free),
-                              .listen_path = {.wall = figure_of(row.listen_path.wall),
-                                              .noise_free = figure_of(row.listen_path.noise_free)},
-                              .execve_path = {.wall = figure_of(row.execve_path.wall),
-                                              .noise_free = figure_of(row.execve_path.noise_free)},
-                              .states = states ? std::optional(StepStates{.cpu_ns = states->cpu,
-                                                                          .run_queue_ns = states->run_queue,
-                                                                          .sleep_ns = states->sleep,
-                                                                          .io_ns = states->io})
-                                               : std::nullopt});
+    steps.emplace(step_key_of(key), StepFigures{.lane = std::string(lane_name(key.lane)),
+                                                .name = key.step ? step_name(*key.step, names) : std::string(),
+                                                .own = figure_of(row.own),
+                                                .own_noise_free = figure_of(row.own_noise_free),
+                                                .listen_path = {.wall = figure_of(row.listen_path.wall),
+                                                                .noise_free = figure_of(row.listen_path.noise_free)},
+                                                .execve_path = {.wall = figure_of(row.execve_path.wall),
+                                                                .noise_free = figure_of(row.execve_path.noise_free)},
+                                                .states = row.mean_states()});
   }
   return steps;
 }

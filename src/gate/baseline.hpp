@@ -66,15 +66,6 @@ struct MetricFigures {
 // Metrics keyed "execve", "listen" and "phase:<number>".
 using MetricTable = std::map<std::string, MetricFigures>;
 
-// A step's mean own time in each scheduler state, over the boots that had them.
-struct StepStates {
-  std::uint64_t cpu_ns = 0;
-  std::uint64_t run_queue_ns = 0;
-  std::uint64_t sleep_ns = 0;
-  std::uint64_t io_ns = 0;
-  bool operator==(const StepStates&) const = default;
-};
-
 // A step's time on one critical path, one value per boot with that path
 // that had the step (0 where it was off the path).
 struct PathFigures {
@@ -92,7 +83,8 @@ struct StepFigures {
   FigureStats own_noise_free;
   PathFigures listen_path;
   PathFigures execve_path;
-  std::optional<StepStates> states{};  // NOLINT(readability-redundant-member-init)
+  // Its mean own time in each scheduler state, over the boots that had them.
+  std::optional<SchedTotals> states{};  // NOLINT(readability-redundant-member-init)
   bool operator==(const StepFigures&) const = default;
 };
 

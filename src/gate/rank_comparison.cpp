@@ -77,6 +77,20 @@ double u_spread(std::size_t m, std::size_t n, const RankSums& ranked) {
   return std::sqrt(mm * nn / 12 * ((all + 1) - ranked.tie_term / (all * (all - 1))));
 }
 
+// A p-value as the corrections read it: a NaN (no test) as 1.
+double p_or_one(std::span<const double> p_values, std::size_t i) {
+  return std::isnan(p_values[i]) ? 1.0 : p_values[i];
+}
+
+// The indices of the p-values, smallest first (ties in their order).
+std::vector<std::size_t> ascending(std::span<const double> p_values) {
+  std::vector<std::size_t> order(p_values.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return p_or_one(p_values, a) < p_or_one(p_values, b); });
+  return order;
+}
+
 }  // namespace
 
 double normal_quantile(double p) {
@@ -155,13 +169,8 @@ std::optional<ShiftEstimate> hodges_lehmann(std::span<const double> baseline, st
 }
 
 std::vector<bool> holm_rejections(std::span<const double> p_values, double alpha) {
-  std::vector<std::size_t> order(p_values.size());
-  std::iota(order.begin(), order.end(), 0);
-  // A p-value that is not a number is never rejected: it sorts last.
-  const auto key = [&](std::size_t i) {
-    return std::isnan(p_values[i]) ? std::numeric_limits<double>::infinity() : p_values[i];
-  };
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+  // A p-value that is not a number is never rejected (NaN <= alpha is false).
+  const auto order = ascending(p_values);
   std::vector<bool> rejected(p_values.size(), false);
   for (std::size_t i = 0; i < order.size(); ++i) {
     if (!(p_values[order[i]] <= alpha / static_cast<double>(order.size() - i))) break;
@@ -171,10 +180,8 @@ std::vector<bool> holm_rejections(std::span<const double> p_values, double alpha
 }
 
 std::vector<double> holm_adjusted(std::span<const double> p_values) {
-  std::vector<std::size_t> order(p_values.size());
-  std::iota(order.begin(), order.end(), 0);
-  const auto key = [&](std::size_t i) { return std::isnan(p_values[i]) ? 1.0 : p_values[i]; };
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+  const auto order = ascending(p_values);
+  const auto key = [&](std::size_t i) { return p_or_one(p_values, i); };
   std::vector<double> adjusted(p_values.size(), 1.0);
   double running = 0;  // adjusted p-values never decrease along the order
   for (std::size_t i = 0; i < order.size(); ++i) {
@@ -185,10 +192,8 @@ std::vector<double> holm_adjusted(std::span<const double> p_values) {
 }
 
 std::vector<double> benjamini_hochberg_adjusted(std::span<const double> p_values) {
-  std::vector<std::size_t> order(p_values.size());
-  std::iota(order.begin(), order.end(), 0);
-  const auto key = [&](std::size_t i) { return std::isnan(p_values[i]) ? 1.0 : p_values[i]; };
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+  const auto order = ascending(p_values);
+  const auto key = [&](std::size_t i) { return p_or_one(p_values, i); };
   std::vector<double> adjusted(p_values.size(), 1.0);
   const auto m = static_cast<double>(order.size());
   double running = 1.0;  // from the largest p-value down, adjusted ones never increase

@@ -65,10 +65,10 @@ std::optional<StateShift> state_shift_of(const StepFigures* baseline, const Step
   const auto delta = [](std::uint64_t before, std::uint64_t after) {
     return static_cast<double>(after) - static_cast<double>(before);
   };
-  const std::array<StateShift, 4> shifts{{{"CPU", delta(b.cpu_ns, n.cpu_ns)},
-                                          {"run queue", delta(b.run_queue_ns, n.run_queue_ns)},
-                                          {"sleep", delta(b.sleep_ns, n.sleep_ns)},
-                                          {"I/O", delta(b.io_ns, n.io_ns)}}};
+  const std::array<StateShift, 4> shifts{{{"CPU", delta(b.cpu, n.cpu)},
+                                          {"run queue", delta(b.run_queue, n.run_queue)},
+                                          {"sleep", delta(b.sleep, n.sleep)},
+                                          {"I/O", delta(b.io, n.io)}}};
   return *std::max_element(shifts.begin(), shifts.end(), [](const StateShift& x, const StateShift& y) {
     return std::abs(x.shift_ns) < std::abs(y.shift_ns);
   });

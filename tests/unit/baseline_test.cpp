@@ -414,7 +414,7 @@ TEST(Baseline, SuspiciousStepRowsAreRefused) {
   EXPECT_TRUE(run.steps->contains("container phase:18"));
   EXPECT_TRUE(run.steps->contains("listener listen"));
   EXPECT_TRUE(run.steps->contains("other after"));
-  EXPECT_EQ(run.steps->at("container phase:18").states->sleep_ns, 5U);
+  EXPECT_EQ(run.steps->at("container phase:18").states->sleep, 5U);
   for (const auto& [steps, fault] : std::vector<std::pair<std::string, std::string>>{
            {step_row("container", kPhase18) + ", " + step_row("container", kPhase18),
             R"("steps[1]" is a second row of container phase:18: a summary has one row per step of a lane)"},

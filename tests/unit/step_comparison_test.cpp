@@ -57,8 +57,8 @@ double mean(const std::vector<double>& ms) {
 StepFigures step_of(const StepPlan& plan) {
   const auto path = figure(plan.path_ms);
   const auto nanos = static_cast<std::uint64_t>(mean(plan.path_ms) * 1e6);
-  StepStates states;
-  (std::string(plan.state) == "sleep" ? states.sleep_ns : states.cpu_ns) = nanos;
+  SchedTotals states;
+  (std::string(plan.state) == "sleep" ? states.sleep : states.cpu) = nanos;
   return {.lane = plan.lane,
           .name = plan.phase == 0 ? "listen" : plan.name,
           .own = path,

@@ -150,6 +150,68 @@ std::uint64_t milestone_median(const RunFigures& run, const char* milestone, Gat
   return figure == GateFigure::NoiseFree && metric.noise_free ? metric.noise_free->p50_ns : metric.wall.p50_ns;
 }
 
+// Indices of `shifts`, the largest shift first.
+void largest_first(std::vector<std::size_t>& indices, const std::vector<StepShift>& shifts) {
+  std::stable_sort(indices.begin(), indices.end(), [&shifts](std::size_t a, std::size_t b) {
+    return std::abs(shifts[a].shift_ns) > std::abs(shifts[b].shift_ns);
+  });
+}
+
+// Every measure of every step of either run into out.shifts, those both
+// runs can tell ranked; returns the indices of the ranked ones.
+std::vector<std::size_t> test_steps(const StepTable& before, const StepTable& after, const GateConfig& config,
+                                    StepComparison& out) {
+  const auto pairs = pairs_of(before, after);
+  std::vector<std::size_t> tested;
+  for (const auto measure : {StepMeasure::ListenPath, StepMeasure::ExecvePath, StepMeasure::Own}) {
+    const std::pair boots{path_boots(before, measure, config.figure), path_boots(after, measure, config.figure)};
+    for (const auto& pair : pairs) {
+      auto shift = shift_of(pair, measure, config.figure, boots);
+      if (pair.baseline && pair.now) {
+        const auto& x = figure_of_step(*pair.baseline, measure, config.figure);
+        const auto& y = figure_of_step(*pair.now, measure, config.figure);
+        if (comparable(x, y)) {
+          rank(shift, x, y, 1 - config.alpha);
+          shift.floor_ns = floor_of(x, out.floor_ns, config);
+          tested.push_back(out.shifts.size());
+        }
+      }
+      out.shifts.push_back(std::move(shift));
+    }
+  }
+  return tested;
+}
+
+// Benjamini-Hochberg over the ranked shifts, and which of them moved.
+void judge_moves(const std::vector<std::size_t>& tested, const GateConfig& config, StepComparison& out) {
+  std::vector<double> p_values;
+  p_values.reserve(tested.size());
+  for (const auto i : tested) p_values.push_back(out.shifts[i].p_value);
+  const auto adjusted = benjamini_hochberg_adjusted(p_values);
+  for (std::size_t j = 0; j < tested.size(); ++j) {
+    auto& shift = out.shifts[tested[j]];
+    shift.adjusted_p = adjusted[j];
+    shift.moved = shift.adjusted_p <= config.alpha && std::abs(shift.shift_ns) >= shift.floor_ns && out.floor_ns > 0;
+  }
+  out.tests = tested.size();
+}
+
+// Steps whose own time moved but not their time on any path, largest first.
+std::vector<std::size_t> moved_off_paths(const std::vector<StepShift>& shifts) {
+  const auto moved_on_a_path = [&shifts](const std::string& key) {
+    return std::any_of(shifts.begin(), shifts.end(), [&key](const StepShift& shift) {
+      return shift.key == key && shift.measure != StepMeasure::Own && shift.moved;
+    });
+  };
+  std::vector<std::size_t> moved;
+  for (std::size_t i = 0; i < shifts.size(); ++i) {
+    const auto& shift = shifts[i];
+    if (shift.measure == StepMeasure::Own && shift.moved && !moved_on_a_path(shift.key)) moved.push_back(i);
+  }
+  largest_first(moved, shifts);
+  return moved;
+}
+
 // The milestone's moved path steps, largest shift first, and its mean shift.
 MilestoneShift milestone_of(const char* milestone, StepMeasure measure, const std::vector<StepShift>& shifts) {
   MilestoneShift out;
@@ -161,9 +223,7 @@ MilestoneShift milestone_of(const char* milestone, StepMeasure measure, const st
     if (shift.path_change != PathChange::None) out.path_same = false;
     if (shift.moved) out.moved.push_back(i);
   }
-  std::stable_sort(out.moved.begin(), out.moved.end(), [&shifts](std::size_t a, std::size_t b) {
-    return std::abs(shifts[a].shift_ns) > std::abs(shifts[b].shift_ns);
-  });
+  largest_first(out.moved, shifts);
   return out;
 }
 
@@ -192,56 +252,16 @@ StepComparison compare_steps(const RunFigures& baseline, const RunFigures& now, 
                                   !baseline.steps ? "baseline" : "new summary", older.origin.schema);
     return out;
   }
-  const auto& before = *baseline.steps;
-  const auto& after = *now.steps;
   out.floor_ns = kStepFloorShare * static_cast<double>(milestone_median(baseline, "listen", config.figure));
-  std::vector<std::size_t> tested;
-  for (const auto measure : {StepMeasure::ListenPath, StepMeasure::ExecvePath, StepMeasure::Own}) {
-    const std::pair boots{path_boots(before, measure, config.figure), path_boots(after, measure, config.figure)};
-    for (const auto& pair : pairs_of(before, after)) {
-      auto shift = shift_of(pair, measure, config.figure, boots);
-      if (pair.baseline && pair.now) {
-        const auto& x = figure_of_step(*pair.baseline, measure, config.figure);
-        const auto& y = figure_of_step(*pair.now, measure, config.figure);
-        if (comparable(x, y)) {
-          rank(shift, x, y, 1 - config.alpha);
-          shift.floor_ns = floor_of(x, out.floor_ns, config);
-          tested.push_back(out.shifts.size());
-        }
-      }
-      out.shifts.push_back(std::move(shift));
-    }
-  }
-  std::vector<double> p_values;
-  p_values.reserve(tested.size());
-  for (const auto i : tested) p_values.push_back(out.shifts[i].p_value);
-  const auto adjusted = benjamini_hochberg_adjusted(p_values);
-  for (std::size_t j = 0; j < tested.size(); ++j) {
-    auto& shift = out.shifts[tested[j]];
-    shift.adjusted_p = adjusted[j];
-    shift.moved = shift.adjusted_p <= config.alpha && std::abs(shift.shift_ns) >= shift.floor_ns && out.floor_ns > 0;
-  }
-  out.tests = tested.size();
+  const auto tested = test_steps(*baseline.steps, *now.steps, config, out);
+  judge_moves(tested, config, out);
   if (baseline.metrics.contains("listen") && now.metrics.contains("listen")) {
     out.milestones.push_back(milestone_of("listen", StepMeasure::ListenPath, out.shifts));
   }
   if (baseline.metrics.contains("execve") && now.metrics.contains("execve")) {
     out.milestones.push_back(milestone_of("execve", StepMeasure::ExecvePath, out.shifts));
   }
-  const auto moved_on_a_path = [&out](const std::string& key) {
-    return std::any_of(out.shifts.begin(), out.shifts.end(), [&key](const StepShift& shift) {
-      return shift.key == key && shift.measure != StepMeasure::Own && shift.moved;
-    });
-  };
-  for (std::size_t i = 0; i < out.shifts.size(); ++i) {
-    const auto& shift = out.shifts[i];
-    if (shift.measure == StepMeasure::Own && shift.moved && !moved_on_a_path(shift.key)) {
-      out.moved_off_path.push_back(i);
-    }
-  }
-  std::stable_sort(out.moved_off_path.begin(), out.moved_off_path.end(), [&out](std::size_t a, std::size_t b) {
-    return std::abs(out.shifts[a].shift_ns) > std::abs(out.shifts[b].shift_ns);
-  });
+  out.moved_off_path = moved_off_paths(out.shifts);
   return out;
 }
 

@@ -32,6 +32,7 @@ import argparse
 import os
 import re
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -99,6 +100,13 @@ class Tally:
             self.shifts.append(shift)
 
 
+def finish(work: Path, began: float, keep: bool) -> None:
+    """The run's last line; the summaries go unless kept."""
+    print(f"\ntotal {time.monotonic() - began:.0f} s; summaries in {work}" + ("" if keep else " (removed)"))
+    if not keep:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def conditions(work_ms: int) -> list[tuple[str, list[str], bool]]:
     """(name, launcher arguments, slower?) of each condition."""
     extra = max(1, round(work_ms * 0.2))
@@ -161,9 +169,7 @@ def main() -> int:
     others = sorted({k for t in tallies.values() for k in t.verdicts if k not in VERDICTS.values()})
     if others:
         print(f"other exit statuses: {', '.join(others)}")
-    print(f"\ntotal {time.monotonic() - began:.0f} s; summaries in {work}" + ("" if args.keep else " (removed)"))
-    if not args.keep:
-        subprocess.run(["rm", "-rf", str(work)], check=False)
+    finish(work, began, args.keep)
     return 0
 
 

@@ -42,7 +42,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gate_rates import BusyLoops, Setup
+from gate_rates import BusyLoops, Setup, finish
 
 
 @dataclass
@@ -155,9 +155,7 @@ def main() -> int:
         spread = f"{shares[0]}-{shares[len(shares) // 2]}-{shares[-1]} %" if shares else "-"
         firsts = ", ".join(f"{step} x{n}" for step, n in sorted(tally.firsts.items(), key=lambda kv: -kv[1]))
         print(f"{name:<11} {load:<6} {tally.right:>3}/{tally.runs:<3}  {spread:<31} {firsts or '-'}")
-    print(f"\ntotal {time.monotonic() - began:.0f} s; summaries in {work}" + ("" if args.keep else " (removed)"))
-    if not args.keep:
-        subprocess.run(["rm", "-rf", str(work)], check=False)
+    finish(work, began, args.keep)
     return 0
 
 

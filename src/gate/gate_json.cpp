@@ -56,7 +56,7 @@ GateJson metric_json(const MetricComparison& row) {
 }
 
 GateJson step_json(const StepShift& shift, const MilestoneShift* milestone) {
-  const bool share = milestone != nullptr && milestone->path_same && milestone->shift_ns != 0;
+  const bool share = milestone != nullptr && milestone->has_shares();
   return {{"key", shift.key},
           {"lane", shift.lane},
           {"name", shift.name.empty() ? GateJson() : GateJson(shift.name)},
@@ -82,10 +82,15 @@ GateJson steps_json(const StepComparison& steps) {
   for (const auto& milestone : steps.milestones) {
     auto moved = GateJson::array();
     for (const auto i : milestone.moved) moved.push_back(step_json(steps.shifts[i], &milestone));
-    milestones.push_back({{"milestone", milestone.milestone},
-                          {"shift_ns", milestone.shift_ns},
-                          {"path_same", milestone.path_same},
-                          {"moved", std::move(moved)}});
+    milestones.push_back(
+        {{"milestone", milestone.milestone},
+         {"shift_ns", milestone.shift_ns},
+         {"low_ns", milestone.low_ns},
+         {"high_ns", milestone.high_ns},
+         {"path_mean_shift_ns", milestone.path_mean_shift_ns},
+         {"path_same", milestone.path_same},
+         {"unattributed_ns", milestone.has_shares() ? GateJson(milestone.unattributed_ns(steps.shifts)) : GateJson()},
+         {"moved", std::move(moved)}});
   }
   auto off_path = GateJson::array();
   for (const auto i : steps.moved_off_path) off_path.push_back(step_json(steps.shifts[i], nullptr));

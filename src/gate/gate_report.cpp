@@ -269,7 +269,7 @@ void write_steps_markdown(const StepComparison& steps, const GateConfig& config,
   out << "\n**Steps that moved** (" << markdown_text(steps_terms(steps, config)) << ")\n\n";
   out << "| milestone | step | shift | interval | share | state |\n|:--|:--|--:|:--|--:|:--|\n";
   const auto row = [&](const std::string& where, const StepShift& shift, const MilestoneShift* milestone) {
-    const bool share = milestone != nullptr && milestone->path_same && milestone->shift_ns != 0;
+    const bool share = milestone != nullptr && milestone->has_shares();
     out << fmt::format(
         "| {} | {} | {} | [{}, {}] | {} | {} |\n", where, markdown_text(step_shown(shift)),
         signed_duration(shift.shift_ns), signed_duration(shift.low_ns), signed_duration(shift.high_ns),

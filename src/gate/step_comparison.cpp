@@ -74,6 +74,12 @@ std::optional<StateShift> state_shift_of(const StepFigures* baseline, const Step
   });
 }
 
+struct StepPair {
+  const std::string* key;
+  const StepFigures* baseline;  // nullptr: a step of the new run only
+  const StepFigures* now;       // nullptr: of the baseline only
+};
+
 // Whether a measure of a step tells anything: both runs had it often enough,
 // and it is not 0 in every boot of both (a step never on the path).
 bool comparable(const FigureStats& baseline, const FigureStats& now) {
@@ -82,11 +88,14 @@ bool comparable(const FigureStats& baseline, const FigureStats& now) {
   return baseline.max_ns != 0 || now.max_ns != 0;
 }
 
-struct StepPair {
-  const std::string* key;
-  const StepFigures* baseline;  // nullptr: a step of the new run only
-  const StepFigures* now;       // nullptr: of the baseline only
-};
+// A step's noise-free own time exists only where its scheduler states were
+// accounted; past the accounting (the supervisor's wait for the container's
+// end) it is the wall time, a wait that lengthens with everything the
+// machine runs meanwhile, and comparing it noise-free would call that a move.
+bool has_figure(const StepPair& pair, StepMeasure measure, GateFigure figure) {
+  if (measure != StepMeasure::Own || figure != GateFigure::NoiseFree) return true;
+  return pair.baseline->states.has_value() && pair.now->states.has_value();
+}
 
 std::vector<StepPair> pairs_of(const StepTable& baseline, const StepTable& now) {
   std::vector<StepPair> pairs;
@@ -123,17 +132,30 @@ StepShift shift_of(const StepPair& pair, StepMeasure measure, GateFigure figure,
   return shift;
 }
 
-// The least shift this step is called moved at: the floor of every step, and
-// --max-regression of the step's own median, as the milestones are held to
-// it. A busy runner stretches a long step's CPU time a little (caches, clock
-// frequency) where the noise-free figure cannot see it: by a few % of a step
-// that is most of the boot, which the floor alone would call a move.
-double floor_of(const FigureStats& before, double floor_ns, const GateConfig& config) {
-  return std::max(floor_ns, config.max_regression_pct / 100.0 * static_cast<double>(before.p50_ns));
+// The interquartile range of ranked values.
+double spread_of(const std::vector<double>& ranked) {
+  if (ranked.empty()) return 0;
+  const auto at = [&ranked](double q) {
+    return ranked[static_cast<std::size_t>(q * static_cast<double>(ranked.size() - 1))];
+  };
+  return at(0.75) - at(0.25);
 }
 
-void rank(StepShift& shift, const FigureStats& before, const FigureStats& after, double confidence) {
-  const auto x = before.samples.ranked_values();
+// The least shift this step is called moved at: the floor of every step;
+// --max-regression of the step's own median, as the milestones are held to
+// it (a busy runner stretches a long step's CPU time a little, caches and
+// clock frequency, where the noise-free figure cannot see it); and the
+// spread of the step's baseline boots. A step's median drifts between runs
+// of the same code by up to about its spread (kernel work such as creating
+// namespaces most), more than its boots within one run say: the rank test
+// takes boots as independent, which runs on a changing machine are not.
+double floor_of(const FigureStats& before, const std::vector<double>& ranked, double floor_ns,
+                const GateConfig& config) {
+  const double limit = config.max_regression_pct / 100.0 * static_cast<double>(before.p50_ns);
+  return std::max({floor_ns, limit, spread_of(ranked)});
+}
+
+void rank(StepShift& shift, const std::vector<double>& x, const FigureStats& after, double confidence) {
   const auto y = after.samples.ranked_values();
   if (const auto estimate = hodges_lehmann(x, y, confidence)) {
     shift.shift_ns = estimate->estimate;
@@ -143,11 +165,16 @@ void rank(StepShift& shift, const FigureStats& before, const FigureStats& after,
   shift.p_value = mann_whitney(x, y).p_value;
 }
 
-std::uint64_t milestone_median(const RunFigures& run, const char* milestone, GateFigure figure) {
+const FigureStats* milestone_figure(const RunFigures& run, const char* milestone, GateFigure figure) {
   const auto it = run.metrics.find(milestone);
-  if (it == run.metrics.end()) return 0;
+  if (it == run.metrics.end()) return nullptr;
   const auto& metric = it->second;
-  return figure == GateFigure::NoiseFree && metric.noise_free ? metric.noise_free->p50_ns : metric.wall.p50_ns;
+  return figure == GateFigure::NoiseFree && metric.noise_free ? &*metric.noise_free : &metric.wall;
+}
+
+std::uint64_t milestone_median(const RunFigures& run, const char* milestone, GateFigure figure) {
+  const auto* stats = milestone_figure(run, milestone, figure);
+  return stats == nullptr ? 0 : stats->p50_ns;
 }
 
 // Indices of `shifts`, the largest shift first.
@@ -170,9 +197,10 @@ std::vector<std::size_t> test_steps(const StepTable& before, const StepTable& af
       if (pair.baseline && pair.now) {
         const auto& x = figure_of_step(*pair.baseline, measure, config.figure);
         const auto& y = figure_of_step(*pair.now, measure, config.figure);
-        if (comparable(x, y)) {
-          rank(shift, x, y, 1 - config.alpha);
-          shift.floor_ns = floor_of(x, out.floor_ns, config);
+        if (comparable(x, y) && has_figure(pair, measure, config.figure)) {
+          const auto ranked = x.samples.ranked_values();
+          rank(shift, ranked, y, 1 - config.alpha);
+          shift.floor_ns = floor_of(x, ranked, out.floor_ns, config);
           tested.push_back(out.shifts.size());
         }
       }
@@ -212,14 +240,22 @@ std::vector<std::size_t> moved_off_paths(const std::vector<StepShift>& shifts) {
   return moved;
 }
 
-// The milestone's moved path steps, largest shift first, and its mean shift.
-MilestoneShift milestone_of(const char* milestone, StepMeasure measure, const std::vector<StepShift>& shifts) {
+// The milestone's shift as its gate row has it, its moved path steps,
+// largest shift first, and its path's mean shift.
+MilestoneShift milestone_of(const char* milestone, StepMeasure measure, const std::vector<StepShift>& shifts,
+                            std::pair<const FigureStats*, const FigureStats*> figures, double confidence) {
   MilestoneShift out;
   out.milestone = milestone;
+  if (const auto estimate =
+          hodges_lehmann(figures.first->samples.ranked_values(), figures.second->samples.ranked_values(), confidence)) {
+    out.shift_ns = estimate->estimate;
+    out.low_ns = estimate->low;
+    out.high_ns = estimate->high;
+  }
   for (std::size_t i = 0; i < shifts.size(); ++i) {
     const auto& shift = shifts[i];
     if (shift.measure != measure) continue;
-    out.shift_ns += shift.part_ns - shift.baseline_part_ns;
+    out.path_mean_shift_ns += shift.part_ns - shift.baseline_part_ns;
     if (shift.path_change != PathChange::None) out.path_same = false;
     if (shift.moved) out.moved.push_back(i);
   }
@@ -238,9 +274,19 @@ const char* step_measure_name(StepMeasure measure) {
   return "?";
 }
 
+bool MilestoneShift::has_shares() const {
+  return path_same && (low_ns > 0 || high_ns < 0);
+}
+
 double MilestoneShift::share_of(const StepShift& step) const {
   if (shift_ns == 0) return 0;
-  return (step.part_ns - step.baseline_part_ns) / shift_ns;
+  return step.shift_ns / shift_ns;
+}
+
+double MilestoneShift::unattributed_ns(const std::vector<StepShift>& shifts) const {
+  double rest = shift_ns;
+  for (const auto i : moved) rest -= shifts[i].shift_ns;
+  return rest;
 }
 
 StepComparison compare_steps(const RunFigures& baseline, const RunFigures& now, const GateConfig& config) {
@@ -255,11 +301,12 @@ StepComparison compare_steps(const RunFigures& baseline, const RunFigures& now, 
   out.floor_ns = kStepFloorShare * static_cast<double>(milestone_median(baseline, "listen", config.figure));
   const auto tested = test_steps(*baseline.steps, *now.steps, config, out);
   judge_moves(tested, config, out);
-  if (baseline.metrics.contains("listen") && now.metrics.contains("listen")) {
-    out.milestones.push_back(milestone_of("listen", StepMeasure::ListenPath, out.shifts));
-  }
-  if (baseline.metrics.contains("execve") && now.metrics.contains("execve")) {
-    out.milestones.push_back(milestone_of("execve", StepMeasure::ExecvePath, out.shifts));
+  for (const auto& [milestone, measure] :
+       {std::pair{"listen", StepMeasure::ListenPath}, std::pair{"execve", StepMeasure::ExecvePath}}) {
+    const auto* before = milestone_figure(baseline, milestone, config.figure);
+    const auto* after = milestone_figure(now, milestone, config.figure);
+    if (before == nullptr || after == nullptr) continue;
+    out.milestones.push_back(milestone_of(milestone, measure, out.shifts, {before, after}, 1 - config.alpha));
   }
   out.moved_off_path = moved_off_paths(out.shifts);
   return out;

@@ -51,8 +51,9 @@ struct StepShift {
   double p_value = 1;
   double adjusted_p = 1;  // Benjamini-Hochberg over every step compared
   bool moved = false;     // adjusted_p <= alpha and |shift| at least floor_ns
-  // The least shift it is called moved at: StepComparison::floor_ns, and
-  // --max-regression of the step's baseline median.
+  // The least shift it is called moved at: StepComparison::floor_ns,
+  // --max-regression of the step's baseline median, and the spread of its
+  // baseline boots (interquartile range).
   double floor_ns = 0;
   // Path measures: the step's mean part of the milestone's path per boot
   // with that path, before and after; these add up to the path's mean, so
@@ -65,12 +66,24 @@ struct StepShift {
 
 // The steps of one milestone's path that moved, largest shift first.
 struct MilestoneShift {
-  std::string milestone;           // "listen", "execve"
-  double shift_ns = 0;             // of the path's mean: the sum of its steps' part shifts
+  std::string milestone;  // "listen", "execve"
+  // The milestone's Hodges-Lehmann shift and interval on the compared figure:
+  // what its gate row reports.
+  double shift_ns = 0;
+  double low_ns = 0;
+  double high_ns = 0;
+  double path_mean_shift_ns = 0;   // of the path's mean: the sum of its steps' part shifts
   bool path_same = true;           // no step joined or left the path
   std::vector<std::size_t> moved;  // indices into StepComparison::shifts
-  // A step's share of shift_ns (its part's shift over the path's).
+  // Whether shares of the shift mean anything: the path stayed the same and
+  // the milestone's interval excludes 0 (work moved between steps leaves a
+  // shift near 0, of which any step would be a wild share).
+  [[nodiscard]] bool has_shares() const;
+  // A step's share of shift_ns (the step's shift over the milestone's).
   [[nodiscard]] double share_of(const StepShift& step) const;
+  // shift_ns less the moved steps' shifts: the part no step explains (drift
+  // spread over steps that did not move on their own).
+  [[nodiscard]] double unattributed_ns(const std::vector<StepShift>& shifts) const;
 };
 
 struct StepComparison {

@@ -56,7 +56,7 @@ std::string moved_step_line(const StepShift& shift, const MilestoneShift* milest
   auto line = fmt::format("{} {} [{}, {}]", step_shown(shift), signed_duration(shift.shift_ns),
                           signed_duration(shift.low_ns), signed_duration(shift.high_ns));
   if (shift.measure == StepMeasure::Own) line += " own time";
-  if (milestone != nullptr && milestone->path_same && milestone->shift_ns != 0) {
+  if (milestone != nullptr && milestone->has_shares()) {
     line += fmt::format(" ({:.0f}% of the shift)", milestone->share_of(shift) * 100);
   }
   if (shift.state) line += fmt::format(", {} {}", shift.state->state, signed_duration(shift.state->shift_ns));
@@ -70,10 +70,13 @@ std::string milestone_attribution(const StepComparison& steps, const std::string
   std::vector<std::string> moved;
   moved.reserve(shift->moved.size());
   for (const auto i : shift->moved) moved.push_back(moved_step_line(steps.shifts[i], shift));
-  auto text = fmt::format("{}: path {}; ", milestone, signed_duration(shift->shift_ns));
+  auto text = fmt::format("{}: {} [{}, {}]; ", milestone, signed_duration(shift->shift_ns),
+                          signed_duration(shift->low_ns), signed_duration(shift->high_ns));
   text += moved.empty() ? std::string("no step moved") : fmt::format("moved: {}", fmt::join(moved, "; "));
   if (!shift->path_same) {
     text += fmt::format("; the path changed ({}): shares not given", path_changes(steps, measure_of(milestone)));
+  } else if (!moved.empty() && shift->has_shares()) {
+    text += fmt::format("; {} in no moved step", signed_duration(shift->unattributed_ns(steps.shifts)));
   }
   return text;
 }
@@ -81,7 +84,7 @@ std::string milestone_attribution(const StepComparison& steps, const std::string
 std::string steps_terms(const StepComparison& steps, const GateConfig& config) {
   return fmt::format(
       "{}, Benjamini-Hochberg over {} step test{} at alpha {}; a step moved by at least {} ({}% of "
-      "the baseline's time to listen) and +{}% of its own",
+      "the baseline's time to listen), +{}% of its own and the spread of its baseline boots",
       gate_figure_name(steps.figure), steps.tests, steps.tests == 1 ? "" : "s", config.alpha,
       format_duration(static_cast<std::uint64_t>(std::llround(steps.floor_ns))), kStepFloorShare * 100,
       config.max_regression_pct);

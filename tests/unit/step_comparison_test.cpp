@@ -11,6 +11,7 @@
 #include <map>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,8 @@ struct StepPlan {
   std::string name;
   std::vector<double> path_ms;
   const char* state = "cpu";  // where the time goes: cpu, sleep
+  bool accounted = true;      // its scheduler states known (false: past the accounting)
+  bool on_path = true;        // false: off the paths, own time only
 };
 
 std::vector<double> plus(std::vector<double> ms, double extra) {
@@ -40,9 +43,9 @@ std::vector<double> plus(std::vector<double> ms, double extra) {
 }
 
 // Boots whose values scatter by +-2 % (a seeded draw: the same every run).
-std::vector<double> noisy(double ms, std::uint32_t seed, std::size_t boots = 20) {
+std::vector<double> noisy(double ms, std::uint32_t seed, std::size_t boots = 20, double scatter = 0.02) {
   std::mt19937 draw(seed);
-  std::uniform_real_distribution<double> spread(0.98, 1.02);
+  std::uniform_real_distribution<double> spread(1 - scatter, 1 + scatter);
   std::vector<double> values;
   for (std::size_t i = 0; i < boots; ++i) values.push_back(ms * spread(draw));
   return values;
@@ -55,18 +58,19 @@ double mean(const std::vector<double>& ms) {
 }
 
 StepFigures step_of(const StepPlan& plan) {
-  const auto path = figure(plan.path_ms);
+  const auto own = figure(plan.path_ms);
+  const auto off = figure(std::vector<double>(plan.path_ms.size(), 0.0));
+  const auto path = plan.on_path ? own : off;
   const auto nanos = static_cast<std::uint64_t>(mean(plan.path_ms) * 1e6);
   SchedTotals states;
   (std::string(plan.state) == "sleep" ? states.sleep : states.cpu) = nanos;
   return {.lane = plan.lane,
           .name = plan.phase == 0 ? "listen" : plan.name,
-          .own = path,
-          .own_noise_free = path,
+          .own = own,
+          .own_noise_free = own,
           .listen_path = {.wall = path, .noise_free = path},
-          .execve_path = {.wall = figure(std::vector<double>(plan.path_ms.size(), 0.0)),
-                          .noise_free = figure(std::vector<double>(plan.path_ms.size(), 0.0))},
-          .states = states};
+          .execve_path = {.wall = off, .noise_free = off},
+          .states = plan.accounted ? std::optional(states) : std::nullopt};
 }
 
 // A run whose path to listen is these steps, one after another: listen
@@ -75,7 +79,7 @@ RunFigures run_of_steps(const std::vector<StepPlan>& plans) {
   std::vector<double> listen(plans.front().path_ms.size(), 0.0);
   StepTable steps;
   for (const auto& plan : plans) {
-    for (std::size_t i = 0; i < listen.size(); ++i) listen[i] += plan.path_ms.at(i);
+    for (std::size_t i = 0; i < listen.size() && plan.on_path; ++i) listen[i] += plan.path_ms.at(i);
     const auto key =
         plan.lane + " " + (plan.phase == 0 ? std::string("listen") : "phase:" + std::to_string(plan.phase));
     steps.emplace(key, step_of(plan));
@@ -97,6 +101,14 @@ std::vector<StepPlan> demo_steps(std::uint32_t seed) {
 
 const StepShift& shift_of(const StepComparison& steps, std::size_t index) {
   return steps.shifts.at(index);
+}
+
+// The first measure compared of the step with this key: its path to listen.
+const StepShift& step_keyed(const StepComparison& steps, const std::string& key) {
+  for (const auto& shift : steps.shifts) {
+    if (shift.key == key) return shift;
+  }
+  throw std::out_of_range("no step " + key);
 }
 
 Verdict listen_verdict(const GateResult& result) {
@@ -127,6 +139,7 @@ TEST(StepComparison, OneSlowStepIsNamedAloneWithItsShareAndState) {
   write_gate_report(result, {}, report);
   EXPECT_NE(report.str().find("container 14 CONTAINER_RLIMIT_SETUP +1."), std::string::npos) << report.str();
   EXPECT_NE(report.str().find("of the shift), CPU +"), std::string::npos) << report.str();
+  EXPECT_NE(report.str().find("in no moved step"), std::string::npos) << report.str();
 }
 
 TEST(StepComparison, ASlowerSleepIsTheStateThatMoved) {
@@ -161,8 +174,55 @@ TEST(StepComparison, WorkMovedBetweenStepsNamesBothWithOppositeSigns) {
   const auto& a = shift_of(result.steps, listen.moved[0]);
   const auto& b = shift_of(result.steps, listen.moved[1]);
   EXPECT_LT(a.shift_ns * b.shift_ns, 0) << "opposite signs";
-  EXPECT_LT(std::abs(listen.shift_ns), 0.1e6) << "the path's mean did not move";
+  EXPECT_LT(std::abs(listen.path_mean_shift_ns), 0.1e6) << "the path's mean did not move";
+  EXPECT_FALSE(listen.has_shares()) << "no share of a shift that is not there";
+  EXPECT_EQ(milestone_attribution(result.steps, "listen").find("of the shift"), std::string::npos)
+      << milestone_attribution(result.steps, "listen");
   EXPECT_EQ(listen_verdict(result), Verdict::NoChange);
+}
+
+// A step whose boots scatter widely drifts between runs of the same code by
+// about its spread: a shift within its interquartile range is not called,
+// however many boots make it significant; one past it is.
+TEST(StepComparison, AShiftWithinTheStepsSpreadIsNotCalled) {
+  const auto run = [](std::uint32_t seed, double extra) {
+    auto steps = demo_steps(seed);
+    for (auto& plan : steps) plan.path_ms = noisy(plan.path_ms.front(), seed + plan.phase, 400);
+    steps[0].path_ms = plus(noisy(1.0, seed, 400, 0.4), extra);  // kernel work: +-40 %
+    return run_of_steps(steps);
+  };
+  const auto within = compare_steps(run(1, 0), run(2, 0.25), {});
+  const auto& step = step_keyed(within, "container phase:11");
+  EXPECT_LE(step.adjusted_p, 0.05) << "400 boots make a quarter of a ms significant";
+  EXPECT_GE(step.floor_ns, 0.35e6) << "the baseline's interquartile range, about 0.4 ms";
+  EXPECT_FALSE(step.moved);
+  const auto past = compare_steps(run(1, 0), run(2, 0.6), {});
+  EXPECT_TRUE(step_keyed(past, "container phase:11").moved);
+}
+
+// Past the accounting a step's own time has no noise-free figure: a wait for
+// the container's end lengthens with the load and is not called on it.
+TEST(StepComparison, AWaitPastTheAccountingIsJudgedOnlyOnWall) {
+  const auto run = [](std::uint32_t seed, double wait_ms) {
+    auto steps = demo_steps(seed);
+    steps.push_back({.lane = "supervisor",
+                     .phase = 5,
+                     .name = "END_WAIT",
+                     .path_ms = noisy(wait_ms, seed + 9),
+                     .state = "sleep",
+                     .accounted = false,
+                     .on_path = false});
+    return run_of_steps(steps);
+  };
+  const auto is_end_wait = [](const StepShift& s) { return s.key == "supervisor phase:5"; };
+  const auto noise_free = compare_steps(run(8, 50), run(9, 60), {});
+  EXPECT_TRUE(noise_free.moved_off_path.empty());
+  for (const auto& shift : noise_free.shifts) {
+    if (is_end_wait(shift)) EXPECT_FALSE(shift.moved);
+  }
+  const auto wall = compare_steps(run(8, 50), run(9, 60), {.figure = GateFigure::Wall});
+  ASSERT_EQ(wall.moved_off_path.size(), 1U);
+  EXPECT_TRUE(is_end_wait(shift_of(wall, wall.moved_off_path.front())));
 }
 
 TEST(StepComparison, ABaselineWithoutStepSamplesSaysTheStepsCannotBeCompared) {

@@ -278,10 +278,15 @@ void write_steps_markdown(const StepComparison& steps, const GateConfig& config,
   };
   bool any = false;
   for (const auto& milestone : steps.milestones) {
+    const auto where = fmt::format("{} ({})", milestone.milestone, signed_duration(milestone.shift_ns));
     for (const auto i : milestone.moved) {
-      row(fmt::format("{} ({})", milestone.milestone, signed_duration(milestone.shift_ns)), steps.shifts[i],
-          &milestone);
+      row(where, steps.shifts[i], &milestone);
       any = true;
+    }
+    if (!milestone.moved.empty() && milestone.has_shares()) {
+      const double rest = milestone.unattributed_ns(steps.shifts);
+      out << fmt::format("| {} | in no moved step | {} | | {:.0f}% | |\n", where, signed_duration(rest),
+                         rest / milestone.shift_ns * 100);
     }
   }
   for (const auto i : steps.moved_off_path) {

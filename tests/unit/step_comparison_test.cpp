@@ -262,6 +262,7 @@ TEST(StepComparison, MarkdownAndJunitNameTheMovedStep) {
   write_gate_markdown(result, {}, markdown);
   EXPECT_NE(markdown.str().find("| listen (+"), std::string::npos) << markdown.str();
   EXPECT_NE(markdown.str().find("container 15 CONTAINER\\_CGROUP\\_SETUP"), std::string::npos) << markdown.str();
+  EXPECT_NE(markdown.str().find("| in no moved step | "), std::string::npos) << markdown.str();
   std::ostringstream json;
   write_gate_json(result, {}, json);
   const auto doc = nlohmann::json::parse(json.str());

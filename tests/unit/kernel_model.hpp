@@ -10,26 +10,9 @@
 #include <vector>
 
 #include "model/event.hpp"
+#include "support/capture_tsv.hpp"
 
 namespace hacoboot::test {
-
-// One line of a capture (format: tests/fixtures/README.md).
-struct CaptureRow {
-  std::size_t line = 0;  // 1-based line in the file, for messages
-  std::uint64_t ts_ns = 0;
-  std::string kind;  // phase | fork | execve | listen | exit
-  std::uint32_t pid = 0;
-  std::string comm;
-  std::optional<std::int64_t> phase;
-  std::optional<std::uint32_t> hpid;
-  std::optional<std::uint32_t> child_pid;
-  std::string filename;
-  std::optional<std::int64_t> ret;
-  std::uint64_t cgroup_id = 0;
-};
-
-// Rows in file order. Throws std::runtime_error naming the line on a bad row.
-std::vector<CaptureRow> load_capture(const std::string& path);
 
 class KernelModel {
  public:
@@ -59,7 +42,5 @@ class KernelModel {
   std::unordered_map<std::uint32_t, Tracked> tracked_;  // keyed by tgid
   std::uint64_t untracked_phases_ = 0;
 };
-
-std::vector<CaptureRow> sorted_by_time(std::vector<CaptureRow> rows);
 
 }  // namespace hacoboot::test

@@ -132,7 +132,8 @@ void wait_until_due(Shared& shared, std::uint32_t step) {
     if (due == step) return;
     if (due > step) fail("step " + std::to_string(step) + " was passed over");
     if (futex(shared.due, FUTEX_WAIT, due, &stall) != 0 && errno == ETIMEDOUT) {
-      fail("stalled before the step of capture line " + std::to_string(shared.plan[due].line));
+      fail(due < shared.steps ? "stalled before the step of capture line " + std::to_string(shared.plan[due].line)
+                              : std::string("stalled before the end"));
     }
   }
 }

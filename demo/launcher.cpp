@@ -13,6 +13,7 @@
 // (--burn, --fsync, --sleep) before any phase, so that it falls in the step
 // the tracer names after that phase, and read what it cost in the ground
 // truth (truth.hpp).
+#include "haconiwa_probe.hpp"
 #include "truth.hpp"
 #include "util/unique_fd.hpp"
 
@@ -23,8 +24,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <sys/sdt.h>
 
 #include <algorithm>
 #include <array>
@@ -122,18 +121,6 @@ struct Context {
   const Options& opt;
   const TruthFile& truth;
 };
-
-// A single probe site, as in Haconiwa's mruby extension: noinline keeps it to
-// exactly one stapsdt note, so the tracer attaches one uprobe.
-// clang (not g++ 12) flags sdt.h's internal variadic macro call under
-// -Wpedantic (-Wgnu-zero-variadic-macro-arguments); the expansion is the
-// header's business, so silence pedantic warnings for this function only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpedantic"
-__attribute__((noinline)) void fire_probe(long phase, long hpid) {
-  DTRACE_PROBE2(haconiwa, bootstrap_phase_pass, (long)phase, (long)hpid);
-}
-#pragma GCC diagnostic pop
 
 // ---- injected work --------------------------------------------------------
 
@@ -274,7 +261,7 @@ void fail_before(const Context& ctx, long phase, long hpid) {
 void pass(const Context& ctx, long phase, long hpid) {
   work_before(ctx, phase, hpid);
   fail_before(ctx, phase, hpid);
-  fire_probe(phase, hpid);
+  hacoboot::demo::fire_phase_probe(phase, hpid);
   delay_after(ctx, phase, hpid);
 }
 
@@ -470,7 +457,7 @@ int run_supervisor(const Context& ctx) {
   work_before(ctx, kSupervisorStart, hpid);
   fail_before(ctx, kSupervisorStart, hpid);
   const auto start_lo = monotonic_ns();
-  fire_probe(kSupervisorStart, hpid);
+  hacoboot::demo::fire_phase_probe(kSupervisorStart, hpid);
   const auto start_hi = monotonic_ns();
   ctx.truth.record(hpid, "start_lo", start_lo);
   ctx.truth.record(hpid, "start_hi", start_hi);
@@ -516,7 +503,7 @@ constexpr long kFirstMadeUpHpid = 4'194'304 + 1;
 int flood(long hits) {
   static constexpr std::array<long, 17> kPhases{1, 2, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 3, 4, 5, 6};
   for (long i = 0; i < hits; ++i)
-    fire_probe(kPhases[static_cast<std::size_t>(i) % kPhases.size()], kFirstMadeUpHpid + i);
+    hacoboot::demo::fire_phase_probe(kPhases[static_cast<std::size_t>(i) % kPhases.size()], kFirstMadeUpHpid + i);
   return 0;
 }
 

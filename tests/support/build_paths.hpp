@@ -22,6 +22,7 @@ std::filesystem::path sched_workload();              // sched-workload (integrat
 std::filesystem::path launcher_variant();            // hacoboot-launcher-variant: the launcher built otherwise
 std::filesystem::path attach_race_shim();            // attach-race-shim (support/), preloaded into the tool
 std::filesystem::path misaligned_semaphore_probe();  // its semaphore at an odd address (integration/)
+std::filesystem::path reenact();                     // hacoboot-reenact (support/): plays a capture again
 
 // In the source tree.
 std::filesystem::path fixtures_dir();   // tests/fixtures

@@ -1,6 +1,6 @@
 // The analysis of a boot by lane (model/boot_analysis.hpp) and its aggregate across
 // boots (model/path_breakdown.hpp), on hand-built boots whose scheduler
-// readings are exact, and on the real capture, which has none.
+// readings are exact, and on boots without any.
 #include "model/boot_analysis.hpp"
 
 #include <gtest/gtest.h>
@@ -11,10 +11,8 @@
 #include <vector>
 
 #include "event_builders.hpp"
-#include "kernel_model.hpp"
 #include "model/path_breakdown.hpp"
 #include "simulated_thread.hpp"
-#include "support/build_paths.hpp"
 
 namespace hacoboot {
 namespace {
@@ -239,11 +237,20 @@ TEST(Lanes, ABootThatNeverStartedHasNoSteps) {
   EXPECT_FALSE(analysis.to_listen);
 }
 
-// The real capture carries no scheduler readings: its paths follow the fork.
-TEST(Lanes, TheRealCapturesListenPathSharesAddUpTo100PercentWithoutEndSetup) {
-  test::RecordingTracker tracker({.start_phase = 1, .command = "/bin/busybox"});
-  tracker.feed(test::KernelModel::replay(
-      test::sorted_by_time(test::load_capture(test::fixtures_dir() / "real-haconiwa-3boots.tsv"))));
+// Boots without scheduler readings (as on a kernel side that accounts no
+// states): their paths follow the fork.
+TEST(Lanes, WithoutSchedulerReadingsListenPathSharesAddUpTo100PercentWithoutEndSetup) {
+  std::vector<std::vector<Event>> launches;
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    test::Launch launch;
+    launch.cli += i;
+    launch.supervisor += 10 * i;
+    launch.container += 10 * i;
+    launch.t0 += std::uint64_t{100'000} * i;
+    launches.push_back(launch.events());
+  }
+  test::RecordingTracker tracker({.start_phase = 1, .command = test::Launch{}.command});
+  tracker.feed(test::merge_by_time(std::move(launches)));
   tracker.tracker().finish_all();
   ASSERT_EQ(tracker.done().size(), 3U);
   PathBreakdown breakdown;

@@ -1,5 +1,6 @@
-// The replay tier: recordings of real runs of the demo launcher
-// (tests/fixtures/README.md), what the BPF program really emitted, replayed
+// The replay tier: recordings of real runs of the demo launcher and of the
+// real Haconiwa capture re-enacted (tests/fixtures/README.md), what the BPF
+// program really emitted, replayed
 // through the pipeline without root, BPF or sleeps, into the outputs a user
 // reads, against golden files.
 #include <gtest/gtest.h>
@@ -42,6 +43,13 @@ TEST(Replay, DemoLauncherBootsGiveTheirGoldenSummaries) {
   EXPECT_FALSE(run.recording.cut.has_value()) << *run.recording.cut;
   EXPECT_TRUE(test::matches_golden("replay.demo-3boots.json", run.json));
   EXPECT_TRUE(test::matches_golden("replay.demo-3boots.table.txt", run.table));
+}
+
+TEST(Replay, RealHaconiwaBootsGiveTheirGoldenSummaries) {
+  const auto run = replayed("real-haconiwa-3boots.hbrec");
+  EXPECT_FALSE(run.recording.cut.has_value()) << *run.recording.cut;
+  EXPECT_TRUE(test::matches_golden("replay.real-haconiwa-3boots.json", run.json));
+  EXPECT_TRUE(test::matches_golden("replay.real-haconiwa-3boots.table.txt", run.table));
 }
 
 }  // namespace

@@ -85,13 +85,6 @@ class AnalysisTest : public IntegrationTest {
     return trace_boots({"-n", std::to_string(boots)}, {}, sampler_args);
   }
 
-  // Writes a --phase-names file naming phase 12 MY_NAMESPACES.
-  std::filesystem::path phase_names_file() {
-    const auto path = new_file("names.txt");
-    write_file(path, "# our name for the namespaces phase\n12 MY_NAMESPACES\n");
-    return path;
-  }
-
   // Chromium's headless screenshot of the page at `path`, 1400x900, with a
   // fresh profile; the PNG's path.
   std::filesystem::path screenshot(const std::filesystem::path& chromium, const std::filesystem::path& page) {
@@ -229,18 +222,6 @@ TEST_F(AnalysisTest, TheGateNamesTheStepThatMovedAndItsShare) {
       << mounted.err;
 }
 
-// Two boots per run can never tell 10 % from noise: the gate says so (exit
-// 5) and how many boots would do, rather than pass.
-TEST_F(AnalysisTest, TooFewBootsMakeTheGateInconclusive) {
-  const auto baseline = new_file("base.json");
-  expect_exit(run_boots(2, {"-f", "json", "-o", baseline.string(), "-q"}), 0);
-  ASSERT_FALSE(HasFailure());
-  const auto r = run_boots(2, {"--baseline", baseline.string(), "-q"});
-  expect_exit(r, 5);
-  EXPECT_TRUE(contains(r.err, "too few for a rank test")) << r.err;
-  EXPECT_TRUE(contains(r.err, "gate: INCONCLUSIVE")) << r.err;
-}
-
 // The gate's files of a traced run: its verdict, or, when the --run command
 // failed, that there is none: an earlier run's file never stays in place.
 TEST_F(AnalysisTest, GateFilesSayTheVerdictOrThatAFailedRunHasNone) {
@@ -298,26 +279,6 @@ TEST_F(AnalysisTest, MalformedBaselineExitsWith2NamingTheFile) {
     EXPECT_EQ(split_lines(r.err).size(), 1U) << "stderr: " << r.err;
     EXPECT_TRUE(contains(r.err, path.string())) << "stderr should name " << path << ": " << r.err;
   }
-}
-
-// ---- --phase-names ----------------------------------------------------------
-
-// The regression gate's report on stderr names phases as the summary does
-// (the baseline, saved with the same names, says MY_NAMESPACES too).
-TEST_F(AnalysisTest, PhaseNamesRenameThePhaseInTheGateReport) {
-  const auto names = phase_names_file();
-  const auto baseline = new_file("base.json");
-  expect_exit(run_boots(kBoots, {"--phase-names", names.string(), "-f", "json", "-o", baseline.string(), "-q"}), 0);
-  ASSERT_FALSE(HasFailure());
-  // Only the names matter here, not the verdict (passed, regressed or, with
-  // so few boots, inconclusive).
-  const auto gated = run_boots(
-      kBoots, {"--phase-names", names.string(), "--baseline", baseline.string(), "--max-regression", "1000", "-q"});
-  EXPECT_TRUE(gated.status.exited && (gated.status.code == 0 || gated.status.code == 3 || gated.status.code == 5))
-      << gated.status.describe() << "\n"
-      << gated.err;
-  EXPECT_FALSE(line_starting_with(gated.err, "MY_NAMESPACES ").empty()) << "no MY_NAMESPACES row:\n" << gated.err;
-  EXPECT_FALSE(contains(gated.err, "CONTAINER_NAMESPACE_GENERATED")) << gated.err;
 }
 
 }  // namespace

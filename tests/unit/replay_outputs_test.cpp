@@ -22,6 +22,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/gate_run.hpp"
+#include "cli/options.hpp"
+#include "gate/baseline.hpp"
 #include "model/phases.hpp"
 #include "pipeline/pipeline.hpp"
 #include "recording/recording_reader.hpp"
@@ -33,6 +36,7 @@
 #include "support/build_paths.hpp"
 #include "support/formats.hpp"
 #include "system/temp_dir.hpp"
+#include "util/errors.hpp"
 #include "xml_checker.hpp"
 
 namespace hacoboot {
@@ -92,7 +96,10 @@ struct Settings {
 // Every output of one replayed run.
 struct Outputs {
   std::int64_t start_phase = kPhaseStartSupervisor;
-  nlohmann::json summary;  // --format json
+  PhaseNames phase_names;
+  std::string json;        // --format json, as written
+  nlohmann::json summary;  // the same, parsed
+  RunFigures figures;      // what the gate compares
   std::string table;       // --format table
   std::string hist;        // --format table --hist
   std::string tsv;         // --format tsv
@@ -135,7 +142,10 @@ Outputs replay_demo(const Settings& settings = {}) {
 
   Outputs out;
   out.start_phase = header.start_phase;
-  out.summary = nlohmann::json::parse(summary_as(pipeline, facts, ReportFormat::Json));
+  out.phase_names = header.phase_names;
+  out.json = summary_as(pipeline, facts, ReportFormat::Json);
+  out.summary = nlohmann::json::parse(out.json);
+  out.figures = figures_of_run(pipeline.sinks().summary(), facts);
   out.table = summary_as(pipeline, facts, ReportFormat::Table);
   out.hist = summary_as(pipeline, facts, ReportFormat::Table, true);
   out.tsv = summary_as(pipeline, facts, ReportFormat::Tsv);
@@ -564,6 +574,35 @@ TEST(ReplayOutputs, WarmupBootsAreLeftOutOfTheSummaryAndTheRows) {
   expect_complete_boots(rows, kBoots - kWarmup);
 }
 
+// ---- --baseline ------------------------------------------------------------
+
+// The gate's verdict on `now` against `baseline` saved as a JSON summary, as
+// --baseline gives it: the exit status and the report on stderr.
+struct Judged {
+  int status = -1;
+  std::string report;
+};
+
+Judged judge(const Outputs& baseline, const Outputs& now, double max_regression_pct = 10) {
+  Options options;
+  options.phase_names = now.phase_names;
+  options.gate.max_regression_pct = max_regression_pct;
+  std::ostringstream report;
+  const auto status = judge_run(parse_baseline(baseline.json, "base.json"), now.figures, options, report);
+  return {.status = status, .report = report.str()};
+}
+
+// Two boots per run can never tell 10 % from noise: the gate says so (exit
+// 5) and how many boots would do, rather than pass.
+TEST(ReplayOutputs, TooFewBootsMakeTheGateInconclusive) {
+  const auto two_boots = replay_demo({.warmup = kBoots - 2});
+  ASSERT_EQ(two_boots.summary.at("metrics").at("listen").at("count"), 2);
+  const auto judged = judge(two_boots, two_boots);
+  EXPECT_EQ(judged.status, kExitInconclusive) << judged.report;
+  EXPECT_TRUE(contains(judged.report, "too few for a rank test")) << judged.report;
+  EXPECT_TRUE(contains(judged.report, "gate: INCONCLUSIVE")) << judged.report;
+}
+
 // ---- --phase-names, --from -------------------------------------------------
 
 // A --phase-names file naming phase 12 MY_NAMESPACES.
@@ -584,6 +623,20 @@ TEST(ReplayOutputs, PhaseNamesRenameThePhaseInTheSummaryAndTheRows) {
   }
   EXPECT_TRUE(std::regex_search(out.table, std::regex(R"((^|\n) *12 MY_NAMESPACES )"))) << out.table;
   EXPECT_FALSE(contains(out.table, "CONTAINER_NAMESPACE_GENERATED")) << out.table;
+}
+
+// The regression gate's report on stderr names phases as the summary does
+// (the baseline, saved with the same names, says MY_NAMESPACES too).
+TEST(ReplayOutputs, PhaseNamesRenameThePhaseInTheGateReport) {
+  const auto named = replay_demo({.phase_names = kPhaseNames});
+  // Only the names matter here, not the verdict (with so few boots, inconclusive).
+  const auto judged = judge(named, named, 1000);
+  EXPECT_TRUE(judged.status == kExitOk || judged.status == kExitRegressed || judged.status == kExitInconclusive)
+      << judged.status << "\n"
+      << judged.report;
+  EXPECT_TRUE(std::regex_search(judged.report, std::regex("(^|\n)MY_NAMESPACES "))) << "no MY_NAMESPACES row:\n"
+                                                                                    << judged.report;
+  EXPECT_FALSE(contains(judged.report, "CONTAINER_NAMESPACE_GENERATED")) << judged.report;
 }
 
 // --from MY_NAMESPACES (options_test: the name is looked up in --phase-names)

@@ -1,11 +1,9 @@
 // What a user reads after a live run that a recording cannot stand for: the
-// --timeline SVG rendered by a real browser, and the --baseline regression
-// gate on runs whose workloads differ (more CPU, a delay, mounts) or whose
-// --run command fails. The outputs' contents for given boots are the replay
-// tier's (tests/unit/replay_outputs_test.cpp).
+// --timeline SVG rendered by a real browser, and the gate's files of a run
+// whose --run command or output fails. What the outputs and the gate say of
+// given boots is the replay tier's (tests/unit/replay_outputs_test.cpp).
 #include <array>
 #include <optional>
-#include <regex>
 #include <string_view>
 
 #include "fixture.hpp"
@@ -27,14 +25,6 @@ void expect_exit(const ProcessResult& r, int code) {
 
 bool contains(const std::string& text, std::string_view part) {
   return text.find(part) != std::string::npos;
-}
-
-// The first line of text starting with prefix, or "".
-std::string line_starting_with(const std::string& text, const std::string& prefix) {
-  for (const auto& line : split_lines(text)) {
-    if (line.rfind(prefix, 0) == 0) return line;
-  }
-  return {};
 }
 
 // ---- PNG ---------------------------------------------------------------------
@@ -129,98 +119,6 @@ TEST_F(AnalysisTest, TimelineRendersInABrowser) {
 }
 
 // ---- --baseline -------------------------------------------------------------
-
-TEST_F(AnalysisTest, BaselineGatePassesTheSameSpeedAndFailsSlowerBoots) {
-  constexpr std::uint64_t kGateBoots = 6;
-  const auto baseline = new_file("base.json");
-  expect_exit(run_boots(kGateBoots, {"-f", "json", "-o", baseline.string(), "-q"}), 0);
-  ASSERT_FALSE(HasFailure());
-
-  // +500 %: a same-speed run on busy cores can take several times its
-  // baseline's time; the slowed run below waits far longer than that.
-  const std::vector<std::string> gate{"--baseline", baseline.string(), "--max-regression", "500", "-q"};
-  const auto same = run_boots(kGateBoots, gate);
-  expect_exit(same, 0);
-  EXPECT_TRUE(contains(same.err, "BASELINE COMPARISON")) << "no comparison table on stderr:\n" << same.err;
-  // A busy host may make the same code significantly slower, within the limit.
-  for (const std::string metric : {"execve", "listen"}) {
-    const auto row = line_starting_with(same.err, metric + " ");
-    EXPECT_TRUE(contains(row, "no significant change") || contains(row, "within the limit")) << metric << "\n"
-                                                                                             << same.err;
-  }
-  EXPECT_TRUE(contains(same.err, "gate: passed")) << same.err;
-
-  // Every container waits 500 ms after phase 12: execve and listen come far
-  // later (a few ms without), even against a baseline slowed down by a busy host.
-  const auto slower = run_boots(kGateBoots, gate, {"--phase-delay", "12:500"});
-  expect_exit(slower, 3);
-  for (const std::string metric : {"execve", "listen"}) {
-    EXPECT_TRUE(contains(line_starting_with(slower.err, metric + " "), "REGRESSED")) << metric << "\n" << slower.err;
-  }
-  EXPECT_TRUE(contains(slower.err, "gate: REGRESSED")) << slower.err;
-}
-
-// The gate's figure by default, noise-free time, counts the CPU time a boot
-// burns, not the time it waits for a CPU: 20 ms of CPU before phase 13 passes
-// against itself however busy the host, 40 ms regresses. (The limit is 25 %
-// rather than 10 %: a busy host also slows the CPU time a little, through
-// caches and clock frequency; twice the work is far beyond either.)
-TEST_F(AnalysisTest, TheGateOnNoiseFreeTimeTellsMoreCpuWorkFromABusyHost) {
-  constexpr std::uint64_t kGateBoots = 12;
-  const auto baseline = new_file("base.json");
-  expect_exit(run_boots(kGateBoots, {"-f", "json", "-o", baseline.string(), "-q"}, {"--burn", "13:20"}), 0);
-  ASSERT_FALSE(HasFailure());
-  const std::vector<std::string> gate{"--baseline", baseline.string(), "--max-regression", "25", "-q"};
-
-  const auto same = run_boots(kGateBoots, gate, {"--burn", "13:20"});
-  expect_exit(same, 0);
-  for (const std::string metric : {"execve", "listen"}) {
-    EXPECT_TRUE(contains(line_starting_with(same.err, metric + " "), "noise-free")) << metric << "\n" << same.err;
-  }
-  EXPECT_TRUE(contains(same.err, "gate: passed")) << same.err;
-
-  const auto more_work = run_boots(kGateBoots, gate, {"--burn", "13:40"});
-  expect_exit(more_work, 3);
-  for (const std::string metric : {"execve", "listen"}) {
-    EXPECT_TRUE(contains(line_starting_with(more_work.err, metric + " "), "REGRESSED")) << metric << "\n"
-                                                                                        << more_work.err;
-  }
-  EXPECT_TRUE(contains(more_work.err, "gate: REGRESSED")) << more_work.err;
-}
-
-// The share of listen's shift the report gives the step `step` ("container
-// 14 CONTAINER_RLIMIT_SETUP"), when it is the first step named as moved.
-std::optional<int> first_moved_share(const std::string& report, const std::string& step) {
-  const auto line = line_starting_with(report, "  listen: ");
-  const std::regex first("moved: " + step + R"( \+[^;]* \((-?\d+)% of the shift\), ([A-Za-z/ ]+) \+)");
-  std::smatch match;
-  if (!std::regex_search(line, match, first)) return std::nullopt;
-  return std::stoi(match[1].str());
-}
-
-// The gate names the step that moved, not every step after it: CPU burnt
-// before phase 14 is step 14's, first, with most of listen's shift, in
-// CPU; tmpfs mounts before phase 17 are step 17's.
-TEST_F(AnalysisTest, TheGateNamesTheStepThatMovedAndItsShare) {
-  constexpr std::uint64_t kGateBoots = 10;
-  const auto baseline = new_file("base.json");
-  expect_exit(run_boots(kGateBoots, {"-f", "json", "-o", baseline.string(), "-q"}), 0);
-  ASSERT_FALSE(HasFailure());
-  const std::vector<std::string> gate{"--baseline", baseline.string(), "--max-regression", "25", "-q"};
-
-  const auto burnt = run_boots(kGateBoots, gate, {"--burn", "14:5"});
-  expect_exit(burnt, 3);
-  EXPECT_TRUE(contains(burnt.err, "STEPS THAT MOVED (noise-free, Benjamini-Hochberg over")) << burnt.err;
-  const auto share = first_moved_share(burnt.err, "container 14 CONTAINER_RLIMIT_SETUP");
-  ASSERT_TRUE(share) << "step 14 is not the first step named:\n" << burnt.err;
-  EXPECT_GE(*share, 80) << burnt.err;
-  EXPECT_TRUE(contains(line_starting_with(burnt.err, "  listen: "), "CONTAINER_RLIMIT_SETUP +")) << burnt.err;
-
-  const auto mounted = run_boots(kGateBoots, gate, {"--mounts", "17:400"});
-  EXPECT_TRUE(first_moved_share(mounted.err, "container 17 CONTAINER_UID_MAPPING_SETUP"))
-      << "step 17 is not the first step named:\n"
-      << mounted.err;
-}
 
 // The gate's files of a traced run: its verdict, or, when the --run command
 // failed, that there is none: an earlier run's file never stays in place.

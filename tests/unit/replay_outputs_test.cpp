@@ -2,7 +2,8 @@
 // real demo boots (tests/fixtures/README.md) replayed through the pipeline,
 // without root, BPF or sleeps: the --events rows (TSV and JSON lines), the
 // summary's formats and --hist, the --timeline SVG, the --trace-out Chrome
-// trace, --warmup, --phase-names and a renamed phase as --from. The settings
+// trace, --warmup, --phase-names and a renamed phase as --from; and what the
+// --baseline gate says of recorded runs of differing work. The settings
 // a replay changes (warm-up, start phase, phase names) are the user space's
 // alone, so the live run with them would have given the same outputs. What
 // needs the capture itself stays in the integration tests.
@@ -87,6 +88,7 @@ const std::set<std::string> kEventKeys{"boot",
 // The user-space settings of the run (--warmup, --from, --phase-names,
 // --events-format); unset ones are the recording's.
 struct Settings {
+  std::string recording = kRecording;         // in tests/fixtures
   std::optional<std::uint64_t> warmup{};      // NOLINT(readability-redundant-member-init): -Wmissing-field-initializers
   std::optional<std::int64_t> start_phase{};  // NOLINT(readability-redundant-member-init): -Wmissing-field-initializers
   std::string phase_names{};                  // NOLINT(readability-redundant-member-init): a --phase-names file's text
@@ -123,7 +125,7 @@ std::string summary_as(const Pipeline& pipeline, const RunFacts& facts, ReportFo
 }
 
 Outputs replay_demo(const Settings& settings = {}) {
-  const auto recording = read_recording((test::fixtures_dir() / kRecording).string());
+  const auto recording = read_recording((test::fixtures_dir() / settings.recording).string());
   auto header = recording.header;
   header.warmup = settings.warmup.value_or(header.warmup);
   header.start_phase = settings.start_phase.value_or(header.start_phase);
@@ -601,6 +603,93 @@ TEST(ReplayOutputs, TooFewBootsMakeTheGateInconclusive) {
   EXPECT_EQ(judged.status, kExitInconclusive) << judged.report;
   EXPECT_TRUE(contains(judged.report, "too few for a rank test")) << judged.report;
   EXPECT_TRUE(contains(judged.report, "gate: INCONCLUSIVE")) << judged.report;
+}
+
+// Runs of other work, recorded once (tests/fixtures/make-recordings.sh): what
+// the gate tells of them no longer depends on how busy the host is now.
+Outputs replay_gate_run(const std::string& recording) {
+  return replay_demo({.recording = "gate-" + recording + ".hbrec"});
+}
+
+// The first line of text starting with prefix, or "".
+std::string line_starting_with(const std::string& text, const std::string& prefix) {
+  for (const auto& line : split_lines(text)) {
+    if (line.starts_with(prefix)) return line;
+  }
+  return {};
+}
+
+TEST(ReplayOutputs, BaselineGatePassesTheSameSpeedAndFailsSlowerBoots) {
+  const auto baseline = replay_gate_run("base");
+  // +500 %: two runs of the same code, each on a host as busy as it was.
+  const auto same = judge(baseline, replay_gate_run("same"), 500);
+  EXPECT_EQ(same.status, kExitOk) << same.report;
+  EXPECT_TRUE(contains(same.report, "BASELINE COMPARISON")) << "no comparison table:\n" << same.report;
+  for (const std::string metric : {"execve", "listen"}) {
+    const auto row = line_starting_with(same.report, metric + " ");
+    EXPECT_TRUE(contains(row, "no significant change") || contains(row, "within the limit")) << metric << "\n"
+                                                                                             << same.report;
+  }
+  EXPECT_TRUE(contains(same.report, "gate: passed")) << same.report;
+
+  // Every container waited 500 ms after phase 12: execve and listen came far later.
+  const auto slower = judge(baseline, replay_gate_run("delay12"), 500);
+  EXPECT_EQ(slower.status, kExitRegressed) << slower.report;
+  for (const std::string metric : {"execve", "listen"}) {
+    EXPECT_TRUE(contains(line_starting_with(slower.report, metric + " "), "REGRESSED")) << metric << "\n"
+                                                                                        << slower.report;
+  }
+  EXPECT_TRUE(contains(slower.report, "gate: REGRESSED")) << slower.report;
+}
+
+// The gate's figure by default, noise-free time, counts the CPU time a boot
+// burns, not the time it waits for a CPU: 20 ms of CPU before phase 13
+// passes against another run of the same, 40 ms regresses.
+TEST(ReplayOutputs, TheGateOnNoiseFreeTimeTellsMoreCpuWork) {
+  const auto baseline = replay_gate_run("burn13-20-base");
+  const auto same = judge(baseline, replay_gate_run("burn13-20"), 25);
+  EXPECT_EQ(same.status, kExitOk) << same.report;
+  for (const std::string metric : {"execve", "listen"}) {
+    EXPECT_TRUE(contains(line_starting_with(same.report, metric + " "), "noise-free")) << metric << "\n" << same.report;
+  }
+  EXPECT_TRUE(contains(same.report, "gate: passed")) << same.report;
+
+  const auto more_work = judge(baseline, replay_gate_run("burn13-40"), 25);
+  EXPECT_EQ(more_work.status, kExitRegressed) << more_work.report;
+  for (const std::string metric : {"execve", "listen"}) {
+    EXPECT_TRUE(contains(line_starting_with(more_work.report, metric + " "), "REGRESSED")) << metric << "\n"
+                                                                                           << more_work.report;
+  }
+  EXPECT_TRUE(contains(more_work.report, "gate: REGRESSED")) << more_work.report;
+}
+
+// The share of listen's shift the report gives the step `step` ("container
+// 14 CONTAINER_RLIMIT_SETUP"), when it is the first step named as moved.
+std::optional<int> first_moved_share(const std::string& report, const std::string& step) {
+  const auto line = line_starting_with(report, "  listen: ");
+  const std::regex first("moved: " + step + R"( \+[^;]* \((-?\d+)% of the shift\), ([A-Za-z/ ]+) \+)");
+  std::smatch match;
+  if (!std::regex_search(line, match, first)) return std::nullopt;
+  return std::stoi(match[1].str());
+}
+
+// The gate names the step that moved, not every step after it: CPU burnt
+// before phase 14 is step 14's, first, with most of listen's shift, in
+// CPU; tmpfs mounts before phase 17 are step 17's.
+TEST(ReplayOutputs, TheGateNamesTheStepThatMovedAndItsShare) {
+  const auto baseline = replay_gate_run("base");
+  const auto burnt = judge(baseline, replay_gate_run("burn14"), 25);
+  EXPECT_EQ(burnt.status, kExitRegressed) << burnt.report;
+  EXPECT_TRUE(contains(burnt.report, "STEPS THAT MOVED (noise-free, Benjamini-Hochberg over")) << burnt.report;
+  const auto share = first_moved_share(burnt.report, "container 14 CONTAINER_RLIMIT_SETUP");
+  ASSERT_TRUE(share) << "step 14 is not the first step named:\n" << burnt.report;
+  EXPECT_GE(*share, 80) << burnt.report;
+  EXPECT_TRUE(contains(line_starting_with(burnt.report, "  listen: "), "CONTAINER_RLIMIT_SETUP +")) << burnt.report;
+
+  const auto mounted = judge(baseline, replay_gate_run("mounts17"), 25);
+  EXPECT_TRUE(first_moved_share(mounted.report, "container 17 CONTAINER_UID_MAPPING_SETUP"))
+      << "step 17 is not the first step named:\n"
+      << mounted.report;
 }
 
 // ---- --phase-names, --from -------------------------------------------------

@@ -2,8 +2,9 @@
 // real demo boots (tests/fixtures/README.md) replayed through the pipeline,
 // without root, BPF or sleeps: the --events rows (TSV and JSON lines), the
 // summary's formats and --hist, the --timeline SVG, the --trace-out Chrome
-// trace, --warmup, --phase-names and a renamed phase as --from; and what the
-// --baseline gate says of recorded runs of differing work. The settings
+// trace, --warmup, --phase-names and a renamed phase as --from; what the
+// summary says of failed boots; and what the --baseline gate says of recorded
+// runs of differing work. The settings
 // a replay changes (warm-up, start phase, phase names) are the user space's
 // alone, so the live run with them would have given the same outputs. What
 // needs the capture itself stays in the integration tests.
@@ -574,6 +575,62 @@ TEST(ReplayOutputs, WarmupBootsAreLeftOutOfTheSummaryAndTheRows) {
   for (auto boot = kWarmup + 1; boot <= kBoots; ++boot) measured.insert(boot);
   EXPECT_EQ(boot_numbers(rows), measured) << "boots in the --events rows";
   expect_complete_boots(rows, kBoots - kWarmup);
+}
+
+// ---- failed boots ----------------------------------------------------------
+
+// Boots recorded failing (tests/fixtures/make-recordings.sh).
+Outputs replay_failed(const std::string& recording) {
+  return replay_demo({.recording = "fail-" + recording + ".hbrec"});
+}
+
+nlohmann::json failures_of(const Outputs& out) {
+  return out.summary.at("boots").value("failures", nlohmann::json::array());
+}
+
+// Containers that died where a real Haconiwa boot's died at pivot_root:
+// after step 17, before passing 18.
+TEST(ReplayOutputs, ContainersExitingAfterStep17AreOneFailureLineInJson) {
+  const auto out = replay_failed("exit-after17");
+  const auto boots = out.summary.at("boots");
+  EXPECT_EQ(boots.value("started", ~0ULL), 2U) << out.summary.dump(2);
+  EXPECT_EQ(boots.value("incomplete", ~0ULL), 2U) << out.summary.dump(2);
+  EXPECT_EQ(boots.value("in_flight", ~0ULL), 0U) << out.summary.dump(2);
+  const auto failures = failures_of(out);
+  ASSERT_EQ(failures.size(), 1U) << out.summary.dump(2);
+  const auto& group = failures.at(0);
+  EXPECT_EQ(group.value("boots", 0), 2);
+  EXPECT_EQ(group.value("last_phase", 0), 17);
+  EXPECT_EQ(group.value("last_step", ""), "CONTAINER_UID_MAPPING_SETUP");
+  EXPECT_EQ(group.value("process", ""), "container");
+  EXPECT_EQ(group.value("exit_status", -1), 1);
+  EXPECT_FALSE(group.contains("signal"));
+  EXPECT_EQ(group.value("description", ""), "container exited 1 after 17 CONTAINER_UID_MAPPING_SETUP");
+}
+
+TEST(ReplayOutputs, ContainersExitingAfterStep17AreOneFailureLineInTheTable) {
+  const auto out = replay_failed("exit-after17");
+  EXPECT_TRUE(
+      out.table.starts_with("Boots: 2 started, 0 reached execve, 0 reached listen, 2 incomplete\n"
+                            "2 incomplete: container exited 1 after 17 CONTAINER_UID_MAPPING_SETUP\n"))
+      << out.table;
+}
+
+TEST(ReplayOutputs, AContainerKilledByASignalSaysWhichSignal) {
+  const auto out = replay_failed("killed-after17");
+  const auto failures = failures_of(out);
+  ASSERT_EQ(failures.size(), 1U) << out.summary.dump(2);
+  const auto& group = failures.at(0);
+  EXPECT_EQ(group.value("signal", 0), 9);
+  EXPECT_FALSE(group.contains("exit_status"));
+  EXPECT_EQ(group.value("description", ""),
+            "container killed by signal 9 (SIGKILL) after 17 CONTAINER_UID_MAPPING_SETUP");
+}
+
+TEST(ReplayOutputs, ASupervisorDyingBeforeItsForkIsTheFailedProcess) {
+  const auto failures = failures_of(replay_failed("supervisor-sigterm"));
+  ASSERT_EQ(failures.size(), 1U);
+  EXPECT_EQ(failures.at(0).value("description", ""), "supervisor killed by signal 15 (SIGTERM) after 1 START_SV");
 }
 
 // ---- --baseline ------------------------------------------------------------

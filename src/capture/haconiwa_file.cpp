@@ -16,7 +16,7 @@
 namespace hacoboot {
 namespace {
 
-Failure refused(const std::string& name, const std::string& why) {
+Failure refusal(const std::string& name, const std::string& why) {
   return Failure{"refusing to attach to " + printable(name) + ": " + why +
                  " (the probe writes breakpoints into every process that runs it: only a binary that nobody but "
                  "root or this user can change, in directories of the same kind, is traced)"};
@@ -26,7 +26,7 @@ Expected<FileVersion> version_of(int fd, const std::string& name) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return Failure{printable(name) + ": " + std::strerror(errno)};
   if (const auto trusted = check_trust(st, S_IFREG, TrustedOwners::kEffectiveUserOrRoot); !trusted) {
-    return refused(name, trusted.error());
+    return refusal(name, trusted.error());
   }
   return file_version_of(st);
 }
@@ -43,7 +43,7 @@ Expected<HaconiwaFile> HaconiwaFile::read(UniqueFd fd, std::string name) {
 
 Expected<HaconiwaFile> HaconiwaFile::open_path(const std::string& path) {
   auto fd = open_trusted_file(path, TrustedOwners::kEffectiveUserOrRoot);
-  if (!fd) return refused(path, fd.error());
+  if (!fd) return refusal(path, fd.error());
   return read(std::move(*fd), path);
 }
 

@@ -13,18 +13,22 @@ namespace hacoboot {
 // which option made the choice and adds it (cli/capture_hints.hpp).
 
 // The haconiwa binary, named without a '/', is nowhere in PATH.
-class HaconiwaNotFound : public UsageError {
- public:
-  HaconiwaNotFound(const std::string& what, std::string name, bool in_current_directory)
-      : UsageError(what), name_(std::move(name)), in_current_directory_(in_current_directory) {}
-  [[nodiscard]] const std::string& name() const { return name_; }
+struct HaconiwaMissing {
+  std::string why;  // what was looked up where
+  std::string name;
   // A file of that name is in the current directory, which the shell would
   // not run either.
-  [[nodiscard]] bool in_current_directory() const { return in_current_directory_; }
+  bool in_current_directory = false;
+};
+
+// The same where a run cannot start without it.
+class HaconiwaNotFound : public UsageError {
+ public:
+  explicit HaconiwaNotFound(HaconiwaMissing missing) : UsageError(missing.why), missing_(std::move(missing)) {}
+  [[nodiscard]] const HaconiwaMissing& missing() const { return missing_; }
 
  private:
-  std::string name_;
-  bool in_current_directory_;
+  HaconiwaMissing missing_;
 };
 
 // The phase probe cannot take one uprobe_multi link: the link was asked for

@@ -27,11 +27,11 @@ FileEvents::Watch FileEvents::watch_directory(const std::string& directory) {
   return watch;
 }
 
-FileEvents::Watch FileEvents::watch_file(int fd) {
+Expected<FileEvents::Watch> FileEvents::watch_file(int fd) {
   // The magic link leads to the open file itself, whatever its path is now.
   const auto opened = "/proc/self/fd/" + std::to_string(fd);
   const Watch watch = ::inotify_add_watch(fd_.get(), opened.c_str(), kFileChanges);
-  if (watch < 0) throw RuntimeError("watching the haconiwa binary (inotify): " + std::string(std::strerror(errno)));
+  if (watch < 0) return Failure{"watching the haconiwa binary (inotify): " + std::string(std::strerror(errno))};
   return watch;
 }
 

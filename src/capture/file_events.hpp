@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "util/expected.hpp"
 #include "util/unique_fd.hpp"
 
 namespace hacoboot {
@@ -25,8 +26,10 @@ class FileEvents {
   FileEvents();  // throws RuntimeError
   // Entries renamed into `directory`, written and closed, or changed in mode.
   Watch watch_directory(const std::string& directory);
-  // The open file `fd` written to, closed after writing, changed in mode.
-  Watch watch_file(int fd);
+  // The open file `fd` written to, closed after writing, changed in mode; or
+  // why not (inotify's watches used up): the first file's is fatal, a new
+  // one's a warning.
+  Expected<Watch> watch_file(int fd);
 
   // Readable when changes wait.
   [[nodiscard]] int fd() const { return fd_.get(); }

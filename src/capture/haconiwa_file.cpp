@@ -16,39 +16,43 @@
 namespace hacoboot {
 namespace {
 
-[[noreturn]] void refuse(const std::string& name, const std::string& why) {
-  throw UsageError("refusing to attach to " + printable(name) + ": " + why +
-                   " (the probe writes breakpoints into every process that runs it: only a binary that nobody but "
-                   "root or this user can change, in directories of the same kind, is traced)");
+Failure refusal(const std::string& name, const std::string& why) {
+  return Failure{"refusing to attach to " + printable(name) + ": " + why +
+                 " (the probe writes breakpoints into every process that runs it: only a binary that nobody but "
+                 "root or this user can change, in directories of the same kind, is traced)"};
 }
 
-FileVersion version_of(int fd, const std::string& name) {
+Expected<FileVersion> version_of(int fd, const std::string& name) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) throw RuntimeError(printable(name) + ": " + std::strerror(errno));
+  if (::fstat(fd, &st) != 0) return Failure{printable(name) + ": " + std::strerror(errno)};
   if (const auto trusted = check_trust(st, S_IFREG, TrustedOwners::kEffectiveUserOrRoot); !trusted) {
-    refuse(name, trusted.error());
+    return refusal(name, trusted.error());
   }
   return file_version_of(st);
 }
 
 }  // namespace
 
-HaconiwaFile::HaconiwaFile(UniqueFd fd, std::string name) : fd_(std::move(fd)), name_(std::move(name)) {
-  read_again();
+HaconiwaFile::HaconiwaFile(UniqueFd fd, std::string name) : fd_(std::move(fd)), name_(std::move(name)) {}
+
+Expected<HaconiwaFile> HaconiwaFile::read(UniqueFd fd, std::string name) {
+  HaconiwaFile file(std::move(fd), std::move(name));
+  if (const auto read = file.read_again(); !read) return Failure{read.error()};
+  return file;
 }
 
-HaconiwaFile HaconiwaFile::open_path(const std::string& path) {
+Expected<HaconiwaFile> HaconiwaFile::open_path(const std::string& path) {
   auto fd = open_trusted_file(path, TrustedOwners::kEffectiveUserOrRoot);
-  if (!fd) refuse(path, fd.error());
-  return {std::move(*fd), path};
+  if (!fd) return refusal(path, fd.error());
+  return read(std::move(*fd), path);
 }
 
-HaconiwaFile HaconiwaFile::open_process_exe(std::uint32_t pid) {
+Expected<HaconiwaFile> HaconiwaFile::open_process_exe(std::uint32_t pid) {
   const auto exe = "/proc/" + std::to_string(pid) + "/exe";
   UniqueFd fd(::open(exe.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid())
-    throw UsageError("--pid " + std::to_string(pid) + ": cannot read " + exe + ": " + std::strerror(errno));
-  return {std::move(fd), exe};
+    return Failure{"--pid " + std::to_string(pid) + ": cannot read " + exe + ": " + std::strerror(errno)};
+  return read(std::move(fd), exe);
 }
 
 std::string HaconiwaFile::attach_path() const {
@@ -66,9 +70,18 @@ Expected<void> HaconiwaFile::still_trusted() const {
   return check_trust(st, S_IFREG, TrustedOwners::kEffectiveUserOrRoot);
 }
 
-void HaconiwaFile::read_again() {
-  version_ = version_of(fd_.get(), name_);
-  phase_sites_ = phase_probe_sites(read_usdt_probes(fd_.get(), name_), name_);
+Expected<void> HaconiwaFile::read_again() {
+  auto version = version_of(fd_.get(), name_);
+  if (!version) return Failure{version.error()};
+  // This version was read, whatever its notes hold: changed() is about
+  // writes after it.
+  version_ = *version;
+  auto probes = read_usdt_probes(fd_.get(), name_);
+  if (!probes) return Failure{probes.error()};
+  auto sites = phase_probe_sites(std::move(*probes), name_);
+  if (!sites) return Failure{sites.error()};
+  phase_sites_ = std::move(*sites);
+  return {};
 }
 
 }  // namespace hacoboot

@@ -21,13 +21,14 @@ namespace hacoboot {
 // change is taken (docs/security.md).
 class HaconiwaFile {
  public:
-  // The file at `path` (--haconiwa, resolved), refused (UsageError) unless
-  // it and every directory on the way are trusted (open_trusted_file) and
-  // it has the phase probe.
-  static HaconiwaFile open_path(const std::string& path);
+  // The file at `path` (--haconiwa, resolved), refused (why, in words)
+  // unless it and every directory on the way are trusted (open_trusted_file)
+  // and it has the phase probe. A run cannot start without it (the caller
+  // throws UsageError); a new file found mid-run is a warning.
+  static Expected<HaconiwaFile> open_path(const std::string& path);
   // The file process `pid` runs (/proc/PID/exe, --pid): the file itself is
   // checked, its path being the process's, maybe in another mount namespace.
-  static HaconiwaFile open_process_exe(std::uint32_t pid);
+  static Expected<HaconiwaFile> open_process_exe(std::uint32_t pid);
 
   // The path the kernel resolves to this file: /proc/self/fd/N.
   [[nodiscard]] std::string attach_path() const;
@@ -38,8 +39,9 @@ class HaconiwaFile {
   [[nodiscard]] int fd() const { return fd_.get(); }
 
   // The file as it is now, after writes to it (same inode): its trust and
-  // notes checked again as at the open. Throws UsageError as the open does.
-  void read_again();
+  // notes checked again as at the open, or why it is refused now (its
+  // phase sites are then those read before).
+  Expected<void> read_again();
   // Whether its size or modification time changed since it was read.
   [[nodiscard]] bool changed() const;
   // Whether it is still trusted (its owner or mode may have changed), or why not.
@@ -47,6 +49,7 @@ class HaconiwaFile {
 
  private:
   HaconiwaFile(UniqueFd fd, std::string name);
+  static Expected<HaconiwaFile> read(UniqueFd fd, std::string name);
 
   UniqueFd fd_;
   std::string name_;

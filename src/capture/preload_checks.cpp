@@ -46,23 +46,31 @@ std::optional<std::string> find_executable(const std::string& name, const std::v
   return std::nullopt;
 }
 
-std::string resolve_haconiwa(const std::string& name) {
+Expected<std::string, HaconiwaMissing> find_haconiwa(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;
   if (auto found = find_executable(name)) return *found;
   const char* path = std::getenv("PATH");
   const auto where = path != nullptr ? "PATH (" + printable(path) + ")" : std::string("PATH, which is not set");
-  throw HaconiwaNotFound("'" + printable(name) + "' not found in " + where, name, is_regular_file(name));
+  return HaconiwaMissing{.why = "'" + printable(name) + "' not found in " + where,
+                         .name = name,
+                         .in_current_directory = is_regular_file(name)};
+}
+
+std::string resolve_haconiwa(const std::string& name) {
+  auto found = find_haconiwa(name);
+  if (!found) throw HaconiwaNotFound(found.error());
+  return std::move(*found);
 }
 
 std::vector<UsdtProbe> require_phase_probe(const std::string& path) {
-  return phase_probe_sites(read_usdt_probes(path), path);
+  return value_or_throw<UsageError>(phase_probe_sites(read_usdt_probes(path), path));
 }
 
-std::vector<UsdtProbe> phase_probe_sites(std::vector<UsdtProbe> probes, const std::string& name) {
+Expected<std::vector<UsdtProbe>> phase_probe_sites(std::vector<UsdtProbe> probes, const std::string& name) {
   std::erase_if(probes, [](const UsdtProbe& probe) { return !is_phase_probe(probe); });
   if (probes.empty()) {
-    throw UsageError(printable(name) +
-                     ": no USDT probe haconiwa:bootstrap_phase_pass (is it Haconiwa built with SDT probes?)");
+    return Failure{printable(name) +
+                   ": no USDT probe haconiwa:bootstrap_phase_pass (is it Haconiwa built with SDT probes?)"};
   }
   return probes;
 }

@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "capture/capture_errors.hpp"
 #include "capture/usdt_probe.hpp"
+#include "util/expected.hpp"
 
 namespace hacoboot {
 
@@ -21,15 +23,16 @@ inline constexpr const char* kKernelBtf = "/sys/kernel/btf/vmlinux";
 std::optional<std::string> find_executable(const std::string& name, const std::vector<std::string>& also_in = {});
 
 // The haconiwa binary to attach to: NAME itself when it holds a '/', else
-// find_executable(NAME). Throws HaconiwaNotFound saying what was looked up
-// where when there is none.
+// find_executable(NAME); or what was looked up where (the check reports it).
+Expected<std::string, HaconiwaMissing> find_haconiwa(const std::string& name);
+// The same, throwing HaconiwaNotFound when there is none: a run cannot start.
 std::string resolve_haconiwa(const std::string& name);
 
 // Throws UsageError unless PATH is a native ELF with haconiwa:bootstrap_phase_pass;
 // returns that probe's sites (their notes), which the tracer attaches to.
 std::vector<UsdtProbe> require_phase_probe(const std::string& path);
-// The phase probe's sites among `probes` of binary `name`; UsageError when none.
-std::vector<UsdtProbe> phase_probe_sites(std::vector<UsdtProbe> probes, const std::string& name);
+// The phase probe's sites among `probes` of binary `name`, or why there are none.
+Expected<std::vector<UsdtProbe>> phase_probe_sites(std::vector<UsdtProbe> probes, const std::string& name);
 
 // The kernel types CO-RE reads: `btf_file` (--btf) when given, else the
 // kernel's own. Throws UsageError when btf_file is no BTF, RuntimeError when

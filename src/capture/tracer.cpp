@@ -271,7 +271,7 @@ void Tracer::watch_haconiwa_path(const Config& config) {
 
 void Tracer::attach_first_phase_probe(const Config& config, const Expected<UsdtMultiAttach>& plan) {
   if (plan) {
-    phase_probes_.push_back(attach_multi(*plan));
+    phase_probes_.push_back(value_or_throw<RuntimeError>(attach_multi(*plan)));
     usdt_attachment_ = {.uprobe_multi = true, .why_not_uprobe_multi = {}};
     return;
   }
@@ -286,7 +286,7 @@ void Tracer::attach_first_phase_probe(const Config& config, const Expected<UsdtM
 
 // The first free range of `wanted` spec ids below `capacity`: a detached
 // probe's range is taken again.
-std::uint32_t Tracer::free_spec_ids(std::size_t wanted, std::uint32_t capacity) const {
+Expected<std::uint32_t> Tracer::free_spec_ids(std::size_t wanted, std::uint32_t capacity) const {
   std::uint32_t first = 0;
   for (bool moved = true; moved;) {
     moved = false;
@@ -300,36 +300,44 @@ std::uint32_t Tracer::free_spec_ids(std::size_t wanted, std::uint32_t capacity) 
     }
   }
   if (first + wanted > capacity) {
-    throw RuntimeError("no room left for the probe's sites (" + std::to_string(capacity) + " USDT specs at most)");
+    return Failure{"no room left for the probe's sites (" + std::to_string(capacity) + " USDT specs at most)"};
   }
   return first;
 }
 
-Tracer::PhaseProbe Tracer::attach_multi(const UsdtMultiAttach& plan) {
+Expected<Tracer::PhaseProbe> Tracer::attach_multi(const UsdtMultiAttach& plan) {
+  // The object as built: without its spec map no probe could ever attach.
   const bpf_map* specs = bpf_object__find_map_by_name(skeleton_->obj, "__bpf_usdt_specs");
   if (specs == nullptr) throw RuntimeError("the BPF object has no USDT spec map");
+  const auto first_spec_id = free_spec_ids(plan.sites.size(), bpf_map__max_entries(specs));
+  if (!first_spec_id) return Failure{first_spec_id.error()};
+  auto link = attach_usdt_multi(bpf_program__fd(skeleton_->progs.on_phase), bpf_map__fd(specs),
+                                bpf_map__value_size(specs), plan, *first_spec_id);
+  if (!link) return Failure{link.error()};
   PhaseProbe probe;
-  probe.first_spec_id = free_spec_ids(plan.sites.size(), bpf_map__max_entries(specs));
+  probe.first_spec_id = *first_spec_id;
   probe.spec_ids = static_cast<std::uint32_t>(plan.sites.size());
-  probe.multi_link = attach_usdt_multi(bpf_program__fd(skeleton_->progs.on_phase), bpf_map__fd(specs),
-                                       bpf_map__value_size(specs), plan, probe.first_spec_id);
+  probe.multi_link = std::move(*link);
   return probe;
 }
 
-PhaseProbeId Tracer::attach_phase_probe_to(const std::string& binary, const std::string& name,
-                                           const std::vector<UsdtProbe>& sites) {
+Expected<PhaseProbeId> Tracer::attach_phase_probe_to(const std::string& binary, const std::string& name,
+                                                     const std::vector<UsdtProbe>& sites) {
   if (usdt_attachment_.uprobe_multi) {
     // libbpf's perf uprobes cannot join: its manager would hand out the spec
     // ids the links use.
     const auto plan = plan_usdt_multi_attach(binary, name, sites);
-    if (!plan) throw RuntimeError(name + ": " + plan.error());
-    phase_probes_.push_back(attach_multi(*plan));
+    if (!plan) return Failure{name + ": " + plan.error()};
+    auto probe = attach_multi(*plan);
+    if (!probe) return Failure{probe.error()};
+    phase_probes_.push_back(std::move(*probe));
   } else {
     // libbpf's USDT manager gives these sites spec ids of their own.
     PhaseProbe probe;
     probe.perf_link.reset(bpf_program__attach_usdt(skeleton_->progs.on_phase, -1, binary.c_str(), "haconiwa",
                                                    "bootstrap_phase_pass", nullptr));
-    if (!probe.perf_link) fail("attaching USDT haconiwa:bootstrap_phase_pass in " + name, errno);
+    if (!probe.perf_link)
+      return Failure{failure_text("attaching USDT haconiwa:bootstrap_phase_pass in " + name, errno)};
     phase_probes_.push_back(std::move(probe));
   }
   return phase_probes_.size() - 1;

@@ -147,9 +147,10 @@ class Tracer {
   // Attaches the phase probe to another file too, the way the first was:
   // the haconiwa binary replaced at its path by an upgrade (processes of the
   // old file still run, and keep its probe), or rewritten in place and read
-  // again. `binary` as haconiwa_path, `name` for messages. Throws RuntimeError.
-  PhaseProbeId attach_phase_probe_to(const std::string& binary, const std::string& name,
-                                     const std::vector<UsdtProbe>& sites);
+  // again. `binary` as haconiwa_path, `name` for messages. Or why not: that
+  // file's launches are then not seen, a warning, not the end of the run.
+  Expected<PhaseProbeId> attach_phase_probe_to(const std::string& binary, const std::string& name,
+                                               const std::vector<UsdtProbe>& sites);
   // Detaches one at once: its file is being rewritten, and its sites are
   // no longer where its notes said.
   void detach_phase_probe(PhaseProbeId probe);
@@ -200,8 +201,8 @@ class Tracer {
   };
   void attach_first_phase_probe(const Config& config, const Expected<UsdtMultiAttach>& plan);
   void watch_haconiwa_path(const Config& config);
-  PhaseProbe attach_multi(const UsdtMultiAttach& plan);
-  [[nodiscard]] std::uint32_t free_spec_ids(std::size_t wanted, std::uint32_t capacity) const;
+  Expected<PhaseProbe> attach_multi(const UsdtMultiAttach& plan);
+  [[nodiscard]] Expected<std::uint32_t> free_spec_ids(std::size_t wanted, std::uint32_t capacity) const;
   void on_unprobed_exec(std::span<const std::byte> record);
   Expected<void, StartFailure> prove_syscall_tracepoints(const SyscallTracepointIds& ids);
   [[nodiscard]] std::uint64_t untracked_phases() const;  // summed over the CPUs

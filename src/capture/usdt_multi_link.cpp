@@ -119,8 +119,8 @@ Expected<UsdtMultiAttach> plan_usdt_multi_attach(const std::string& binary, cons
   return plan;
 }
 
-UniqueFd attach_usdt_multi(int program_fd, int spec_map_fd, std::size_t spec_value_size, const UsdtMultiAttach& plan,
-                           std::uint32_t first_spec_id) {
+Expected<UniqueFd> attach_usdt_multi(int program_fd, int spec_map_fd, std::size_t spec_value_size,
+                                     const UsdtMultiAttach& plan, std::uint32_t first_spec_id) {
   if (spec_value_size != sizeof(UsdtSpec)) {
     throw UprobeMultiError("libbpf's USDT spec map holds " + std::to_string(spec_value_size) + "-byte values, not " +
                                std::to_string(sizeof(UsdtSpec)),
@@ -134,7 +134,7 @@ UniqueFd attach_usdt_multi(int program_fd, int spec_map_fd, std::size_t spec_val
     const std::uint32_t id = first_spec_id + i;
     const UsdtSpec spec = spec_of(site);
     if (bpf_map_update_elem(spec_map_fd, &id, &spec, BPF_ANY) != 0) {
-      throw RuntimeError(std::string("writing the USDT argument specs: ") + std::strerror(errno));
+      return Failure{std::string("writing the USDT argument specs: ") + std::strerror(errno)};
     }
     offsets.push_back(site.file_offset);
     semaphores.push_back(site.semaphore_file_offset);
@@ -151,8 +151,8 @@ UniqueFd attach_usdt_multi(int program_fd, int spec_map_fd, std::size_t spec_val
   attr.pid = 0;  // every process: forked children pass phases too
   UniqueFd link(static_cast<int>(link_create(attr)));
   if (!link.valid()) {
-    throw RuntimeError("attaching USDT haconiwa:bootstrap_phase_pass in " + plan.name +
-                       " (uprobe_multi): " + std::strerror(errno));
+    return Failure{"attaching USDT haconiwa:bootstrap_phase_pass in " + plan.name +
+                   " (uprobe_multi): " + std::strerror(errno)};
   }
   return link;
 }

@@ -44,9 +44,10 @@ inline constexpr int kUprobeMultiAttachType = 48;
 
 // Writes each site's argument locations into libbpf's spec map (entry
 // first_spec_id + i for site i, its BPF cookie: a second binary's sites
-// follow the first's) and creates the link. Throws RuntimeError, or
-// UprobeMultiError when this libbpf's spec map is not the one it knows.
-UniqueFd attach_usdt_multi(int program_fd, int spec_map_fd, std::size_t spec_value_size, const UsdtMultiAttach& plan,
-                           std::uint32_t first_spec_id);
+// follow the first's) and creates the link; or why not. Throws
+// UprobeMultiError when this libbpf's spec map is not the one it knows: no
+// link of this build could work.
+Expected<UniqueFd> attach_usdt_multi(int program_fd, int spec_map_fd, std::size_t spec_value_size,
+                                     const UsdtMultiAttach& plan, std::uint32_t first_spec_id);
 
 }  // namespace hacoboot

@@ -33,8 +33,8 @@ struct ElfCloser {
   void operator()(Elf* elf) const { elf_end(elf); }
 };
 
-[[noreturn]] void fail(const std::string& path, const std::string& why) {
-  throw UsageError(path + ": " + why);
+Failure malformed(const std::string& path, const std::string& why) {
+  return Failure{path + ": " + why};
 }
 
 struct LoadSegment {
@@ -84,15 +84,20 @@ UsdtProbe parse_note(const char* desc, std::size_t size, std::optional<std::uint
 
 using ElfHandle = std::unique_ptr<Elf, ElfCloser>;
 
-// `path` opened as a native 64-bit ELF file; throws UsageError naming it otherwise.
-ElfHandle open_native_elf(const std::string& path, int fd) {
+// `path` opened as a native 64-bit ELF file, or why it is not one. A libelf
+// that does not work is no fault of the file: it throws RuntimeError.
+Expected<ElfHandle> open_native_elf(const std::string& path, int fd) {
   if (elf_version(EV_CURRENT) == EV_NONE) throw RuntimeError(std::string("libelf: ") + elf_errmsg(-1));
   ElfHandle elf(elf_begin(fd, ELF_C_READ, nullptr));
-  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) fail(path, "not an ELF file");
+  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) return malformed(path, "not an ELF file");
   GElf_Ehdr header{};
-  if (gelf_getehdr(elf.get(), &header) == nullptr) fail(path, "unreadable ELF header");
-  if (header.e_ident[EI_CLASS] != ELFCLASS64) fail(path, "is a 32-bit ELF; only 64-bit binaries can be traced");
-  if (header.e_machine != kNativeMachine) fail(path, "is built for another architecture than this machine");
+  if (gelf_getehdr(elf.get(), &header) == nullptr) return malformed(path, "unreadable ELF header");
+  if (header.e_ident[EI_CLASS] != ELFCLASS64) {
+    return malformed(path, "is a 32-bit ELF; only 64-bit binaries can be traced");
+  }
+  if (header.e_machine != kNativeMachine) {
+    return malformed(path, "is built for another architecture than this machine");
+  }
   return elf;
 }
 
@@ -139,18 +144,20 @@ void parse_notes(Elf_Data* data, std::optional<std::uint64_t> base_section, cons
 
 std::vector<UsdtProbe> read_usdt_probes(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) fail(path, std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) fail(path, "is a directory, not the haconiwa binary");
-  if (!S_ISREG(st.st_mode)) fail(path, "is not a regular file");
+  if (::stat(path.c_str(), &st) != 0) throw UsageError(path + ": " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw UsageError(path + ": is a directory, not the haconiwa binary");
+  if (!S_ISREG(st.st_mode)) throw UsageError(path + ": is not a regular file");
   const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) fail(path, std::strerror(errno));
-  return read_usdt_probes(fd.get(), path);
+  if (!fd.valid()) throw UsageError(path + ": " + std::strerror(errno));
+  return value_or_throw<UsageError>(read_usdt_probes(fd.get(), path));
 }
 
-std::vector<UsdtProbe> read_usdt_probes(int fd, const std::string& path) {
-  const auto elf = open_native_elf(path, fd);
+Expected<std::vector<UsdtProbe>> read_usdt_probes(int fd, const std::string& path) {
+  const auto opened = open_native_elf(path, fd);
+  if (!opened) return Failure{opened.error()};
+  const auto& elf = *opened;
   std::size_t section_names = 0;
-  if (elf_getshdrstrndx(elf.get(), &section_names) != 0) fail(path, "unreadable ELF section names");
+  if (elf_getshdrstrndx(elf.get(), &section_names) != 0) return malformed(path, "unreadable ELF section names");
   std::optional<std::uint64_t> base_section;
   GElf_Shdr header{};
   if (find_section(elf.get(), nullptr, section_names, ".stapsdt.base", header) != nullptr) {

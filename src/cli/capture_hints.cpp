@@ -4,12 +4,12 @@
 
 namespace hacoboot {
 
-std::string with_option_hint(const HaconiwaNotFound& error) {
+std::string with_option_hint(const HaconiwaMissing& missing) {
   const std::string hint =
-      error.in_current_directory()
-          ? "to use the file in the current directory, give --haconiwa ./" + printable(error.name())
+      missing.in_current_directory
+          ? "to use the file in the current directory, give --haconiwa ./" + printable(missing.name)
           : "give the haconiwa binary with --haconiwa PATH";
-  return std::string(error.what()) + ": " + hint;
+  return missing.why + ": " + hint;
 }
 
 std::string with_option_hint(const UprobeMultiError& error) {

@@ -14,7 +14,7 @@ namespace hacoboot {
 // its -v lines.
 
 // "'haconiwa' not found in PATH (...): give the haconiwa binary with --haconiwa PATH".
-std::string with_option_hint(const HaconiwaNotFound& error);
+std::string with_option_hint(const HaconiwaMissing& missing);
 // "--usdt-attach uprobe_multi: ...", or "...: use --usdt-attach perf".
 std::string with_option_hint(const UprobeMultiError& error);
 // For -v: "one uprobe_multi link", "perf uprobes (--usdt-attach perf)".

@@ -179,21 +179,21 @@ CheckLine cache_line(const Options& options) {
 
 CheckLine haconiwa_line(const Options& options) {
   const std::string item = "haconiwa";
-  try {
-    // As the run opens it: a binary it would refuse is missing here.
-    const auto binary = options.pid ? HaconiwaFile::open_process_exe(*options.pid)
-                                    : HaconiwaFile::open_path(resolve_haconiwa(options.haconiwa));
-    const auto& sites = binary.phase_sites();
-    const bool semaphore = std::any_of(sites.begin(), sites.end(), [](const UsdtProbe& p) { return p.semaphore != 0; });
-    return ok(item, fmt::format("{}: {} site{} of haconiwa:bootstrap_phase_pass, {}", printable(binary.name()),
-                                sites.size(), sites.size() == 1 ? "" : "s",
-                                semaphore ? fmt::format("semaphore at {:#x}", sites.front().semaphore)
-                                          : std::string("no semaphore")));
-  } catch (const HaconiwaNotFound& e) {
-    return missing(item, with_option_hint(e));
-  } catch (const UsageError& e) {
-    return missing(item, e.what());
+  std::string path;
+  if (!options.pid) {
+    auto found = find_haconiwa(options.haconiwa);
+    if (!found) return missing(item, with_option_hint(found.error()));
+    path = std::move(*found);
   }
+  // As the run opens it: a binary it would refuse is missing here.
+  const auto binary = options.pid ? HaconiwaFile::open_process_exe(*options.pid) : HaconiwaFile::open_path(path);
+  if (!binary) return missing(item, binary.error());
+  const auto& sites = binary->phase_sites();
+  const bool semaphore = std::any_of(sites.begin(), sites.end(), [](const UsdtProbe& p) { return p.semaphore != 0; });
+  return ok(item, fmt::format("{}: {} site{} of haconiwa:bootstrap_phase_pass, {}", printable(binary->name()),
+                              sites.size(), sites.size() == 1 ? "" : "s",
+                              semaphore ? fmt::format("semaphore at {:#x}", sites.front().semaphore)
+                                        : std::string("no semaphore")));
 }
 
 std::string_view state_name(CheckState state) {

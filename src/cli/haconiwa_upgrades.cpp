@@ -38,7 +38,7 @@ HaconiwaUpgrades::HaconiwaUpgrades(std::string path, HaconiwaFile first, bool qu
   }
   names_ = {given.filename().string(), final.filename().string()};
   Attached attached{.file = std::move(first), .watch = -1, .probe = PhaseProbeId{0}, .rewriting = false};
-  attached.watch = events_.watch_file(attached.file.fd());
+  attached.watch = value_or_throw<RuntimeError>(events_.watch_file(attached.file.fd()));
   files_.push_back(std::move(attached));
 }
 
@@ -117,14 +117,16 @@ void HaconiwaUpgrades::attach_again(Tracer& tracer, Attached& attached) {
   const bool was_rewritten = std::exchange(attached.rewriting, false) || attached.file.changed();
   detach(tracer, attached);
   const auto inode = attached.file.version().inode;
-  try {
-    attached.file.read_again();
-    attached.probe = tracer.attach_phase_probe_to(attached.file.attach_path(), path_, attached.file.phase_sites());
-  } catch (const std::runtime_error& e) {  // UsageError (untrusted, no probe) or RuntimeError (attach)
+  auto probe = [&]() -> Expected<PhaseProbeId> {
+    if (auto read = attached.file.read_again(); !read) return Failure{read.error()};
+    return tracer.attach_phase_probe_to(attached.file.attach_path(), path_, attached.file.phase_sites());
+  }();
+  if (!probe) {
     warn(fmt::format("{} (inode {}) changed: {}: its launches are not seen", shown_, inode,
-                     printable(e.what(), kUncut)));
+                     printable(probe.error(), kUncut)));
     return;
   }
+  attached.probe = *probe;
   if (was_rewritten) {
     say(fmt::format("{} (inode {}) was written in place: its probe is attached again, at its new sites", shown_,
                     inode));
@@ -138,27 +140,27 @@ void HaconiwaUpgrades::look_at_path(Tracer& tracer, bool complete) {
   const auto offered = complete ? watch_.offer(now) : watch_.observe(now);
   if (!offered || find(*offered) != nullptr) return;
   ++replacements_;
-  try {
-    attach_new(tracer, HaconiwaFile::open_path(path_));
-  } catch (const std::runtime_error& e) {
+  auto file = HaconiwaFile::open_path(path_);
+  const auto attached = file ? attach_new(tracer, std::move(*file)) : Expected<void>(Failure{file.error()});
+  if (!attached) {
     watch_.unusable(*offered);
     warn(fmt::format("{} is a new file (inode {}), {}: its launches are not seen", shown_, offered->inode,
-                     printable(e.what(), kUncut)));
+                     printable(attached.error(), kUncut)));
   }
 }
 
 // The kernel side caught a new file's exec: whatever comes of it, the
 // process goes on, and that file is not caught again.
 void HaconiwaUpgrades::on_unprobed_exec(Tracer& tracer, const UnprobedExec& exec) {
-  try {
-    auto file = HaconiwaFile::open_process_exe(exec.pid);
-    if (find(file.version()) == nullptr) {
-      ++replacements_;
-      attach_new(tracer, std::move(file));
-    }
-  } catch (const std::runtime_error& e) {
+  auto file = HaconiwaFile::open_process_exe(exec.pid);
+  Expected<void> attached = file ? Expected<void>() : Expected<void>(Failure{file.error()});
+  if (file && find(file->version()) == nullptr) {
+    ++replacements_;
+    attached = attach_new(tracer, std::move(*file));
+  }
+  if (!attached) {
     warn(fmt::format("{}: process {} runs a new file (inode {}) that {}: its launch is not seen", shown_, exec.pid,
-                     exec.file.inode, printable(e.what(), kUncut)));
+                     exec.file.inode, printable(attached.error(), kUncut)));
   }
   if (exec.held) {
     ::kill(static_cast<pid_t>(exec.pid), SIGCONT);
@@ -168,26 +170,28 @@ void HaconiwaUpgrades::on_unprobed_exec(Tracer& tracer, const UnprobedExec& exec
   tracer.mark_probed(exec.file);
 }
 
-void HaconiwaUpgrades::attach_new(Tracer& tracer, HaconiwaFile file) {
+Expected<void> HaconiwaUpgrades::attach_new(Tracer& tracer, HaconiwaFile file) {
   if (files_.size() >= kMaxFiles) {
     if (!std::exchange(told_full_, true)) {
       warn(fmt::format("{}: the probe is in {} files already (restart the tool): new files' launches are not seen",
                        shown_, kMaxFiles));
     }
     watch_.unusable(file.version());
-    return;
+    return {};
   }
   const auto version = file.version();
   const auto probe = tracer.attach_phase_probe_to(file.attach_path(), path_, file.phase_sites());
+  if (!probe) return Failure{probe.error()};
   tracer.mark_probed(kernel_file_id(version.device, version.inode));
   watch_.attached(version);
-  Attached attached{.file = std::move(file), .watch = -1, .probe = probe, .rewriting = false};
-  attached.watch = events_.watch_file(attached.file.fd());
-  files_.push_back(std::move(attached));
+  const auto watch = events_.watch_file(file.fd());
+  if (!watch) return Failure{watch.error()};
+  files_.push_back({.file = std::move(file), .watch = *watch, .probe = *probe, .rewriting = false});
   say(
       fmt::format("{} is a new file (inode {}), as after an upgrade: the probe is attached to it too, and stays on the "
                   "old one while its processes run",
                   shown_, version.inode));
+  return {};
 }
 
 HaconiwaUpgrades::Attached* HaconiwaUpgrades::find(const FileVersion& version) {

@@ -62,7 +62,9 @@ class HaconiwaUpgrades {
   void follow_changes(Tracer& tracer);
   void look_at_path(Tracer& tracer, bool complete);
   void on_unprobed_exec(Tracer& tracer, const UnprobedExec& exec);
-  void attach_new(Tracer& tracer, HaconiwaFile file);
+  // The probe on a new file at the path, or why not (its launches are not
+  // seen: the caller warns, in its words).
+  Expected<void> attach_new(Tracer& tracer, HaconiwaFile file);
   void rewritten(Tracer& tracer, Attached& attached, std::uint32_t mask);
   void attach_again(Tracer& tracer, Attached& attached);
   static void detach(Tracer& tracer, Attached& attached);

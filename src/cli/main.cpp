@@ -32,7 +32,7 @@ int run(int argc, char** argv) {
     for (const auto& warning : command_line.warnings) tell("warning", warning);
     return run_session(command_line.options, std::cerr);
   } catch (const HaconiwaNotFound& e) {
-    tell("error", with_option_hint(e));
+    tell("error", with_option_hint(e.missing()));
     return kExitUsage;
   } catch (const UprobeMultiError& e) {
     tell("error", with_option_hint(e));

@@ -236,10 +236,10 @@ Preflight check_before_loading(const Options& options, std::ostream& diagnostics
   require_kernel_btf(options.btf);
   require_bpf_privileges();
   if (options.pid) {
-    checked.pid_file.emplace(HaconiwaFile::open_process_exe(*options.pid));
+    checked.pid_file.emplace(value_or_throw<UsageError>(HaconiwaFile::open_process_exe(*options.pid)));
   } else {
     auto path = resolve_haconiwa(options.haconiwa);
-    auto file = HaconiwaFile::open_path(path);
+    auto file = value_or_throw<UsageError>(HaconiwaFile::open_path(path));
     checked.upgrades.emplace(std::move(path), std::move(file), options.quiet, diagnostics);
   }
   check_outputs(options, checked.haconiwa().name());

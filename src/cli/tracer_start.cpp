@@ -7,6 +7,7 @@
 
 #include "capture/capture_errors.hpp"
 #include "capture/preload_checks.hpp"
+#include "capture/start_retries.hpp"
 #include "capture/syscall_tracepoints.hpp"
 #include "cli/capture_hints.hpp"
 #include "util/errors.hpp"
@@ -31,33 +32,59 @@ class StartLog {
   bool verbose_;
 };
 
-// Loads and attaches the programs, execve/listen through the per-syscall
-// tracepoints when allowed. Ids that prove wrong break no later start: cached
-// ones are removed and looked up again, once; after that, raw_syscalls if
-// allowed.
+// Loads and attaches the programs, making the recoveries start_with_retries
+// decides on: wrong cached tracepoint ids are removed and looked up again,
+// once; unusable ones give way to raw_syscalls if allowed; cached kernel
+// types that fail the load are discarded for the kernel's BTF. Tells each.
 class Attacher {
  public:
-  Attacher(Tracer::Config config, SyscallTracepointLookup* lookup, const Tracer::RecordSink& sink, const StartLog& log)
-      : config_(std::move(config)), lookup_(lookup), sink_(sink), log_(log) {
+  Attacher(Tracer::Config config, SyscallTracepointLookup* lookup, CoreBtfCache* btf_cache,
+           const Tracer::RecordSink& sink, const StartLog& log)
+      : config_(std::move(config)), lookup_(lookup), btf_cache_(btf_cache), sink_(sink), log_(log) {
     if (!lookup_) why_raw_syscalls_ = "--syscall-hooks raw_syscalls";
   }
 
-  // A BTF file with the kernel types; empty: the kernel's own BTF.
-  void use_kernel_types(const std::string& core_btf) { config_.core_btf = core_btf; }
-
-  // The tracer, or the load its kernel types failed (for the caller to try
-  // others or give up): unusable syscall tracepoints are got past here.
-  Expected<std::unique_ptr<Tracer>, StartFailure> attach() {
-    auto tracer = Tracer::start(config_, sink_);
-    while (!tracer && tracer.error().kind == StartFailureKind::SyscallTracepoints) {
-      get_past(tracer.error().why);
-      tracer = Tracer::start(config_, sink_);
-    }
+  // The tracer with kernel types from `kernel_types` (a BTF file; empty: the
+  // kernel's own BTF), or the failure no recovery got past.
+  Expected<std::unique_ptr<Tracer>, StartFailure> attach(KernelTypesFrom from, const std::string& kernel_types) {
+    config_.core_btf = kernel_types;
+    auto tracer = start_with_retries(
+        StartChoices{.kernel_types = from,
+                     .ids_from_cache = lookup_ != nullptr && lookup_->from_cache(),
+                     .raw_syscalls_allowed = config_.raw_syscalls_fallback,
+                     .raw_syscalls = lookup_ == nullptr},
+        [this](const StartChoices&) { return Tracer::start(config_, sink_); },
+        [this](StartRecovery recovery, const StartFailure& failure) { recover(recovery, failure.why); });
     if (tracer) attached(**tracer);
     return tracer;
   }
 
+  // Whether the last attempt read the kernel's own BTF.
+  [[nodiscard]] bool read_kernel_btf() const { return config_.core_btf.empty(); }
+
  private:
+  void recover(StartRecovery recovery, const std::string& why) {
+    switch (recovery) {
+      case StartRecovery::LookUpIdsAgain:
+        log_.warn("the syscall tracepoint ids from " + lookup_->source() + " are wrong (" + why +
+                  "): removed; looking them up again");
+        lookup_->look_up_again();
+        break;
+      case StartRecovery::RawSyscalls:
+        log_.warn("syscalls:* tracepoints unusable (" + why + "): execve/listen through raw_syscalls");
+        why_raw_syscalls_ = why;
+        config_.syscall_tracepoints = nullptr;
+        break;
+      case StartRecovery::DiscardCachedTypes:
+        log_.warn(config_.core_btf + " is unusable (" + why + "): removed; reading the kernel's BTF");
+        btf_cache_->discard();
+        config_.core_btf.clear();
+        log_.say(std::string("kernel types from ") + kKernelBtf);
+        break;
+      case StartRecovery::GiveUp: break;
+    }
+  }
+
   void attached(const Tracer& tracer) {
     if (tracer.per_syscall_tracepoints()) lookup_->keep();
     // A lookup that found no ids leaves every syscall of the host paying for
@@ -75,37 +102,24 @@ class Attacher {
     log_.say("the probe through " + describe(tracer.usdt_attachment()));
   }
 
-  // The syscall tracepoints were unusable: why.
-  void get_past(const std::string& why) {
-    if (lookup_->from_cache()) {
-      log_.warn("the syscall tracepoint ids from " + lookup_->source() + " are wrong (" + why +
-                "): removed; looking them up again");
-      lookup_->look_up_again();
-    } else if (config_.raw_syscalls_fallback) {
-      log_.warn("syscalls:* tracepoints unusable (" + why + "): execve/listen through raw_syscalls");
-      why_raw_syscalls_ = why;
-      config_.syscall_tracepoints = nullptr;
-    } else {
-      throw RuntimeError("--syscall-hooks tracepoints: " + why);
-    }
-  }
-
   Tracer::Config config_;
   SyscallTracepointLookup* lookup_;
+  CoreBtfCache* btf_cache_;
   std::string why_raw_syscalls_;
   const Tracer::RecordSink& sink_;
   const StartLog& log_;
 };
 
-// An attach with the kernel types of --btf: a load they fail names the file.
-std::unique_ptr<Tracer> attach_with_btf_file(Attacher& attacher, const std::string& btf) {
-  attacher.use_kernel_types(btf);
-  auto tracer = attacher.attach();
-  if (!tracer) {
-    throw RuntimeError("--btf " + btf + ": the BPF programs do not load with its kernel types (are they this " +
-                       "kernel's?): " + tracer.error().why);
+// The failure no recovery got past, in the words of the option that chose.
+[[noreturn]] void fail_to_start(const StartFailure& failure, const Options& options) {
+  if (failure.kind == StartFailureKind::SyscallTracepoints) {
+    throw RuntimeError("--syscall-hooks tracepoints: " + failure.why);
   }
-  return std::move(*tracer);
+  if (!options.btf.empty()) {
+    throw RuntimeError("--btf " + options.btf + ": the BPF programs do not load with its kernel types (are they this " +
+                       "kernel's?): " + failure.why);
+  }
+  throw RuntimeError(failure.why);
 }
 
 }  // namespace
@@ -118,29 +132,28 @@ std::unique_ptr<Tracer> start_tracer(const Options& options, Tracer::Config conf
   auto* const syscall_tracepoints = lookup ? &*lookup : nullptr;
   config.syscall_tracepoints = syscall_tracepoints;
   const StartLog log(diagnostics, options.verbose);
-  Attacher attacher(std::move(config), syscall_tracepoints, sink, log);
+  Attacher attacher(std::move(config), syscall_tracepoints, btf_cache, sink, log);
 
-  if (!options.btf.empty()) {
-    log.say("kernel types from " + options.btf + " (--btf)");
-    return attach_with_btf_file(attacher, options.btf);
-  }
   // A damaged cache must not stop the tool (the kernel's BTF is still there).
   // Only a failed load can be the cache's doing; any later failure (a probe
   // that cannot be attached) would fail the same way with the kernel's BTF,
   // throws, and leaves the cache as it is.
-  if (const auto cached = btf_cache ? btf_cache->cached() : std::nullopt) {
-    log.say("kernel types from " + cached->string() + " (cached)");
-    attacher.use_kernel_types(cached->string());
-    auto tracer = attacher.attach();
-    if (tracer) return std::move(*tracer);
-    log.warn(cached->string() + " is unusable (" + tracer.error().why + "): removed; reading the kernel's BTF");
-    btf_cache->discard();
-    attacher.use_kernel_types("");
-  }
-  log.say(std::string("kernel types from ") + kKernelBtf);
-  auto tracer = attacher.attach();
-  if (!tracer) throw RuntimeError(tracer.error().why);
-  if (btf_cache) log.say(describe_btf_filling(btf_cache->start_filling()));
+  const auto cached = options.btf.empty() && btf_cache ? btf_cache->cached() : std::nullopt;
+  auto tracer = [&] {
+    if (!options.btf.empty()) {
+      log.say("kernel types from " + options.btf + " (--btf)");
+      return attacher.attach(KernelTypesFrom::BtfFile, options.btf);
+    }
+    if (cached) {
+      log.say("kernel types from " + cached->string() + " (cached)");
+      return attacher.attach(KernelTypesFrom::Cache, cached->string());
+    }
+    log.say(std::string("kernel types from ") + kKernelBtf);
+    return attacher.attach(KernelTypesFrom::Kernel, "");
+  }();
+  if (!tracer) fail_to_start(tracer.error(), options);
+  // The kernel's whole BTF was read: it fills the cache for the next runs.
+  if (btf_cache && attacher.read_kernel_btf()) log.say(describe_btf_filling(btf_cache->start_filling()));
   return std::move(*tracer);
 }
 

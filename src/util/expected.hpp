@@ -73,4 +73,16 @@ class [[nodiscard]] Expected<void, E> {
   std::variant<std::monostate, E> state_;
 };
 
+// The value of an operation recoverable for one caller and fatal for
+// another: the fatal caller's way to throw the words as its error type.
+template <typename Error, typename T>
+T value_or_throw(Expected<T> expected) {
+  if (!expected) throw Error(expected.error());
+  return std::move(*expected);
+}
+template <typename Error>
+void value_or_throw(const Expected<void>& expected) {
+  if (!expected) throw Error(expected.error());
+}
+
 }  // namespace hacoboot

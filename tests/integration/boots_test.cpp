@@ -3,11 +3,9 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <optional>
-#include <regex>
 #include <thread>
 
 #include "fixture.hpp"
@@ -132,61 +130,6 @@ TEST_P(ListenFromTest, ListenIsCountedForEveryBoot) {
 
 // The reference script misses all of these: only the container's init is watched.
 INSTANTIATE_TEST_SUITE_P(Descendants, ListenFromTest, ::testing::Values("thread", "child", "grandchild"));
-
-using FormatTest = IntegrationTest;
-
-TEST_F(FormatTest, BpftraceFormatIsTheReferenceScriptsEightLines) {
-  constexpr std::uint64_t kBoots = 6;
-  const auto rows_path = new_file("rows.tsv");
-  const auto r = run_sampler({"--format", "bpftrace", "--events", rows_path.string(), "--run",
-                              launcher_command({"-n", std::to_string(kBoots)}), app().string()});
-  ASSERT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << '\n' << r.err;
-
-  const auto lines = split_lines(r.out);
-  ASSERT_EQ(lines.size(), 8U) << r.out;
-  const std::vector<std::string> names{"execve__count", "execve_avg", "execve_max", "execve_min",
-                                       "listen__count", "listen_avg", "listen_max", "listen_min"};
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    EXPECT_TRUE(std::regex_match(lines[i], std::regex("^@" + names[i] + R"(: \d+$)")))
-        << "line " << i + 1 << ": " << lines[i];
-  }
-  auto values = map_values(parse_map_lines(r.out));
-  for (const std::string metric : {"execve", "listen"}) {
-    SCOPED_TRACE(metric);
-    EXPECT_EQ(values[metric + "__count"], kBoots);
-    EXPECT_LE(values[metric + "_min"], values[metric + "_avg"]);
-    EXPECT_LE(values[metric + "_avg"], values[metric + "_max"]);
-  }
-
-  // Figure for figure: the same run's --events rows give the same numbers
-  // (avg truncated, as bpftrace's avg()).
-  const auto rows = parse_boot_rows(read_file(rows_path));
-  for (const std::string metric : {"execve", "listen"}) {
-    SCOPED_TRACE(metric);
-    std::vector<std::uint64_t> samples;
-    for (const auto& row : rows) {
-      if (row.kind == metric && row.since_start_ns) samples.push_back(*row.since_start_ns);
-    }
-    ASSERT_EQ(samples.size(), kBoots);
-    std::uint64_t sum = 0;
-    for (const auto s : samples) sum += s;
-    EXPECT_EQ(values[metric + "_avg"], sum / samples.size());
-    EXPECT_EQ(values[metric + "_min"], *std::min_element(samples.begin(), samples.end()));
-    EXPECT_EQ(values[metric + "_max"], *std::max_element(samples.begin(), samples.end()));
-  }
-
-  // A separate run in JSON reports the same counts.
-  const auto json_run = trace_boots({"-n", std::to_string(kBoots)});
-  ASSERT_FALSE(HasFailure());
-  const auto metrics = json_run.summary.value("metrics", nlohmann::json::object());
-  for (const char* metric : {"execve", "listen"}) {
-    SCOPED_TRACE(metric);
-    const auto m = metrics.value(metric, nlohmann::json::object());
-    EXPECT_EQ(m.value("count", ~0ULL), kBoots);
-    EXPECT_LE(m.value("min_ns", ~0ULL), m.value("avg_ns", 0ULL));
-    EXPECT_LE(m.value("avg_ns", ~0ULL), m.value("max_ns", 0ULL));
-  }
-}
 
 using RunTest = IntegrationTest;
 

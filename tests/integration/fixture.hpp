@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "formats.hpp"
+#include "support/formats.hpp"
 #include "support/process.hpp"
 
 namespace hacoboot::it {

@@ -52,13 +52,12 @@ void make_executable(const fs::path& path) {
 }
 
 std::string refusal(const std::string& name) {
-  try {
-    resolve_haconiwa(name);
-  } catch (const HaconiwaNotFound& e) {
-    return with_option_hint(e);
+  const auto found = find_haconiwa(name);
+  if (found) {
+    ADD_FAILURE() << "found " << name << " at " << *found;
+    return {};
   }
-  ADD_FAILURE() << "found " << name;
-  return {};
+  return with_option_hint(found.error());
 }
 
 // A directory named like the binary (or "PATH_DIR/" for an empty name) was

@@ -7,9 +7,11 @@ namespace hacoboot {
 namespace {
 
 TEST(CaptureHints, HaconiwaNotFoundNamesTheOption) {
-  EXPECT_EQ(with_option_hint(HaconiwaNotFound("'haconiwa' not found in PATH (/bin)", "haconiwa", false)),
+  EXPECT_EQ(with_option_hint(HaconiwaMissing{
+                .why = "'haconiwa' not found in PATH (/bin)", .name = "haconiwa", .in_current_directory = false}),
             "'haconiwa' not found in PATH (/bin): give the haconiwa binary with --haconiwa PATH");
-  EXPECT_EQ(with_option_hint(HaconiwaNotFound("'my-h' not found in PATH (/bin)", "my-h", true)),
+  EXPECT_EQ(with_option_hint(HaconiwaMissing{
+                .why = "'my-h' not found in PATH (/bin)", .name = "my-h", .in_current_directory = true}),
             "'my-h' not found in PATH (/bin): to use the file in the current directory, give --haconiwa ./my-h");
 }
 

@@ -1,4 +1,4 @@
-#include "formats.hpp"
+#include "support/formats.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -184,15 +184,6 @@ std::string wait_for_truth_command(const std::filesystem::path& truth, const std
          " ] && kill -0 $PPID 2>/dev/null; do sleep 0.05; done";
 }
 
-void expect_boot_counts(const nlohmann::json& summary, std::uint64_t started, std::uint64_t execve,
-                        std::uint64_t listen, std::uint64_t incomplete) {
-  const auto boots = summary.value("boots", nlohmann::json::object());
-  EXPECT_EQ(boots.value("started", ~0ULL), started) << summary.dump(2);
-  EXPECT_EQ(boots.value("execve", ~0ULL), execve) << summary.dump(2);
-  EXPECT_EQ(boots.value("listen", ~0ULL), listen) << summary.dump(2);
-  EXPECT_EQ(boots.value("incomplete", ~0ULL), incomplete) << summary.dump(2);
-}
-
 std::set<std::uint32_t> expect_boots_match_truth(const TracedBoots& traced, std::size_t expected_boots) {
   std::set<std::uint32_t> hpids;
   std::vector<Launch> launches = traced.launches;

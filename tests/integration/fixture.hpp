@@ -16,6 +16,7 @@
 
 #include "support/formats.hpp"
 #include "support/process.hpp"
+#include "support/summary_checks.hpp"
 
 namespace hacoboot::it {
 
@@ -104,9 +105,7 @@ struct ProcStat {
 };
 std::optional<ProcStat> proc_stat(pid_t pid);
 
-// Summary counts as JSON boots.{started,execve,listen,incomplete}.
-void expect_boot_counts(const nlohmann::json& summary, std::uint64_t started, std::uint64_t execve,
-                        std::uint64_t listen, std::uint64_t incomplete);
+using test::expect_boot_counts;
 
 // Joins each traced boot with the truth by hpid and checks: start row t_ns in
 // [start_lo, start_hi]; execve since_start in [exec_lo - start_hi, exec_hi -

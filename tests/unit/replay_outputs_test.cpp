@@ -37,12 +37,15 @@
 #include "report/timeline_svg.hpp"
 #include "support/build_paths.hpp"
 #include "support/formats.hpp"
+#include "support/summary_checks.hpp"
 #include "system/temp_dir.hpp"
 #include "util/errors.hpp"
 #include "xml_checker.hpp"
 
 namespace hacoboot {
 namespace {
+
+using test::expect_boot_counts;
 
 using it::BootRow;
 using it::rows_by_boot;
@@ -204,15 +207,6 @@ std::set<std::uint64_t> boot_numbers(const std::vector<BootRow>& rows) {
   std::set<std::uint64_t> numbers;
   for (const auto& row : rows) numbers.insert(row.boot);
   return numbers;
-}
-
-void expect_boot_counts(const nlohmann::json& summary, std::uint64_t started, std::uint64_t execve,
-                        std::uint64_t listen, std::uint64_t incomplete) {
-  const auto boots = summary.value("boots", nlohmann::json::object());
-  EXPECT_EQ(boots.value("started", ~0ULL), started) << summary.dump(2);
-  EXPECT_EQ(boots.value("execve", ~0ULL), execve) << summary.dump(2);
-  EXPECT_EQ(boots.value("listen", ~0ULL), listen) << summary.dump(2);
-  EXPECT_EQ(boots.value("incomplete", ~0ULL), incomplete) << summary.dump(2);
 }
 
 // ---- --events rows ---------------------------------------------------------

@@ -88,8 +88,9 @@ struct Work {
   long fsync_rounds = 0;  // --fsync: 4 KiB write + fsync, this many times
   long sleep_ms = 0;      // --sleep
   long mount_rounds = 0;  // --mounts: a tmpfs mounted and unmounted, this many times
+  long nosys_calls = 0;   // --nosys: calls of a syscall number the kernel has none of
 
-  bool any() const { return burn_ms > 0 || fsync_rounds > 0 || sleep_ms > 0 || mount_rounds > 0; }
+  bool any() const { return burn_ms > 0 || fsync_rounds > 0 || sleep_ms > 0 || mount_rounds > 0 || nosys_calls > 0; }
 };
 
 // --fail-at: how the process that would pass a phase dies instead.
@@ -227,6 +228,9 @@ void timed_sleep(const Context& ctx, long hpid, const std::string& what, long ms
   record_span(ctx.truth, hpid, what, measure([&] { sleep_ms(ms); }));
 }
 
+// Past every architecture's table (and below the x32 bit): --nosys.
+constexpr long kNoSuchSyscall = 1023;
+
 // `slot` names the phase the work precedes (or "uidmap") in the truth keys.
 void do_work(const Context& ctx, const Work& work, long hpid, const std::string& slot) {
   if (work.burn_ms > 0) record_span(ctx.truth, hpid, "burn_" + slot, measure([&] { burn_cpu(work.burn_ms); }));
@@ -241,6 +245,8 @@ void do_work(const Context& ctx, const Work& work, long hpid, const std::string&
     const Span span = measure([&] { mounted = mount_and_unmount(work.mount_rounds); });
     if (mounted) record_span(ctx.truth, hpid, "mounts_" + slot, span);
   }
+  // A number no kernel (and no syscall table) has: ENOSYS at once.
+  for (long call = 0; call < work.nosys_calls; ++call) (void)syscall(kNoSuchSyscall);
 }
 
 void work_before(const Context& ctx, long phase, long hpid) {
@@ -591,6 +597,8 @@ constexpr const char* kUsage =
     "      --sleep PHASE:MS     sleep MS ms\n"
     "      --mounts PHASE:N     N times mount a tmpfs and unmount it (kernel CPU); PHASE\n"
     "                           16-21 only: the container's private mount namespace\n"
+    "      --nosys PHASE:N      N calls of syscall 1023, which no kernel has (ENOSYS):\n"
+    "                           a syscall without a name\n"
     "      --io-dir DIR         where --fsync writes (default: the current directory)\n"
     "      --phase-delay PHASE:MS\n"
     "                           sleep MS ms right AFTER passing PHASE, a point where\n"
@@ -658,8 +666,10 @@ void parse_work(const char* option, const char* text, long Work::*amount, long m
   const auto spec = split_phase_amount(text, max);
   Work* slot = spec ? work_slot(spec->first, opt) : nullptr;
   if (slot == nullptr)
-    bad_phase_amount(option, text, amount == &Work::fsync_rounds || amount == &Work::mount_rounds ? "N" : "MS",
-                     "0-6, 11-21 or uid-map", max);
+    bad_phase_amount(
+        option, text,
+        amount == &Work::fsync_rounds || amount == &Work::mount_rounds || amount == &Work::nosys_calls ? "N" : "MS",
+        "0-6, 11-21 or uid-map", max);
   slot->*amount = spec->second;
 }
 
@@ -728,12 +738,14 @@ enum : int {
   kExecveat,
   kFlood,
   kFailAt,
-  kMounts
+  kMounts,
+  kNosys
 };
 
 constexpr long kMaxMs = 3'600'000;
 constexpr long kMaxFsyncRounds = 1'000'000;
 constexpr long kMaxMountRounds = 100'000;
+constexpr long kMaxNosysCalls = 1'000'000;
 
 // One option of getopt_long's, with its argument in optarg.
 void apply_option(int c, char** argv, Options& opt) {
@@ -755,6 +767,7 @@ void apply_option(int c, char** argv, Options& opt) {
     case kBurn: parse_work("--burn", optarg, &Work::burn_ms, kMaxMs, opt); break;
     case kFsync: parse_work("--fsync", optarg, &Work::fsync_rounds, kMaxFsyncRounds, opt); break;
     case kMounts: parse_work("--mounts", optarg, &Work::mount_rounds, kMaxMountRounds, opt); break;
+    case kNosys: parse_work("--nosys", optarg, &Work::nosys_calls, kMaxNosysCalls, opt); break;
     case kIoDir:
       if (*optarg == '\0') usage_error("empty --io-dir path");
       opt.io_dir = optarg;
@@ -786,6 +799,7 @@ Options parse_options(int argc, char** argv) {
       {"burn", required_argument, nullptr, kBurn},
       {"fsync", required_argument, nullptr, kFsync},
       {"mounts", required_argument, nullptr, kMounts},
+      {"nosys", required_argument, nullptr, kNosys},
       {"io-dir", required_argument, nullptr, kIoDir},
       {"no-done-pipe", no_argument, nullptr, kNoDonePipe},
       {"uid-map-handshake", no_argument, nullptr, kUidMapHandshake},

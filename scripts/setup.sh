@@ -14,6 +14,7 @@ build_packages=(
   clang          # BPF target compiler, and the demo's C++ compiler (g++ is the tests')
   bpftool        # skeleton generation
   libbpf-dev libelf-dev zlib1g-dev
+  libseccomp-dev      # syscall names by number
   libcli11-dev libfmt-dev nlohmann-json3-dev
   libcpp-httplib-dev  # the metrics endpoint
   systemtap-sdt-dev   # <sys/sdt.h> for the demo launcher's USDT probe

@@ -139,12 +139,6 @@ Expected<UsdtMultiAttach> plan_phase_probe(const Tracer::Config& config) {
   return plan;
 }
 
-// Whether the lookup's ids are there already, so that the raw_syscalls
-// programs need not be loaded as a fallback.
-bool ids_known(SyscallTracepointLookup* lookup) {
-  return lookup != nullptr && lookup->ready() && lookup->result().has_value();
-}
-
 }  // namespace
 
 KernelFileId kernel_file_id(dev_t device, ino_t inode) {
@@ -192,8 +186,7 @@ Expected<void, StartFailure> Tracer::start_up(const Config& config) {
   skeleton_.reset(hacoboot_bpf__open_opts(&open_options));
   if (!skeleton_) fail("opening the BPF object", errno);
 
-  choose_syscall_programs(config.syscall_tracepoints != nullptr,
-                          config.raw_syscalls_fallback && !ids_known(config.syscall_tracepoints));
+  choose_syscall_programs(config.syscall_tracepoints != nullptr);
   const auto phase_probe = plan_phase_probe(config);
   if (phase_probe) {
     bpf_program__set_expected_attach_type(skeleton_->progs.on_phase,
@@ -228,28 +221,33 @@ Expected<void, StartFailure> Tracer::start_up(const Config& config) {
 }
 
 // Two ways of seeing execve and listen: the per-syscall tracepoints, or the
-// raw_syscalls fallback. Both are loaded only while the tracepoint ids are
-// still being looked up (in parallel with the load); one is attached
+// raw_syscalls fallback. The tracepoint programs are loaded only while their
+// ids are still being looked up (in parallel with the load); the raw ones
+// always, since they time every syscall of the accounted threads, and see
+// execve and listen too when the tracepoints are not attached
 // (attach_syscall_hooks).
-void Tracer::choose_syscall_programs(bool tracepoints, bool raw_syscalls) {
+void Tracer::choose_syscall_programs(bool tracepoints) {
   auto& progs = skeleton_->progs;
   for (bpf_program* program : {progs.on_execve, progs.on_listen_exit}) {
     bpf_program__set_autoload(program, tracepoints);
     bpf_program__set_autoattach(program, false);
   }
-  for (bpf_program* program : {progs.on_sys_enter, progs.on_sys_exit}) {
-    bpf_program__set_autoload(program, raw_syscalls);
-    bpf_program__set_autoattach(program, false);
-  }
+  for (bpf_program* program : {progs.on_sys_enter, progs.on_sys_exit}) bpf_program__set_autoattach(program, false);
 }
 
 Expected<void, StartFailure> Tracer::attach_syscall_hooks(const Config& config) {
+  bool tracepoints = false;
   if (auto* lookup = config.syscall_tracepoints) {
     const auto& ids = lookup->result();
-    if (ids) return attach_syscall_tracepoints(*ids);
-    if (!config.raw_syscalls_fallback)
+    if (ids) {
+      if (auto attached = attach_syscall_tracepoints(*ids); !attached) return attached;
+      tracepoints = true;
+    } else if (!config.raw_syscalls_fallback) {
       return StartFailure{.kind = StartFailureKind::SyscallTracepoints, .why = ids.error()};
+    }
   }
+  // Before the raw hooks run: they must not see execve and listen twice.
+  __atomic_store_n(&skeleton_->bss->milestones_from_raw_syscalls, !tracepoints, __ATOMIC_SEQ_CST);
   auto& links = skeleton_->links;
   links.on_sys_enter = bpf_program__attach(skeleton_->progs.on_sys_enter);
   if (links.on_sys_enter == nullptr) fail("attaching to raw_syscalls:sys_enter", errno);
@@ -480,7 +478,32 @@ TracerCounters Tracer::counters() const {
                         .tracked_full = __atomic_load_n(&counters.tracked_full, __ATOMIC_RELAXED),
                         .unaccounted_threads = __atomic_load_n(&counters.unaccounted_threads, __ATOMIC_RELAXED),
                         .untracked_phases = untracked_phases(),
-                        .repaired_switch_ins = __atomic_load_n(&counters.repaired_switch_ins, __ATOMIC_RELAXED)};
+                        .repaired_switch_ins = __atomic_load_n(&counters.repaired_switch_ins, __ATOMIC_RELAXED),
+                        .syscalls_dropped = __atomic_load_n(&counters.syscalls_dropped, __ATOMIC_RELAXED)};
+}
+
+// The map is walked whole: a boot's entries are a few hundred at most, and
+// a boot ends a few times a second at most.
+std::vector<std::byte> Tracer::take_syscalls(std::uint32_t launch) {
+  const int fd = bpf_map__fd(skeleton_->maps.syscall_aggregates);
+  std::vector<hacoboot_syscall_key> keys;
+  std::vector<std::byte> taken;
+  hacoboot_syscall_key key{};
+  const hacoboot_syscall_key* previous = nullptr;
+  while (bpf_map_get_next_key(fd, previous, &key) == 0) {
+    hacoboot_syscall_totals totals{};
+    if (key.launch == launch && bpf_map_lookup_elem(fd, &key, &totals) == 0) {
+      keys.push_back(key);
+      const auto* key_bytes = reinterpret_cast<const std::byte*>(&key);        // NOLINT: the contract's layout
+      const auto* totals_bytes = reinterpret_cast<const std::byte*>(&totals);  // NOLINT
+      taken.insert(taken.end(), key_bytes, key_bytes + sizeof key);
+      taken.insert(taken.end(), totals_bytes, totals_bytes + sizeof totals);
+    }
+    previous = &key;
+  }
+  // Deleted once the walk is over: deleting the key it stands on would restart it.
+  for (const auto& gone : keys) (void)bpf_map_delete_elem(fd, &gone);
+  return taken;
 }
 
 }  // namespace hacoboot

@@ -77,6 +77,8 @@ struct TracerCounters {
   // Not a loss: switches onto a CPU the scheduler hooks missed, whose
   // thread's states the kernel side repaired.
   std::uint64_t repaired_switch_ins = 0;
+  // Syscall or user time the kernel side could not aggregate: its map was full.
+  std::uint64_t syscalls_dropped = 0;
 };
 
 // Owns the BPF skeleton, its links and the ring buffer: the only code that
@@ -162,6 +164,11 @@ class Tracer {
   [[nodiscard]] int ready_fd() const;
 
   [[nodiscard]] TracerCounters counters() const;
+  // A launch's syscall aggregates, deleted from the kernel's map, as the
+  // contract lays them out (each hacoboot_syscall_key, then its
+  // hacoboot_syscall_totals): once its boot ended (no thread of it is
+  // accounted any more), or tracing stopped.
+  std::vector<std::byte> take_syscalls(std::uint32_t launch);
   // Whether execve/listen come from the per-syscall tracepoints.
   [[nodiscard]] bool per_syscall_tracepoints() const { return per_syscall_tracepoints_; }
   // How the probe was attached, for -v.
@@ -186,7 +193,7 @@ class Tracer {
   explicit Tracer(RecordSink sink);
   Expected<void, StartFailure> start_up(const Config& config);
   static int on_record(void* self, void* data, std::size_t size);
-  void choose_syscall_programs(bool tracepoints, bool raw_syscalls);
+  void choose_syscall_programs(bool tracepoints);
   Expected<void, StartFailure> attach_syscall_hooks(const Config& config);
   Expected<void, StartFailure> attach_syscall_tracepoints(const SyscallTracepointIds& ids);
   // One attachment of the phase probe: a uprobe_multi link with its

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -421,9 +422,13 @@ int Tracer::on_record(void* self, void* data, std::size_t size) {
       tracer->on_unprobed_exec(record);
       return 0;
     }
+    // A boot ended by this record is whole in a sweep begun after it.
+    tracer->current_record_ns_ = size >= sizeof(std::uint64_t) ? static_cast<const hacoboot_event*>(data)->ts_ns : 0;
     tracer->sink_(record);
+    tracer->current_record_ns_ = kNoRecord;
     return 0;
   } catch (...) {
+    tracer->current_record_ns_ = kNoRecord;
     tracer->sink_error_ = std::current_exception();
     return -1;
   }
@@ -482,27 +487,78 @@ TracerCounters Tracer::counters() const {
                         .syscalls_dropped = __atomic_load_n(&counters.syscalls_dropped, __ATOMIC_RELAXED)};
 }
 
-// The map is walked whole: a boot's entries are a few hundred at most, and
-// a boot ends a few times a second at most.
-std::vector<std::byte> Tracer::take_syscalls(std::uint32_t launch) {
+namespace {
+
+// Deletes `keys` from the syscall map: a boot's, taken, or left over.
+void delete_syscall_keys(int fd, std::vector<hacoboot_syscall_key>& keys) {
+  if (keys.empty()) return;
+  auto count = static_cast<__u32>(keys.size());
+  if (bpf_map_delete_batch(fd, keys.data(), &count, nullptr) != 0) fail("deleting syscall aggregates", errno);
+}
+
+std::uint64_t monotonic_ns() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000U + static_cast<std::uint64_t>(now.tv_nsec);
+}
+
+}  // namespace
+
+// The whole map in batches, grouped by launch. Entries of launches taken
+// before (written after their sweep, in the instant between an exit's
+// last charge and its record) are deleted here.
+void Tracer::sweep_syscalls() {
+  constexpr __u32 kBatch = 1024;
   const int fd = bpf_map__fd(skeleton_->maps.syscall_aggregates);
-  std::vector<hacoboot_syscall_key> keys;
+  std::vector<hacoboot_syscall_key> keys(kBatch);
+  std::vector<hacoboot_syscall_totals> values(kBatch);
+  std::vector<hacoboot_syscall_key> left_over;
+  syscall_sweep_ = {.started_ns = monotonic_ns(), .by_launch = {}};
+  std::array<hacoboot_syscall_key, 2> batch_tokens{};  // in and out: the kernel's position in the map
+  for (bool first = true;; first = false) {
+    __u32 count = kBatch;
+    const int err = bpf_map_lookup_batch(fd, first ? nullptr : &batch_tokens[0], &batch_tokens[1], keys.data(),
+                                         values.data(), &count, nullptr);
+    const int error = errno;
+    for (__u32 i = 0; i < count && i < kBatch; ++i) {
+      if (taken_launches_.contains(keys[i].launch)) {
+        left_over.push_back(keys[i]);
+      } else {
+        syscall_sweep_.by_launch[keys[i].launch].push_back({keys[i], values[i]});
+      }
+    }
+    if (err != 0) {
+      if (error == ENOENT) break;  // the end of the map
+      fail("reading the syscall aggregates", error);
+    }
+    batch_tokens[0] = batch_tokens[1];
+  }
+  delete_syscall_keys(fd, left_over);
+}
+
+// One sweep serves every boot that ended before it began: under load, many
+// boots end between two polls, and the map holds every boot in flight.
+std::vector<std::byte> Tracer::take_syscalls(std::uint32_t launch) {
+  if (current_record_ns_ == kNoRecord || syscall_sweep_.started_ns <= current_record_ns_) sweep_syscalls();
   std::vector<std::byte> taken;
-  hacoboot_syscall_key key{};
-  const hacoboot_syscall_key* previous = nullptr;
-  while (bpf_map_get_next_key(fd, previous, &key) == 0) {
-    hacoboot_syscall_totals totals{};
-    if (key.launch == launch && bpf_map_lookup_elem(fd, &key, &totals) == 0) {
+  std::vector<hacoboot_syscall_key> keys;
+  if (auto found = syscall_sweep_.by_launch.extract(launch)) {
+    for (const auto& [key, totals] : found.mapped()) {
       keys.push_back(key);
       const auto* key_bytes = reinterpret_cast<const std::byte*>(&key);        // NOLINT: the contract's layout
       const auto* totals_bytes = reinterpret_cast<const std::byte*>(&totals);  // NOLINT
       taken.insert(taken.end(), key_bytes, key_bytes + sizeof key);
       taken.insert(taken.end(), totals_bytes, totals_bytes + sizeof totals);
     }
-    previous = &key;
   }
-  // Deleted once the walk is over: deleting the key it stands on would restart it.
-  for (const auto& gone : keys) (void)bpf_map_delete_elem(fd, &gone);
+  delete_syscall_keys(bpf_map__fd(skeleton_->maps.syscall_aggregates), keys);
+  // Remembered for a while: what is written for it after this sweep goes at the next.
+  constexpr std::size_t kRememberedLaunches = 4096;
+  if (taken_launches_.insert(launch).second) taken_order_.push_back(launch);
+  if (taken_order_.size() > kRememberedLaunches) {
+    taken_launches_.erase(taken_order_.front());
+    taken_order_.pop_front();
+  }
   return taken;
 }
 

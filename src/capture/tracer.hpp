@@ -5,12 +5,15 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -212,6 +215,7 @@ class Tracer {
   void on_unprobed_exec(std::span<const std::byte> record);
   Expected<void, StartFailure> prove_syscall_tracepoints(const SyscallTracepointIds& ids);
   [[nodiscard]] std::uint64_t untracked_phases() const;  // summed over the CPUs
+  void sweep_syscalls();
 
   RecordSink sink_;
   std::exception_ptr sink_error_;
@@ -223,6 +227,17 @@ class Tracer {
   std::vector<PhaseProbe> phase_probes_;
   std::vector<UnprobedExec> unprobed_execs_;
   std::unique_ptr<ring_buffer, RingBufferDeleter> ring_buffer_;
+  // The syscall map as last read whole (take_syscalls), by launch.
+  struct SyscallSweep {
+    std::uint64_t started_ns = 0;  // CLOCK_MONOTONIC, the records' clock
+    std::unordered_map<std::uint32_t, std::vector<std::pair<hacoboot_syscall_key, hacoboot_syscall_totals>>> by_launch;
+  };
+  static constexpr std::uint64_t kNoRecord = ~std::uint64_t{0};
+  SyscallSweep syscall_sweep_;
+  // The time of the record the sink is handed; kNoRecord outside (finish()).
+  std::uint64_t current_record_ns_ = kNoRecord;
+  std::unordered_set<std::uint32_t> taken_launches_;
+  std::deque<std::uint32_t> taken_order_;
 };
 
 }  // namespace hacoboot

@@ -13,8 +13,12 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <optional>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -44,7 +48,7 @@ class SyscallsTest : public IntegrationTest, public ::testing::WithParamInterfac
  protected:
   // The launcher's boots (args, then the app) through the tool's own
   // pipeline, each boot's syscalls taken from the kernel when it ends.
-  TracedRun trace_launcher(const std::vector<std::string>& args) {
+  TracedRun trace_launcher(const std::vector<std::string>& args, const std::vector<std::string>& wrapper = {}) {
     TracedRun run;
     std::unique_ptr<SyscallTracepointLookup> lookup;
     if (GetParam() == Hooks::Tracepoints) lookup = std::make_unique<SyscallTracepointLookup>();
@@ -57,7 +61,8 @@ class SyscallsTest : public IntegrationTest, public ::testing::WithParamInterfac
                   [&pipeline](std::span<const std::byte> record) { pipeline.on_record(record); });
     EXPECT_EQ(tracer.per_syscall_tracepoints(), GetParam() == Hooks::Tracepoints);
     pipeline.take_syscalls_from([&tracer](std::uint32_t launch) { return tracer.take_syscalls(launch); });
-    std::vector<std::string> argv{launcher().string()};
+    std::vector<std::string> argv = wrapper;
+    argv.push_back(launcher().string());
     argv.insert(argv.end(), args.begin(), args.end());
     argv.insert(argv.end(), {"--", app().string(), "--hold-ms", "0"});
     const auto result = run_process(argv, dir(), 60s);
@@ -90,8 +95,8 @@ class SyscallsTest : public IntegrationTest, public ::testing::WithParamInterfac
   }
 
   // The single boot of a run; fails the test (fatally) without one.
-  BootAnalysis one_boot(const std::vector<std::string>& args) {
-    const auto run = trace_launcher(args);
+  BootAnalysis one_boot(const std::vector<std::string>& args, const std::vector<std::string>& wrapper = {}) {
+    const auto run = trace_launcher(args, wrapper);
     if (run.boots.size() != 1) {
       ADD_FAILURE() << run.boots.size() << " boots traced, 1 expected";
       return {};
@@ -178,6 +183,55 @@ TEST_P(SyscallsTest, NamelessSyscallIsCountedByNumber) {
   auto sum = step->syscalls->in_calls();
   sum += step->syscalls->user;
   EXPECT_EQ(sum, step->states);
+}
+
+// The syscalls strace -f saw the container make in step 14: its calls
+// after the one marker call (syscall 1023) the launcher makes last before
+// phase 13, up to the second of the two it makes last before phase 14.
+// strace names 1023 syscall_0x3ff.
+std::map<std::string, std::uint64_t> strace_step_14(const std::string& log) {
+  const std::regex call(R"(^(\d+) ([a-z0-9_]+)\()");
+  std::vector<std::pair<std::string, std::string>> calls;  // pid, name
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch match;
+    if (std::regex_search(line, match, call)) calls.emplace_back(match[1], match[2]);
+  }
+  const auto marker =
+      std::find_if(calls.begin(), calls.end(), [](const auto& c) { return c.second == "syscall_0x3ff"; });
+  std::map<std::string, std::uint64_t> counts;
+  if (marker == calls.end()) return counts;
+  const auto pid = marker->first;
+  std::size_t markers = 0;
+  for (auto it = std::next(marker); it != calls.end() && markers < 2; ++it) {
+    if (it->first != pid) continue;
+    const auto name = it->second == "syscall_0x3ff" ? std::string("syscall_1023") : it->second;
+    if (name == "syscall_1023") ++markers;
+    ++counts[name];
+  }
+  return counts;
+}
+
+// The calls of one step, thread by thread, are what strace -f counts
+// between the same two phase passes of the same boot: marked by calls of
+// syscall 1023 before phases 13 and 14 (a phase pass makes no syscall).
+TEST_P(SyscallsTest, CountsOfAStepAreStracesExactly) {
+  const auto strace = find_in_path("strace");
+  if (!strace) GTEST_SKIP() << "no strace (scripts/setup.sh installs it)";
+  const auto log = new_file("strace.log");
+  const auto analysis =
+      one_boot({"--nosys", "13:1", "--nosys", "14:2", "--sleep", "14:1", "--fsync", "14:2", "--io-dir", dir().string()},
+               {strace->string(), "-f", "-o", log.string()});
+  ASSERT_FALSE(HasFailure());
+  const LaneStep* step = phase_step(analysis, 14);
+  ASSERT_NE(step, nullptr);
+  std::map<std::string, std::uint64_t> ours;
+  for (const auto& call : step->syscalls->calls) {
+    if (call.count > 0) ours[syscall_name(call.nr)] = call.count;
+  }
+  const auto theirs = strace_step_14(read_file(log));
+  EXPECT_EQ(theirs.at("syscall_1023"), 2U) << "the markers were not found in strace's log";
+  EXPECT_EQ(ours, theirs);
 }
 
 INSTANTIATE_TEST_SUITE_P(BothHooks, SyscallsTest, ::testing::Values(Hooks::Tracepoints, Hooks::RawSyscalls),

@@ -514,24 +514,26 @@ void Tracer::sweep_syscalls() {
   std::vector<hacoboot_syscall_totals> values(kBatch);
   std::vector<hacoboot_syscall_key> left_over;
   syscall_sweep_ = {.started_ns = monotonic_ns(), .by_launch = {}};
-  std::array<hacoboot_syscall_key, 2> batch_tokens{};  // in and out: the kernel's position in the map
+  // In and out: the kernel's position in the map.
+  hacoboot_syscall_key in_token{};
+  hacoboot_syscall_key out_token{};
   for (bool first = true;; first = false) {
     __u32 count = kBatch;
-    const int err = bpf_map_lookup_batch(fd, first ? nullptr : &batch_tokens[0], &batch_tokens[1], keys.data(),
-                                         values.data(), &count, nullptr);
+    const int err =
+        bpf_map_lookup_batch(fd, first ? nullptr : &in_token, &out_token, keys.data(), values.data(), &count, nullptr);
     const int error = errno;
     for (__u32 i = 0; i < count && i < kBatch; ++i) {
       if (taken_launches_.contains(keys[i].launch)) {
         left_over.push_back(keys[i]);
       } else {
-        syscall_sweep_.by_launch[keys[i].launch].push_back({keys[i], values[i]});
+        syscall_sweep_.by_launch[keys[i].launch].emplace_back(keys[i], values[i]);
       }
     }
     if (err != 0) {
       if (error == ENOENT) break;  // the end of the map
       fail("reading the syscall aggregates", error);
     }
-    batch_tokens[0] = batch_tokens[1];
+    in_token = out_token;
   }
   delete_syscall_keys(fd, left_over);
 }

@@ -510,10 +510,15 @@ std::uint64_t monotonic_ns() {
 void Tracer::sweep_syscalls() {
   constexpr __u32 kBatch = 1024;
   const int fd = bpf_map__fd(skeleton_->maps.syscall_aggregates);
-  std::vector<hacoboot_syscall_key> keys(kBatch);
-  std::vector<hacoboot_syscall_totals> values(kBatch);
+  // Kept from sweep to sweep: a busy host sweeps several times a second,
+  // and the tool's heap must not fragment with the boots it saw.
+  auto& keys = syscall_sweep_.keys;
+  auto& values = syscall_sweep_.values;
+  keys.resize(kBatch);
+  values.resize(kBatch);
   std::vector<hacoboot_syscall_key> left_over;
-  syscall_sweep_ = {.started_ns = monotonic_ns(), .by_launch = {}};
+  syscall_sweep_.started_ns = monotonic_ns();
+  for (auto& [launch, entries] : syscall_sweep_.by_launch) entries.clear();
   // In and out: the kernel's position in the map.
   hacoboot_syscall_key in_token{};
   hacoboot_syscall_key out_token{};

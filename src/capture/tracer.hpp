@@ -230,7 +230,10 @@ class Tracer {
   // The syscall map as last read whole (take_syscalls), by launch.
   struct SyscallSweep {
     std::uint64_t started_ns = 0;  // CLOCK_MONOTONIC, the records' clock
+    // An empty entry is a launch of an earlier sweep still in flight: its vector is reused.
     std::unordered_map<std::uint32_t, std::vector<std::pair<hacoboot_syscall_key, hacoboot_syscall_totals>>> by_launch;
+    std::vector<hacoboot_syscall_key> keys;  // the batches' buffers
+    std::vector<hacoboot_syscall_totals> values;
   };
   static constexpr std::uint64_t kNoRecord = ~std::uint64_t{0};
   SyscallSweep syscall_sweep_;

@@ -10,11 +10,13 @@
  * while raw ones let CO-RE use a minimal BTF cached per kernel. Hence every
  * kernel pointer is read with BPF_CORE_READ.
  *
- * Syscalls: the per-syscall tracepoints (syscalls:sys_enter_execve, ...) when
- * the loader can find their ids, so that no program runs on any other
- * syscall of the host; raw_syscalls sys_enter/sys_exit otherwise, which run on
- * every syscall and return at once unless a container boots. fentry on the
- * syscall functions is refused on some kernels and sandboxes (EPERM).
+ * Syscalls: execve and listen through the per-syscall tracepoints
+ * (syscalls:sys_enter_execve, ...) when the loader can find their ids;
+ * through raw_syscalls sys_enter/sys_exit otherwise. Those two run on every
+ * syscall of the host in any case: they time the syscalls of accounted
+ * threads (syscall_accounting.bpf.h), and return on one load while no thread
+ * is accounted. fentry on the syscall functions is refused on some kernels
+ * and sandboxes (EPERM).
  *
  * Scheduler states: sched_switch and sched_waking move each thread of a
  * tracked process between the states of enum hacoboot_sched_state, summing
@@ -78,6 +80,7 @@ struct {
 /* The counters the loader reports (see the contract): the headers below count too. */
 struct hacoboot_counters counters = {};
 
+#include "syscall_accounting.bpf.h"
 #include "state_accounting.bpf.h"
 #include "launch_tracking.bpf.h"
 
@@ -241,7 +244,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
  * Haconiwa, like libc's exec family, calls execve. An execveat (fexecve) is
  * timed when it completes, at sched_process_exec, with either set of hooks.
  */
-static __always_inline int execve_entered(void)
+static __always_inline int execve_entered(__u64 now)
 {
 	struct execve_entry entry;
 	__u32 tid;
@@ -250,7 +253,8 @@ static __always_inline int execve_entered(void)
 		return 0;
 	if (!member_of_container(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	entry.ts_ns = bpf_ktime_get_ns();
+	/* The raw hook's entry time: the call's time then starts with the step after. */
+	entry.ts_ns = now ? now : bpf_ktime_get_ns();
 	tid = current_totals(entry.ts_ns, &entry.flags, &entry.sched);
 	bpf_map_update_elem(&execing, &tid, &entry, BPF_ANY);
 	return 0;
@@ -298,15 +302,62 @@ int on_execve(struct syscall_enter_record *ctx)
 		return 0;
 	if (self_checking() && ctx->args[0] == self_check_filename)
 		self_check_execve_seen = 1;
-	return execve_entered();
+	return execve_entered(0);
 }
 
+/*
+ * Set by the loader when execve and listen come through the raw syscall
+ * hooks (the per-syscall tracepoints could not be attached): the raw hooks
+ * run either way, for the syscall accounting.
+ */
+bool milestones_from_raw_syscalls = false;
+
+/*
+ * An accounted thread enters syscall `nr`: the time is read first, so that
+ * the lookup is the call's. Returns the time, 0 for a thread not accounted.
+ */
+static __always_inline __u64 call_entered(__u32 nr)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct thread_states *thread = bpf_map_lookup_elem(&threads, &tid);
+	struct hacoboot_sched_totals totals;
+
+	if (!thread)
+		return 0;
+	take_reading(thread, now, &totals);
+	syscall_entered(&thread->syscalls, nr, now, &totals);
+	return now;
+}
+
+/* An accounted thread returns from its syscall. */
+static __always_inline void call_returned(void)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct thread_states *thread = bpf_map_lookup_elem(&threads, &tid);
+	struct hacoboot_sched_totals totals;
+
+	if (!thread || !thread->syscalls.in_call)
+		return;
+	take_reading(thread, now, &totals);
+	syscall_returned(&thread->syscalls, thread->launch, tid, now, &totals);
+}
+
+/*
+ * Runs on every syscall of the host: with no thread accounted, unrelated
+ * processes pay the load of threads_alive (and of the flag) and return.
+ */
 SEC("raw_tp/sys_enter")
 int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 {
-	if (id != __NR_execve)
-		return 0;
-	return execve_entered();
+	__u64 now = 0;
+
+	if (threads_alive)
+		now = call_entered(id);
+	if (milestones_from_raw_syscalls && id == __NR_execve)
+		return execve_entered(now);
+	return 0;
 }
 
 static __always_inline bool is_watched_name(const struct dentry *dentry)
@@ -421,6 +472,11 @@ static __always_inline int listen_returned(long ret, struct pt_regs *regs)
 	t = member_of_container(pid);
 	if (!t)
 		return 0;
+	/*
+	 * The call returns here for the accounting, which it ends: in the step
+	 * its event ends, whether or not the raw exit hook ran first.
+	 */
+	call_returned();
 	e = reserve_event(HACOBOOT_EV_LISTEN, HACOBOOT_EVENT_BASE_SIZE, ret, pid, t);
 	if (e)
 		submit(e, true);
@@ -439,7 +495,14 @@ int on_listen_exit(struct syscall_exit_record *ctx)
 }
 
 SEC("raw_tp/sys_exit")
-int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret) { return listen_returned(ret, regs); }
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	if (threads_alive)
+		call_returned();
+	if (milestones_from_raw_syscalls)
+		return listen_returned(ret, regs);
+	return 0;
+}
 
 /* exit_code: the process's wait(2) status, as its parent will read it. */
 static __always_inline void process_exited(__u32 pid, int exit_code)

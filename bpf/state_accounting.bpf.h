@@ -81,6 +81,8 @@ struct thread_states {
 	__u32 launch;
 	__u32 reserved;
 	struct cpu_stretch stretch;
+	/* its syscalls and user time (syscall_accounting.bpf.h) */
+	struct thread_syscalls syscalls;
 };
 
 /*
@@ -267,9 +269,28 @@ static __always_inline void totals_at(const struct thread_states *thread, __u64 
 }
 
 /*
+ * A reading of a running thread's states up to `now`, into `totals`. It runs
+ * now: a reading must not count that as waiting.
+ */
+static __always_inline void take_reading(struct thread_states *thread, __u64 now,
+					 struct hacoboot_sched_totals *totals)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	/* The task's CPU count is read only then, off the common path. */
+	if (thread->state != HACOBOOT_SCHED_CPU)
+		repair_missed_switch_in(thread, task, BPF_CORE_READ(task, se.sum_exec_runtime),
+					now);
+	update_stretch(thread, task, 0, now);
+	totals_at(thread, now, totals);
+	thread->stretch.cpu_reported = totals->ns[HACOBOOT_SCHED_CPU];
+}
+
+/*
  * The states of the current thread up to `now` into `flags` and `totals`,
  * or flags 0 when the thread is not accounted (it predates its process's
- * tracking, or the map was full). Returns its tid.
+ * tracking, or the map was full). Every event a thread emits reads them
+ * here, which ends its syscall segment. Returns its tid.
  */
 static __always_inline __u32 current_totals(__u64 now, __u32 *flags,
 					    struct hacoboot_sched_totals *totals)
@@ -278,18 +299,8 @@ static __always_inline __u32 current_totals(__u64 now, __u32 *flags,
 	struct thread_states *thread = threads_alive ? bpf_map_lookup_elem(&threads, &tid) : NULL;
 
 	if (thread) {
-		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-
-		/*
-		 * It runs now: a reading must not count that as waiting. The
-		 * task's CPU count is read only then, off the common path.
-		 */
-		if (thread->state != HACOBOOT_SCHED_CPU)
-			repair_missed_switch_in(thread, task,
-						BPF_CORE_READ(task, se.sum_exec_runtime), now);
-		update_stretch(thread, task, 0, now);
-		totals_at(thread, now, totals);
-		thread->stretch.cpu_reported = totals->ns[HACOBOOT_SCHED_CPU];
+		take_reading(thread, now, totals);
+		segment_ends(&thread->syscalls, thread->launch, tid, now, totals);
 		*flags = HACOBOOT_EVENT_SCHED;
 	} else {
 		__builtin_memset(totals, 0, sizeof(*totals));
@@ -329,6 +340,7 @@ static __always_inline void start_thread(__u32 tid, __u32 pid, __u32 launch, __u
 
 	if (state == HACOBOOT_SCHED_CPU)
 		mark_stretch_start(&thread, (struct task_struct *)bpf_get_current_task());
+	syscalls_start(&thread.syscalls, thread.since);
 
 	if (launch && bpf_map_lookup_elem(&accounted_launches, &launch))
 		add_thread(tid, &thread);
@@ -343,8 +355,10 @@ static __always_inline void thread_created_at(__u32 tid, __u64 at)
 {
 	struct thread_states *thread = bpf_map_lookup_elem(&threads, &tid);
 
-	if (thread)
+	if (thread) {
 		thread->since = at;
+		syscalls_start(&thread->syscalls, at);
+	}
 }
 
 /* A thread's accounting ends: at its exit, its rename, or its launch's end. */

@@ -87,8 +87,15 @@ struct Work {
   long fsync_rounds = 0;  // --fsync: 4 KiB write + fsync, this many times
   long sleep_ms = 0;      // --sleep
   long mount_rounds = 0;  // --mounts: a tmpfs mounted and unmounted, this many times
+  long nosys_calls = 0;   // --nosys: calls of a syscall number the kernel has none of
+  long unshare_net = 0;   // --unshare-net: 1, a network namespace made and left
+  long sysctl_write = 0;  // --sysctl-write: 1, a write under /proc/sys
+  long pipe_wait_ms = 0;  // --pipe-wait: blocked reading a pipe a child writes after this
 
-  bool any() const { return burn_ms > 0 || fsync_rounds > 0 || sleep_ms > 0 || mount_rounds > 0; }
+  bool any() const {
+    return burn_ms > 0 || fsync_rounds > 0 || sleep_ms > 0 || mount_rounds > 0 || nosys_calls > 0 || unshare_net > 0 ||
+           sysctl_write > 0 || pipe_wait_ms > 0;
+  }
 };
 
 // --fail-at: how the process that would pass a phase dies instead.
@@ -214,6 +221,55 @@ void timed_sleep(const Context& ctx, long hpid, const std::string& what, long ms
   record_span(ctx.truth, hpid, what, measure([&] { sleep_ms(ms); }));
 }
 
+// unshare(CLONE_NEWNET), then back to the namespace it left: a new network
+// namespace's set-up (RCU grace periods) as a container runtime's clone of
+// one, and no process left in it.
+bool unshare_net_and_return() {
+  const UniqueFd own(open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC));
+  if (!own.valid() || unshare(CLONE_NEWNET) != 0 || setns(own.get(), CLONE_NEWNET) != 0) {
+    std::fprintf(stderr, "hacoboot-launcher: --unshare-net: %s\n", std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+// Writes the net namespace's default disable_ipv6 back with the value it
+// has: a write under /proc/sys (as runtimes make per container) that
+// changes nothing.
+bool rewrite_sysctl() {
+  constexpr const char* kKey = "/proc/sys/net/ipv6/conf/default/disable_ipv6";
+  const UniqueFd file(open(kKey, O_RDWR | O_CLOEXEC));
+  std::array<char, 16> value{};
+  const ssize_t length = file.valid() ? read(file.get(), value.data(), value.size()) : -1;
+  if (length <= 0 || pwrite(file.get(), value.data(), static_cast<std::size_t>(length), 0) != length) {
+    std::fprintf(stderr, "hacoboot-launcher: --sysctl-write: %s: %s\n", kKey, std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+// Blocks reading a pipe that a forked child writes after `ms`: the wait on
+// another process of a supervisor for its helper.
+bool wait_on_pipe(long ms) {
+  std::array<int, 2> ends{};
+  if (pipe2(ends.data(), O_CLOEXEC) != 0) return false;
+  const UniqueFd read_end(ends[0]);
+  UniqueFd write_end(ends[1]);
+  const pid_t child = fork();
+  if (child < 0) return false;
+  if (child == 0) {
+    sleep_ms(ms);
+    _exit(write(write_end.get(), "x", 1) == 1 ? 0 : 1);
+  }
+  write_end = UniqueFd();
+  char byte = 0;
+  const bool got = read(read_end.get(), &byte, 1) == 1;
+  return waitpid(child, nullptr, 0) == child && got;
+}
+
+// Past every architecture's table (and below the x32 bit): --nosys.
+constexpr long kNoSuchSyscall = 1023;
+
 // `slot` names the phase the work precedes (or "uidmap") in the truth keys.
 void do_work(const Context& ctx, const Work& work, long hpid, const std::string& slot) {
   if (work.burn_ms > 0) record_span(ctx.truth, hpid, "burn_" + slot, measure([&] { burn_cpu(work.burn_ms); }));
@@ -227,6 +283,17 @@ void do_work(const Context& ctx, const Work& work, long hpid, const std::string&
     bool mounted = false;
     const Span span = measure([&] { mounted = mount_and_unmount(work.mount_rounds); });
     if (mounted) record_span(ctx.truth, hpid, "mounts_" + slot, span);
+  }
+  // A number no kernel (and no syscall table) has: ENOSYS at once.
+  for (long call = 0; call < work.nosys_calls; ++call) (void)syscall(kNoSuchSyscall);
+  if (work.unshare_net > 0) {
+    const Span span = measure(unshare_net_and_return);
+    record_span(ctx.truth, hpid, "unshare_net_" + slot, span);
+  }
+  if (work.sysctl_write > 0) (void)rewrite_sysctl();
+  if (work.pipe_wait_ms > 0) {
+    const Span span = measure([&] { (void)wait_on_pipe(work.pipe_wait_ms); });
+    record_span(ctx.truth, hpid, "pipe_wait_" + slot, span);
   }
 }
 
@@ -578,6 +645,14 @@ constexpr const char* kUsage =
     "      --sleep PHASE:MS     sleep MS ms\n"
     "      --mounts PHASE:N     N times mount a tmpfs and unmount it (kernel CPU); PHASE\n"
     "                           16-21 only: the container's private mount namespace\n"
+    "      --nosys PHASE:N      N calls of syscall 1023, which no kernel has (ENOSYS):\n"
+    "                           a syscall without a name\n"
+    "      --unshare-net PHASE  unshare(CLONE_NEWNET), then setns back: a network\n"
+    "                           namespace made (RCU waits) and left\n"
+    "      --sysctl-write PHASE write net/ipv6/conf/default/disable_ipv6 under\n"
+    "                           /proc/sys back with its own value\n"
+    "      --pipe-wait PHASE:MS block reading a pipe that a forked child writes\n"
+    "                           after MS ms\n"
     "      --io-dir DIR         where --fsync writes (default: the current directory)\n"
     "      --phase-delay PHASE:MS\n"
     "                           sleep MS ms right AFTER passing PHASE, a point where\n"
@@ -645,9 +720,19 @@ void parse_work(const char* option, const char* text, long Work::*amount, long m
   const auto spec = split_phase_amount(text, max);
   Work* slot = spec ? work_slot(spec->first, opt) : nullptr;
   if (slot == nullptr)
-    bad_phase_amount(option, text, amount == &Work::fsync_rounds || amount == &Work::mount_rounds ? "N" : "MS",
-                     "0-6, 11-21 or uid-map", max);
+    bad_phase_amount(
+        option, text,
+        amount == &Work::fsync_rounds || amount == &Work::mount_rounds || amount == &Work::nosys_calls ? "N" : "MS",
+        "0-6, 11-21 or uid-map", max);
   slot->*amount = spec->second;
+}
+
+// --unshare-net and --sysctl-write: once, before PHASE.
+void parse_work_at(const char* option, const char* text, long Work::*once, Options& opt) {
+  Work* slot = work_slot(text, opt);
+  if (slot == nullptr)
+    usage_error(std::string("bad ") + option + " '" + text + "', expected PHASE 0-6, 11-21 or uid-map");
+  slot->*once = 1;
 }
 
 void parse_phase_delay(const char* text, long max, Options& opt) {
@@ -715,12 +800,17 @@ enum : int {
   kExecveat,
   kFlood,
   kFailAt,
-  kMounts
+  kMounts,
+  kNosys,
+  kUnshareNet,
+  kSysctlWrite,
+  kPipeWait
 };
 
 constexpr long kMaxMs = 3'600'000;
 constexpr long kMaxFsyncRounds = 1'000'000;
 constexpr long kMaxMountRounds = 100'000;
+constexpr long kMaxNosysCalls = 1'000'000;
 
 // One option of getopt_long's, with its argument in optarg.
 void apply_option(int c, char** argv, Options& opt) {
@@ -742,6 +832,10 @@ void apply_option(int c, char** argv, Options& opt) {
     case kBurn: parse_work("--burn", optarg, &Work::burn_ms, kMaxMs, opt); break;
     case kFsync: parse_work("--fsync", optarg, &Work::fsync_rounds, kMaxFsyncRounds, opt); break;
     case kMounts: parse_work("--mounts", optarg, &Work::mount_rounds, kMaxMountRounds, opt); break;
+    case kNosys: parse_work("--nosys", optarg, &Work::nosys_calls, kMaxNosysCalls, opt); break;
+    case kUnshareNet: parse_work_at("--unshare-net", optarg, &Work::unshare_net, opt); break;
+    case kSysctlWrite: parse_work_at("--sysctl-write", optarg, &Work::sysctl_write, opt); break;
+    case kPipeWait: parse_work("--pipe-wait", optarg, &Work::pipe_wait_ms, kMaxMs, opt); break;
     case kIoDir:
       if (*optarg == '\0') usage_error("empty --io-dir path");
       opt.io_dir = optarg;
@@ -773,6 +867,10 @@ Options parse_options(int argc, char** argv) {
       {"burn", required_argument, nullptr, kBurn},
       {"fsync", required_argument, nullptr, kFsync},
       {"mounts", required_argument, nullptr, kMounts},
+      {"nosys", required_argument, nullptr, kNosys},
+      {"unshare-net", required_argument, nullptr, kUnshareNet},
+      {"sysctl-write", required_argument, nullptr, kSysctlWrite},
+      {"pipe-wait", required_argument, nullptr, kPipeWait},
       {"io-dir", required_argument, nullptr, kIoDir},
       {"no-done-pipe", no_argument, nullptr, kNoDonePipe},
       {"uid-map-handshake", no_argument, nullptr, kUidMapHandshake},

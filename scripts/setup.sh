@@ -14,6 +14,7 @@ build_packages=(
   clang          # BPF target compiler, and the demo's C++ compiler (g++ is the tests')
   bpftool        # skeleton generation
   libbpf-dev libelf-dev zlib1g-dev
+  libseccomp-dev      # syscall names by number
   libcli11-dev libfmt-dev nlohmann-json3-dev
   libcpp-httplib-dev  # the metrics endpoint
   systemtap-sdt-dev   # <sys/sdt.h> for the demo launcher's USDT probe
@@ -28,6 +29,7 @@ check_packages=(
   groff-base mandoc   # the man page check (ctest -L docs)
   bash-completion     # the completion test also runs over bash-completion's helpers
   bpftrace       # the reference tracer, compared against in the integration tests
+  strace         # syscall counts per step are compared against strace -f's
   prometheus     # promtool checks the metrics exposition; the exporter test scrapes with the server
   prometheus-node-exporter  # the exporter test reads --textfile through its textfile collector
   chromium       # renders the --timeline SVG headless in the integration tests

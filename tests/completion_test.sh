@@ -52,7 +52,8 @@ run_cases() {
     expect "tsv jsonl" --events-format ""
     expect "p50 p90 p99" --gate-stat p
     expect "noise-free wall" --gate-on ""
-    expect "--alpha" --al
+    expect "--alpha" --alp
+    expect "--all-syscalls" --all
     expect "compare" comp
     expect "record report" re
     expect "record" reco

@@ -11,7 +11,7 @@
  * and flags): a recording states it, and a build refuses a recording of a
  * newer layout. Bump it with every change of what a record's bytes mean.
  */
-#define HACOBOOT_RECORD_LAYOUT_VERSION 1
+#define HACOBOOT_RECORD_LAYOUT_VERSION 2
 
 /* Phase that starts a launch: the supervisor passes it under its own pid. */
 #define HACOBOOT_PHASE_START_SV 1
@@ -172,6 +172,49 @@ struct hacoboot_counters {
 	 * CPU time (state_accounting.bpf.h).
 	 */
 	unsigned long long repaired_switch_ins;
+	/* syscall time not aggregated: the map syscall_aggregates was full */
+	unsigned long long syscalls_dropped;
+};
+
+/*
+ * Syscalls of accounted threads, aggregated in the kernel (no record per
+ * call): the map syscall_aggregates, keyed by hacoboot_syscall_key, holds
+ * hacoboot_syscall_totals. A thread's time is cut into segments at every
+ * event it emits (each event's ts_ns starts a new one): a step of the thread
+ * is a run of whole segments, so that the segments starting within a step
+ * hold exactly its syscalls. A call that spans an event (a fork event inside
+ * clone, the listen event inside listen) is split there. Besides the calls,
+ * each segment holds its time in user space (nr HACOBOOT_SYSCALL_USER), timed
+ * independently: from each return to the next entry. The calls' times and
+ * the user time of a segment add up to its length exactly, per state too.
+ *
+ * Hash entries, not preallocated; a boot uses about (steps x distinct
+ * syscalls per step) entries. Past HACOBOOT_MAX_SYSCALL_AGGREGATES, the time
+ * is counted in hacoboot_counters.syscalls_dropped (calls, user stretches).
+ * The reader deletes a launch's entries when its boot ends.
+ */
+#define HACOBOOT_MAX_SYSCALL_AGGREGATES 32768
+
+/* hacoboot_syscall_key.nr of a segment's time in user space. */
+#define HACOBOOT_SYSCALL_USER 0xffffffffU
+
+struct hacoboot_syscall_key {
+	unsigned long long segment_ns; /* the thread's event (or creation) that began the segment */
+	unsigned int launch;
+	unsigned int tid;
+	unsigned int nr; /* the syscall's number (this architecture's), or HACOBOOT_SYSCALL_USER */
+	/*
+	 * 0 for now. Where a blocking stack id goes (a stack map's id): calls of
+	 * one number blocked at different places are then apart.
+	 */
+	unsigned int stack_id;
+};
+
+struct hacoboot_syscall_totals {
+	unsigned long long count; /* calls that returned in the segment (listen's at its event) */
+	unsigned long long total_ns; /* their time in the segment: sched's sum */
+	unsigned long long max_ns;   /* the longest one's time in the segment */
+	struct hacoboot_sched_totals sched;
 };
 
 /*

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -139,12 +140,6 @@ Expected<UsdtMultiAttach> plan_phase_probe(const Tracer::Config& config) {
   return plan;
 }
 
-// Whether the lookup's ids are there already, so that the raw_syscalls
-// programs need not be loaded as a fallback.
-bool ids_known(SyscallTracepointLookup* lookup) {
-  return lookup != nullptr && lookup->ready() && lookup->result().has_value();
-}
-
 }  // namespace
 
 KernelFileId kernel_file_id(dev_t device, ino_t inode) {
@@ -192,8 +187,7 @@ Expected<void, StartFailure> Tracer::start_up(const Config& config) {
   skeleton_.reset(hacoboot_bpf__open_opts(&open_options));
   if (!skeleton_) fail("opening the BPF object", errno);
 
-  choose_syscall_programs(config.syscall_tracepoints != nullptr,
-                          config.raw_syscalls_fallback && !ids_known(config.syscall_tracepoints));
+  choose_syscall_programs(config.syscall_tracepoints != nullptr);
   const auto phase_probe = plan_phase_probe(config);
   if (phase_probe) {
     bpf_program__set_expected_attach_type(skeleton_->progs.on_phase,
@@ -228,28 +222,33 @@ Expected<void, StartFailure> Tracer::start_up(const Config& config) {
 }
 
 // Two ways of seeing execve and listen: the per-syscall tracepoints, or the
-// raw_syscalls fallback. Both are loaded only while the tracepoint ids are
-// still being looked up (in parallel with the load); one is attached
+// raw_syscalls fallback. The tracepoint programs are loaded only while their
+// ids are still being looked up (in parallel with the load); the raw ones
+// always, since they time every syscall of the accounted threads, and see
+// execve and listen too when the tracepoints are not attached
 // (attach_syscall_hooks).
-void Tracer::choose_syscall_programs(bool tracepoints, bool raw_syscalls) {
+void Tracer::choose_syscall_programs(bool tracepoints) {
   auto& progs = skeleton_->progs;
   for (bpf_program* program : {progs.on_execve, progs.on_listen_exit}) {
     bpf_program__set_autoload(program, tracepoints);
     bpf_program__set_autoattach(program, false);
   }
-  for (bpf_program* program : {progs.on_sys_enter, progs.on_sys_exit}) {
-    bpf_program__set_autoload(program, raw_syscalls);
-    bpf_program__set_autoattach(program, false);
-  }
+  for (bpf_program* program : {progs.on_sys_enter, progs.on_sys_exit}) bpf_program__set_autoattach(program, false);
 }
 
 Expected<void, StartFailure> Tracer::attach_syscall_hooks(const Config& config) {
+  bool tracepoints = false;
   if (auto* lookup = config.syscall_tracepoints) {
     const auto& ids = lookup->result();
-    if (ids) return attach_syscall_tracepoints(*ids);
-    if (!config.raw_syscalls_fallback)
+    if (ids) {
+      if (auto attached = attach_syscall_tracepoints(*ids); !attached) return attached;
+      tracepoints = true;
+    } else if (!config.raw_syscalls_fallback) {
       return StartFailure{.kind = StartFailureKind::SyscallTracepoints, .why = ids.error()};
+    }
   }
+  // Before the raw hooks run: they must not see execve and listen twice.
+  __atomic_store_n(&skeleton_->bss->milestones_from_raw_syscalls, !tracepoints, __ATOMIC_SEQ_CST);
   auto& links = skeleton_->links;
   links.on_sys_enter = bpf_program__attach(skeleton_->progs.on_sys_enter);
   if (links.on_sys_enter == nullptr) fail("attaching to raw_syscalls:sys_enter", errno);
@@ -431,9 +430,13 @@ int Tracer::on_record(void* self, void* data, std::size_t size) {
       tracer->on_unprobed_exec(record);
       return 0;
     }
+    // A boot ended by this record is whole in a sweep begun after it.
+    tracer->current_record_ns_ = size >= sizeof(std::uint64_t) ? static_cast<const hacoboot_event*>(data)->ts_ns : 0;
     tracer->sink_(record);
+    tracer->current_record_ns_ = kNoRecord;
     return 0;
   } catch (...) {
+    tracer->current_record_ns_ = kNoRecord;
     tracer->sink_error_ = std::current_exception();
     return -1;
   }
@@ -488,7 +491,90 @@ TracerCounters Tracer::counters() const {
                         .tracked_full = __atomic_load_n(&counters.tracked_full, __ATOMIC_RELAXED),
                         .unaccounted_threads = __atomic_load_n(&counters.unaccounted_threads, __ATOMIC_RELAXED),
                         .untracked_phases = untracked_phases(),
-                        .repaired_switch_ins = __atomic_load_n(&counters.repaired_switch_ins, __ATOMIC_RELAXED)};
+                        .repaired_switch_ins = __atomic_load_n(&counters.repaired_switch_ins, __ATOMIC_RELAXED),
+                        .syscalls_dropped = __atomic_load_n(&counters.syscalls_dropped, __ATOMIC_RELAXED)};
+}
+
+namespace {
+
+// Deletes `keys` from the syscall map: a boot's, taken, or left over.
+void delete_syscall_keys(int fd, std::vector<hacoboot_syscall_key>& keys) {
+  if (keys.empty()) return;
+  auto count = static_cast<__u32>(keys.size());
+  if (bpf_map_delete_batch(fd, keys.data(), &count, nullptr) != 0) fail("deleting syscall aggregates", errno);
+}
+
+std::uint64_t monotonic_ns() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000U + static_cast<std::uint64_t>(now.tv_nsec);
+}
+
+}  // namespace
+
+// The whole map in batches, grouped by launch. Entries of launches taken
+// before (written after their sweep, in the instant between an exit's
+// last charge and its record) are deleted here.
+void Tracer::sweep_syscalls() {
+  constexpr __u32 kBatch = 1024;
+  const int fd = bpf_map__fd(skeleton_->maps.syscall_aggregates);
+  // Kept from sweep to sweep: a busy host sweeps several times a second,
+  // and the tool's heap must not fragment with the boots it saw.
+  auto& keys = syscall_sweep_.keys;
+  auto& values = syscall_sweep_.values;
+  keys.resize(kBatch);
+  values.resize(kBatch);
+  std::vector<hacoboot_syscall_key> left_over;
+  syscall_sweep_.started_ns = monotonic_ns();
+  for (auto& [launch, entries] : syscall_sweep_.by_launch) entries.clear();
+  // In and out: the kernel's position in the map.
+  hacoboot_syscall_key in_token{};
+  hacoboot_syscall_key out_token{};
+  for (bool first = true;; first = false) {
+    __u32 count = kBatch;
+    const int err =
+        bpf_map_lookup_batch(fd, first ? nullptr : &in_token, &out_token, keys.data(), values.data(), &count, nullptr);
+    const int error = errno;
+    for (__u32 i = 0; i < count && i < kBatch; ++i) {
+      if (taken_launches_.contains(keys[i].launch)) {
+        left_over.push_back(keys[i]);
+      } else {
+        syscall_sweep_.by_launch[keys[i].launch].emplace_back(keys[i], values[i]);
+      }
+    }
+    if (err != 0) {
+      if (error == ENOENT) break;  // the end of the map
+      fail("reading the syscall aggregates", error);
+    }
+    in_token = out_token;
+  }
+  delete_syscall_keys(fd, left_over);
+}
+
+// One sweep serves every boot that ended before it began: under load, many
+// boots end between two polls, and the map holds every boot in flight.
+std::vector<std::byte> Tracer::take_syscalls(std::uint32_t launch) {
+  if (current_record_ns_ == kNoRecord || syscall_sweep_.started_ns <= current_record_ns_) sweep_syscalls();
+  std::vector<std::byte> taken;
+  std::vector<hacoboot_syscall_key> keys;
+  if (auto found = syscall_sweep_.by_launch.extract(launch)) {
+    for (const auto& [key, totals] : found.mapped()) {
+      keys.push_back(key);
+      const auto* key_bytes = reinterpret_cast<const std::byte*>(&key);        // NOLINT: the contract's layout
+      const auto* totals_bytes = reinterpret_cast<const std::byte*>(&totals);  // NOLINT
+      taken.insert(taken.end(), key_bytes, key_bytes + sizeof key);
+      taken.insert(taken.end(), totals_bytes, totals_bytes + sizeof totals);
+    }
+  }
+  delete_syscall_keys(bpf_map__fd(skeleton_->maps.syscall_aggregates), keys);
+  // Remembered for a while: what is written for it after this sweep goes at the next.
+  constexpr std::size_t kRememberedLaunches = 4096;
+  if (taken_launches_.insert(launch).second) taken_order_.push_back(launch);
+  if (taken_order_.size() > kRememberedLaunches) {
+    taken_launches_.erase(taken_order_.front());
+    taken_order_.pop_front();
+  }
+  return taken;
 }
 
 }  // namespace hacoboot

@@ -5,12 +5,15 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -77,6 +80,8 @@ struct TracerCounters {
   // Not a loss: switches onto a CPU the scheduler hooks missed, whose
   // thread's states the kernel side repaired.
   std::uint64_t repaired_switch_ins = 0;
+  // Syscall or user time the kernel side could not aggregate: its map was full.
+  std::uint64_t syscalls_dropped = 0;
 };
 
 // Owns the BPF skeleton, its links and the ring buffer: the only code that
@@ -163,6 +168,11 @@ class Tracer {
   [[nodiscard]] int ready_fd() const;
 
   [[nodiscard]] TracerCounters counters() const;
+  // A launch's syscall aggregates, deleted from the kernel's map, as the
+  // contract lays them out (each hacoboot_syscall_key, then its
+  // hacoboot_syscall_totals): once its boot ended (no thread of it is
+  // accounted any more), or tracing stopped.
+  std::vector<std::byte> take_syscalls(std::uint32_t launch);
   // Whether execve/listen come from the per-syscall tracepoints.
   [[nodiscard]] bool per_syscall_tracepoints() const { return per_syscall_tracepoints_; }
   // How the probe was attached, for -v.
@@ -187,7 +197,7 @@ class Tracer {
   explicit Tracer(RecordSink sink);
   Expected<void, StartFailure> start_up(const Config& config);
   static int on_record(void* self, void* data, std::size_t size);
-  void choose_syscall_programs(bool tracepoints, bool raw_syscalls);
+  void choose_syscall_programs(bool tracepoints);
   Expected<void, StartFailure> attach_syscall_hooks(const Config& config);
   Expected<void, StartFailure> attach_syscall_tracepoints(const SyscallTracepointIds& ids);
   // One attachment of the phase probe: a uprobe_multi link with its
@@ -206,6 +216,7 @@ class Tracer {
   void on_unprobed_exec(std::span<const std::byte> record);
   Expected<void, StartFailure> prove_syscall_tracepoints(const SyscallTracepointIds& ids);
   [[nodiscard]] std::uint64_t untracked_phases() const;  // summed over the CPUs
+  void sweep_syscalls();
 
   RecordSink sink_;
   std::exception_ptr sink_error_;
@@ -217,6 +228,20 @@ class Tracer {
   std::vector<PhaseProbe> phase_probes_;
   std::vector<UnprobedExec> unprobed_execs_;
   std::unique_ptr<ring_buffer, RingBufferDeleter> ring_buffer_;
+  // The syscall map as last read whole (take_syscalls), by launch.
+  struct SyscallSweep {
+    std::uint64_t started_ns = 0;  // CLOCK_MONOTONIC, the records' clock
+    // An empty entry is a launch of an earlier sweep still in flight: its vector is reused.
+    std::unordered_map<std::uint32_t, std::vector<std::pair<hacoboot_syscall_key, hacoboot_syscall_totals>>> by_launch;
+    std::vector<hacoboot_syscall_key> keys;  // the batches' buffers
+    std::vector<hacoboot_syscall_totals> values;
+  };
+  static constexpr std::uint64_t kNoRecord = ~std::uint64_t{0};
+  SyscallSweep syscall_sweep_;
+  // The time of the record the sink is handed; kNoRecord outside (finish()).
+  std::uint64_t current_record_ns_ = kNoRecord;
+  std::unordered_set<std::uint32_t> taken_launches_;
+  std::deque<std::uint32_t> taken_order_;
 };
 
 }  // namespace hacoboot

@@ -296,6 +296,7 @@ void add_outputs(CLI::App& app, Arguments& args) {
   const OptionGroup group(app, "Outputs");
   group.value("-f,--format", args.format, "FORMAT", "Summary: table (default), bpftrace, json, tsv");
   group.flag("--hist", opt.histograms, "Table: also log2 histograms of execve and listen");
+  group.flag("--all-syscalls", opt.all_syscalls, "Table: every syscall of each step, not its top 3");
   group.value("-o,--output", opt.output, "FILE", "Summary to FILE instead of stdout");
   group.value("--events", opt.events, "FILE", "Stream one row per boot milestone to FILE, as boots end");
   group.value("--events-format", args.events_format, "FORMAT", "Rows as tsv (default) or jsonl");

@@ -50,8 +50,9 @@ struct Options {
   // Outputs
   ReportFormat format = ReportFormat::Table;
   bool histograms = false;
-  std::string output;  // empty: stdout
-  std::string events;  // per-boot rows; empty: none
+  bool all_syscalls = false;  // the table: every syscall of each step
+  std::string output;         // empty: stdout
+  std::string events;         // per-boot rows; empty: none
   EventsFormat events_format = EventsFormat::Tsv;
   std::string timeline;   // SVG waterfall
   std::string trace_out;  // Chrome Trace Event JSON

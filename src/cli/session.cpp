@@ -93,7 +93,8 @@ KernelCounters kernel_counters(const TracerCounters& counters) {
           .tracked_full = counters.tracked_full,
           .unaccounted_threads = counters.unaccounted_threads,
           .untracked_phases = counters.untracked_phases,
-          .repaired_switch_ins = counters.repaired_switch_ins};
+          .repaired_switch_ins = counters.repaired_switch_ins,
+          .syscalls_dropped = counters.syscalls_dropped};
 }
 
 // The recording of a live run (--record, `record`): the records as they
@@ -117,6 +118,10 @@ class LiveRecording {
   std::string resolved(std::uint64_t cgroup_id, std::string path) {
     if (writer_) writer_->cgroup_path(cgroup_id, path);
     return path;
+  }
+  std::vector<std::byte> syscalls(std::uint32_t launch, std::vector<std::byte> pairs) {
+    if (writer_ && !pairs.empty()) writer_->syscalls(launch, pairs);
+    return pairs;
   }
   // After each read of the ring buffer: a run killed outright leaves whole frames.
   void flush() {
@@ -331,6 +336,12 @@ void warn_of_missed_events(const KernelCounters& counters, std::uint64_t undecod
         "states are unknown, the critical paths through them incomplete\n",
         counters.unaccounted_threads);
   }
+  if (counters.syscalls_dropped > 0) {
+    diagnostics << fmt::format(
+        "hacoboot-sampler: warning: {} syscall aggregates dropped (syscall map full): the steps' syscall figures "
+        "are incomplete\n",
+        counters.syscalls_dropped);
+  }
   if (counters.untracked_phases > 0) {
     diagnostics << fmt::format(
         "hacoboot-sampler: warning: {} phase events ignored: their hpid is no launch seen starting (launches begun "
@@ -342,7 +353,8 @@ void warn_of_missed_events(const KernelCounters& counters, std::uint64_t undecod
 void write_reports(const Options& options, BootSinks& sinks, const RunFacts& facts, std::ostream& diagnostics) {
   if (options.subcommand != Command::Record) {
     write_output(options.output, [&](std::ostream& out) {
-      make_report_writer(options.format, options.histograms)->write(sinks.summary(), facts, out);
+      make_report_writer(options.format, {.histograms = options.histograms, .all_syscalls = options.all_syscalls})
+          ->write(sinks.summary(), facts, out);
     });
   }
   tell(diagnostics, sinks.finish_rows());
@@ -399,6 +411,9 @@ int trace(const Options& options, Preflight& checked, std::ostream& diagnostics)
         pipeline.on_record(record);
       });
   if (upgrades) upgrades->started(*tracer);
+  pipeline.take_syscalls_from([&tracer, &recording](std::uint32_t launch) {
+    return recording.syscalls(launch, tracer->take_syscalls(launch));
+  });
   pipeline.sinks().open_rows();
   recording.open(options);
   // Ready means tracing: whatever waits for /metrics or for systemd before
@@ -443,6 +458,7 @@ int report_recording(const Options& given, std::ostream& diagnostics) {
   const auto baseline = load_baseline(options);
   return unjudged_on_failure(options, diagnostics, [&] {
     Pipeline pipeline(pipeline_config(options), recorded_cgroup_paths(recording));
+    pipeline.take_syscalls_from(recorded_syscalls(recording));
     pipeline.sinks().open_rows();
     replay(recording, pipeline);
     warn_of_missed_events(pipeline.kernel_counters(), pipeline.undecodable(), diagnostics);

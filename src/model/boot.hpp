@@ -9,6 +9,7 @@
 
 #include "model/phases.hpp"
 #include "model/sched_totals.hpp"
+#include "model/syscalls.hpp"
 
 namespace hacoboot {
 
@@ -152,6 +153,9 @@ struct BootRecord {
   // wakeups across its processes. Bounded per boot (kMaxThreadSamples).
   std::vector<ThreadTimeline> threads;
   std::vector<WakeupEdge> wakeups;
+  // Its threads' syscalls and user time per segment, as the kernel side
+  // aggregated them, taken when the boot ended; empty when none were.
+  std::vector<SyscallAggregate> syscalls;
   std::uint32_t start_tid = 0;   // passed the start phase
   std::uint32_t execve_tid = 0;  // made the counted execve
   std::uint32_t listen_tid = 0;  // made the first listen

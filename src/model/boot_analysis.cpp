@@ -161,6 +161,17 @@ std::optional<Span> forking_of(const BootRecord& boot, const Readings& readings,
   return Span{forker->tid, mark->ts_ns, thread.created_ns};
 }
 
+// What the step's thread (and for the container's first step, its parent
+// from START_FORK to the fork) did in syscalls and in user space.
+std::optional<StepSyscalls> step_syscalls(const BootRecord& boot, const Row& row) {
+  if (!row.step.states || boot.syscalls.empty()) return std::nullopt;
+  auto syscalls = syscalls_between(boot.syscalls, row.own.tid, row.own.begin_ns, row.own.end_ns);
+  if (row.forking) {
+    syscalls += syscalls_between(boot.syscalls, row.forking->tid, row.forking->begin_ns, row.forking->end_ns);
+  }
+  return syscalls;
+}
+
 // One row per step, from the previous step of the thread that passed it
 // (the start phase counts), from its creation (the container's from
 // START_FORK) for its first. start_ns: the boot's.
@@ -191,6 +202,7 @@ std::vector<Row> thread_rows(const BootRecord& boot, std::uint64_t start_ns, con
     row.own = Span{thread->tid, own_begin, timing.ts_ns};
     row.step.begin_ns = row.forking ? row.forking->begin_ns : own_begin;
     row.step.states = exact_states(readings, row.own, row.forking);
+    row.step.syscalls = step_syscalls(boot, row);
     last_step[thread->tid] = timing.ts_ns;
     rows.push_back(row);
   }

@@ -8,6 +8,7 @@
 
 #include "model/boot.hpp"
 #include "model/critical_path.hpp"
+#include "model/syscalls.hpp"
 
 namespace hacoboot {
 
@@ -52,6 +53,9 @@ struct LaneStep {
   // path time without it is the step's noise-free share of the path.
   std::uint64_t listen_path_run_queue_ns = 0;
   std::uint64_t execve_path_run_queue_ns = 0;
+  // Its syscalls and user time, which add up to `states` exactly; nullopt
+  // without states or without the boot's syscall aggregates.
+  std::optional<StepSyscalls> syscalls;
 
   [[nodiscard]] std::uint64_t duration() const { return end_ns - begin_ns; }
   // The step's own time without its run-queue time (all of it without states).

@@ -13,6 +13,22 @@ std::optional<SchedTotals> LaneStepStats::mean_states() const {
 
 namespace {
 
+SchedTotals mean_of(const SchedTotals& sum, std::uint64_t boots) {
+  return {sum.cpu / boots, sum.run_queue / boots, sum.sleep / boots, sum.io / boots};
+}
+
+void add_syscalls(LaneStepStats& row, const StepSyscalls& step) {
+  for (const auto& call : step.calls) {
+    auto& sum = row.syscalls[call.nr];
+    sum.nr = call.nr;
+    sum.count += call.count;
+    sum.max_ns = std::max(sum.max_ns, call.max_ns);
+    sum.states += call.states;
+  }
+  row.user += step.user;
+  ++row.boots_with_syscalls;
+}
+
 // One boot's time in a step, its rows of one key added up.
 struct BootStepTime {
   std::uint64_t own_noise_free = 0;
@@ -36,6 +52,18 @@ void add_boot_time(LaneStepStats& row, const BootStepTime& time, const BootAnaly
 
 }  // namespace
 
+std::optional<StepSyscalls> LaneStepStats::mean_syscalls() const {
+  if (boots_with_syscalls == 0) return std::nullopt;
+  StepSyscalls mean;
+  for (const auto& [nr, sum] : syscalls) {
+    mean.calls.push_back(
+        {.nr = nr, .count = sum.count, .max_ns = sum.max_ns, .states = mean_of(sum.states, boots_with_syscalls)});
+  }
+  sort_by_time(mean.calls);
+  mean.user = mean_of(user, boots_with_syscalls);
+  return mean;
+}
+
 void PathBreakdown::add(const BootAnalysis& boot) {
   if (boot.forks_only) ++forks_only_boots_;
   // Threads of one lane (Lane::Other) can give a boot two rows of one key.
@@ -50,6 +78,7 @@ void PathBreakdown::add(const BootAnalysis& boot) {
       row.states += *step.states;
       ++row.boots_with_states;
     }
+    if (step.syscalls) add_syscalls(row, *step.syscalls);
     row.on_listen_path_ns += step.on_listen_path_ns;
     row.on_execve_path_ns += step.on_execve_path_ns;
     if (step.on_listen_path() && on_listen_path.insert(key).second) ++row.boots_on_listen_path;

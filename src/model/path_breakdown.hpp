@@ -10,6 +10,7 @@
 #include "model/boot_analysis.hpp"
 #include "model/sample_stats.hpp"
 #include "model/sched_totals.hpp"
+#include "model/syscalls.hpp"
 
 namespace hacoboot {
 
@@ -43,6 +44,11 @@ struct LaneStepStats {
   // Summed over the boots whose step had states; mean = states / boots_with_states.
   SchedTotals states;
   std::uint64_t boots_with_states = 0;
+  // Summed over the boots whose step had syscall figures, by number (max_ns
+  // the longest in any); mean = sum / boots_with_syscalls.
+  std::map<std::uint32_t, SyscallTime> syscalls;
+  SchedTotals user;
+  std::uint64_t boots_with_syscalls = 0;
   // Summed over boots; a row's share of the path is its sum over the
   // breakdown's path total, so the shares of all rows add up to 100 %.
   std::uint64_t on_listen_path_ns = 0;
@@ -50,6 +56,10 @@ struct LaneStepStats {
   std::uint64_t boots_on_listen_path = 0;  // boots where the step had path time
 
   [[nodiscard]] std::optional<SchedTotals> mean_states() const;
+  // Per boot: each syscall's mean states (its count over all boots, its max
+  // the longest seen), the most time first, and the mean user time; nullopt
+  // without syscall figures.
+  [[nodiscard]] std::optional<StepSyscalls> mean_syscalls() const;
   [[nodiscard]] bool ever_on_listen_path() const { return boots_on_listen_path > 0; }
 };
 

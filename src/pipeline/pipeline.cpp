@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "model/event.hpp"
+#include "model/syscalls.hpp"
 
 namespace hacoboot {
 
@@ -41,11 +42,22 @@ RunFacts Pipeline::run_facts(std::uint64_t tracked_at_exit) const {
           .unaccounted_threads = counters_.unaccounted_threads,
           .untracked_phases = counters_.untracked_phases,
           .repaired_switch_ins = counters_.repaired_switch_ins,
+          .syscalls_dropped = counters_.syscalls_dropped,
           .tracked_at_exit = tracked_at_exit,
           .names = config_.sinks.phase_names};
 }
 
-void Pipeline::boot_done(const BootRecord& boot) {
+// Every ended boot's aggregates are taken, a warm-up boot's too: the
+// kernel's map keeps none of an ended launch.
+void Pipeline::boot_done(BootRecord boot) {
+  if (syscalls_ && boot.launch != 0) {
+    const auto bytes = syscalls_(boot.launch);
+    if (auto aggregates = decode_syscall_aggregates(bytes)) {
+      boot.syscalls = std::move(*aggregates);
+    } else {
+      ++undecodable_;
+    }
+  }
   if (boot.sequence <= config_.warmup) return;
   sinks_.add(boot);
   if (done_observer_) done_observer_(boot);

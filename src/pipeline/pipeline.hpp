@@ -24,12 +24,18 @@ struct KernelCounters {
   std::uint64_t unaccounted_threads = 0;  // threads whose scheduler states are unknown (map full)
   std::uint64_t untracked_phases = 0;     // phase events of launches not seen starting, dropped
   std::uint64_t repaired_switch_ins = 0;  // switch-ins the scheduler hooks missed, repaired: not a loss
+  std::uint64_t syscalls_dropped = 0;     // syscall or user time not aggregated (map full)
 };
 
 // The cgroup path of a cgroup id (an exec event's container), empty when
 // unknown. Live: CgroupPaths, while the container is alive; a replay: the
 // paths its recording holds. An empty one leaves every path empty.
 using CgroupResolver = std::function<std::string(std::uint64_t cgroup_id)>;
+
+// A launch's syscall aggregates, as the kernel side lays them out
+// (decode_syscall_aggregates), taken away: each launch's once, when its boot
+// ends. Live: the Tracer's map; a replay: what its recording holds.
+using SyscallSource = std::function<std::vector<std::byte>(std::uint32_t launch)>;
 
 // What the Pipeline uses of the options.
 struct PipelineConfig {
@@ -73,6 +79,9 @@ class Pipeline {
   // ended (the metrics; what -n counts).
   void on_boot_settled(BootObserver observer) { settled_observer_ = std::move(observer); }
 
+  // Where each boot's syscalls come from when it ends; none: no boot has any.
+  void take_syscalls_from(SyscallSource source) { syscalls_ = std::move(source); }
+
   // The kernel side's counts, cumulative, as last read.
   void set_kernel_counters(const KernelCounters& counters) { counters_ = counters; }
   // Ends every boot in flight whose processes are all gone by is_alive(pid):
@@ -98,11 +107,12 @@ class Pipeline {
   [[nodiscard]] const BootSinks& sinks() const { return sinks_; }
 
  private:
-  void boot_done(const BootRecord& boot);
+  void boot_done(BootRecord boot);
   void boot_settled(const BootRecord& boot);
 
   const PipelineConfig config_;
   CgroupResolver cgroup_paths_;
+  SyscallSource syscalls_;
   KernelCounters counters_;
   std::uint64_t settled_ = 0;
   std::uint64_t undecodable_ = 0;

@@ -23,7 +23,7 @@ inline constexpr std::string_view kRecordingMagic{"HCBOOTRC", 8};
 // The version of the framing and of the frames' payloads. The preamble and
 // the header frame that follows it keep their layout in every version, so
 // that a build can name the tool that wrote a recording it refuses.
-inline constexpr std::uint32_t kRecordingFormat = 1;
+inline constexpr std::uint32_t kRecordingFormat = 2;
 // Frames longer than this are refused: a record is a few hundred bytes, a
 // cgroup path at most PATH_MAX, a header a few KiB with --phase-names.
 inline constexpr std::uint32_t kMaxFrameBytes = std::uint32_t{1} << 16;
@@ -36,7 +36,13 @@ enum class FrameKind : std::uint8_t {  // a u32 in the file
   CgroupPath = 3,                      // u64 cgroup id, then its path: resolved live
   End = 4,                             // JSON: RecordedEnd, once the ring buffer is drained
   Trailer = 5,                         // u64 count of Record frames: the recording is complete
+  // u32 launch id, then some of its syscall aggregates as the loader took
+  // them when its boot ended (format 2 on): (hacoboot_syscall_key,
+  // hacoboot_syscall_totals) pairs; a launch's may span several frames.
+  Syscalls = 6,
 };
+inline constexpr FrameKind kLastFrameKind = FrameKind::Syscalls;
+inline constexpr std::size_t kSyscallPairBytes = sizeof(hacoboot_syscall_key) + sizeof(hacoboot_syscall_totals);
 
 // What is needed to read the records later, and the run's settings that
 // shape the figures.
@@ -61,7 +67,9 @@ struct Recording {
   RecordingHeader header{};  // NOLINT(readability-redundant-member-init): -Wmissing-field-initializers
   std::vector<std::vector<std::byte>> records{};        // NOLINT(readability-redundant-member-init)
   std::map<std::uint64_t, std::string> cgroup_paths{};  // NOLINT(readability-redundant-member-init)
-  std::optional<RecordedEnd> end{};                     // NOLINT(readability-redundant-member-init)
+  // Each launch's syscall aggregates, as SyscallSource gives them.
+  std::map<std::uint32_t, std::vector<std::byte>> syscalls{};  // NOLINT(readability-redundant-member-init)
+  std::optional<RecordedEnd> end{};                            // NOLINT(readability-redundant-member-init)
   // Why the recording is incomplete (no trailer, a frame cut short): what it
   // holds is read, and the report says so. nullopt: complete.
   std::optional<std::string> cut{};  // NOLINT(readability-redundant-member-init)

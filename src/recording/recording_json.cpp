@@ -33,6 +33,7 @@ nlohmann::json end_json(const RecordedEnd& end) {
           {"unaccounted_threads", counters.unaccounted_threads},
           {"untracked_phases", counters.untracked_phases},
           {"repaired_switch_ins", counters.repaired_switch_ins},
+          {"syscalls_dropped", counters.syscalls_dropped},
           {"tracked_at_exit", end.tracked_at_exit}};
 }
 
@@ -51,7 +52,8 @@ RecordedEnd end_from_json(const nlohmann::json& json) {
                        .tracked_full = json.at("tracked_full").get<std::uint64_t>(),
                        .unaccounted_threads = json.at("unaccounted_threads").get<std::uint64_t>(),
                        .untracked_phases = json.at("untracked_phases").get<std::uint64_t>(),
-                       .repaired_switch_ins = json.at("repaired_switch_ins").get<std::uint64_t>()},
+                       .repaired_switch_ins = json.at("repaired_switch_ins").get<std::uint64_t>(),
+                       .syscalls_dropped = json.value("syscalls_dropped", std::uint64_t{0})},
           .tracked_at_exit = json.at("tracked_at_exit").get<std::uint64_t>()};
 }
 

@@ -43,7 +43,7 @@ class FrameCursor {
     if (left < kFrameHeadBytes) return cut_here(fmt::format("{} bytes of a frame's 8-byte head", left));
     const auto kind = little_endian(bytes_.substr(offset_, 4));
     const auto length = little_endian(bytes_.substr(offset_ + 4, 4));
-    if (kind == 0 || kind > static_cast<std::uint32_t>(FrameKind::Trailer)) {
+    if (kind == 0 || kind > static_cast<std::uint32_t>(kLastFrameKind)) {
       throw error(fmt::format("a frame of unknown kind {}", kind));
     }
     if (length > kMaxFrameBytes) {
@@ -117,6 +117,16 @@ void read_cgroup_path(const Frame& frame, const FrameCursor& cursor, Recording& 
   recording.cgroup_paths[little_endian(frame.payload.substr(0, 8))] = std::string(frame.payload.substr(8));
 }
 
+void read_syscalls(const Frame& frame, const FrameCursor& cursor, Recording& recording) {
+  if (frame.payload.size() < 4 || (frame.payload.size() - 4) % kSyscallPairBytes != 0) {
+    throw cursor.error("a syscalls frame that is no launch id and whole aggregates");
+  }
+  const auto launch = static_cast<std::uint32_t>(little_endian(frame.payload.substr(0, 4)));
+  const auto* data = reinterpret_cast<const std::byte*>(frame.payload.data());
+  auto& pairs = recording.syscalls[launch];
+  pairs.insert(pairs.end(), data + 4, data + frame.payload.size());
+}
+
 // One frame after the header; returns whether it was the trailer.
 bool read_frame(const Frame& frame, const FrameCursor& cursor, Recording& recording) {
   switch (frame.kind) {
@@ -126,6 +136,7 @@ bool read_frame(const Frame& frame, const FrameCursor& cursor, Recording& record
       return false;
     }
     case FrameKind::CgroupPath: read_cgroup_path(frame, cursor, recording); return false;
+    case FrameKind::Syscalls: read_syscalls(frame, cursor, recording); return false;
     case FrameKind::End: try { recording.end = end_from_json(json_payload(frame, cursor));
       } catch (const nlohmann::json::exception& e) {
         throw cursor.error(std::string("a malformed end frame: ") + e.what());

@@ -44,6 +44,18 @@ void RecordingWriter::cgroup_path(std::uint64_t cgroup_id, const std::string& pa
   frame(FrameKind::CgroupPath, payload);
 }
 
+// In frames of whole pairs, each within kMaxFrameBytes.
+void RecordingWriter::syscalls(std::uint32_t launch, std::span<const std::byte> pairs) {
+  constexpr std::size_t kPerFrame = (kMaxFrameBytes - 4) / kSyscallPairBytes * kSyscallPairBytes;
+  for (std::size_t at = 0; at < pairs.size(); at += kPerFrame) {
+    std::vector<std::byte> payload;
+    append_le(payload, launch, 4);
+    const auto part = pairs.subspan(at, std::min(kPerFrame, pairs.size() - at));
+    payload.insert(payload.end(), part.begin(), part.end());
+    frame(FrameKind::Syscalls, payload);
+  }
+}
+
 void RecordingWriter::flush() {
   file_->stream().flush();
 }

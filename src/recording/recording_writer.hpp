@@ -25,6 +25,8 @@ class RecordingWriter {
   void record(std::span<const std::byte> bytes);
   // A cgroup id resolved live; each id is written once.
   void cgroup_path(std::uint64_t cgroup_id, const std::string& path);
+  // A launch's syscall aggregates, taken when its boot ended.
+  void syscalls(std::uint32_t launch, std::span<const std::byte> pairs);
   void flush();
   // The kernel's counts and the trailer; throws RuntimeError when anything
   // written was lost (a full disk).

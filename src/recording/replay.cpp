@@ -11,6 +11,13 @@ CgroupResolver recorded_cgroup_paths(const Recording& recording) {
   };
 }
 
+SyscallSource recorded_syscalls(const Recording& recording) {
+  return [&syscalls = recording.syscalls](std::uint32_t launch) {
+    const auto found = syscalls.find(launch);
+    return found == syscalls.end() ? std::vector<std::byte>() : found->second;
+  };
+}
+
 void replay(const Recording& recording, Pipeline& pipeline) {
   for (const auto& record : recording.records) pipeline.on_record(std::span(record));
   if (recording.end) pipeline.set_kernel_counters(recording.end->counters);

@@ -10,6 +10,9 @@ CgroupResolver recorded_cgroup_paths(const Recording& recording);
 
 // Feeds a recording's records through `pipeline` as the live run fed them,
 // then its kernel counts, then ends every boot in flight.
+// The syscall aggregates a recording holds, as the pipeline's source.
+SyscallSource recorded_syscalls(const Recording& recording);
+
 void replay(const Recording& recording, Pipeline& pipeline);
 
 }  // namespace hacoboot

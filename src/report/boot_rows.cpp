@@ -14,6 +14,7 @@
 #include <utility>
 #include <variant>
 
+#include "report/sched_json.hpp"
 #include "util/text.hpp"
 
 namespace hacoboot {
@@ -249,6 +250,10 @@ void BootRowWriter::write(const BootRecord& boot, const BootAnalysis& analysis) 
     }
     lines += '{';
     append_json_members(lines, kColumns, row);
+    // The step's syscalls as the summary has them (its calls in this boot).
+    const LaneStep* step = lane_step_of(timing, analysis);
+    lines += ",\"syscalls\":";
+    lines += syscalls_json(step ? step->syscalls : std::nullopt).dump(-1, ' ', false, Json::error_handler_t::replace);
     lines += ",\"critical_path\":";
     if (const auto& path = path_to(timing.step, analysis)) {
       append_pieces(lines, *path, boot, names_);

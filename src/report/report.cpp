@@ -27,9 +27,9 @@ const char* tool_version() {
   return HACOBOOT_VERSION;
 }
 
-std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, bool histograms) {
+std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, TableDetail table) {
   switch (format) {
-    case ReportFormat::Table: return make_table_writer(histograms);
+    case ReportFormat::Table: return make_table_writer(table);
     case ReportFormat::Bpftrace: return make_bpftrace_writer();
     case ReportFormat::Json: return make_json_writer();
     case ReportFormat::Tsv: return make_tsv_writer();

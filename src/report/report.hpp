@@ -24,6 +24,8 @@ struct RunFacts {
   std::uint64_t untracked_phases = 0;  // phase events of launches not seen starting, ignored
   // Switches onto a CPU the kernel side missed and repaired: not a loss.
   std::uint64_t repaired_switch_ins = 0;
+  // Syscall or user time the kernel side could not aggregate (map full).
+  std::uint64_t syscalls_dropped = 0;
   std::uint64_t tracked_at_exit = 0;  // processes still tracked in the kernel maps
   PhaseNames names{};                 // NOLINT(readability-redundant-member-init): -Wmissing-field-initializers
 };
@@ -35,12 +37,17 @@ class ReportWriter : public Interface {
   virtual void write(const Summary& summary, const RunFacts& facts, std::ostream& out) const = 0;
 };
 
-// `histograms`: the table also draws log2 histograms of execve and listen.
-std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, bool histograms = false);
+// What the table shows besides its rows; the other formats show it all.
+struct TableDetail {
+  bool histograms = false;    // --hist: log2 histograms of execve and listen
+  bool all_syscalls = false;  // --all-syscalls: every syscall of each step, not its top 3
+};
+
+std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, TableDetail table = {});
 
 // The layout of `--format json` summaries (docs/outputs.md, "json"); the gate reads
 // this one and the older ones.
-inline constexpr int kSummarySchema = 4;
+inline constexpr int kSummarySchema = 5;
 
 // The tool's version ("0.1.0"), as --version prints it.
 const char* tool_version();

@@ -108,6 +108,8 @@ Json lane_step_of(const LaneStepKey& key, const LaneStepStats& row, const PathBr
   out["own"] = gated_stats_of(row.own);
   out["own_noise_free"] = gated_stats_of(row.own_noise_free);
   put_states(out, row.mean_states());
+  // Per boot (times), over all boots (calls).
+  out["syscalls"] = syscalls_json(row.mean_syscalls());
   out["on_listen_path"] = row.ever_on_listen_path();
   out["listen_path_share"] = paths.listen_path_share(row);
   out["on_execve_path"] = row.on_execve_path_ns > 0;
@@ -166,6 +168,7 @@ class JsonWriter final : public ReportWriter {
   // 2: noise_free under metrics, critical_path and steps (by lane).
   // 3: samples of the gated figures, and the tool that wrote the summary.
   // 4: per step, samples of its own time and of its time on the paths.
+  // 5: per step, its syscalls and user time; syscalls_dropped.
   static constexpr int kSchema = kSummarySchema;
 
   void write(const Summary& summary, const RunFacts& facts, std::ostream& out) const override {
@@ -178,6 +181,7 @@ class JsonWriter final : public ReportWriter {
     doc["boots"] = boots_of(boots, facts.names);
     doc["lost_events"] = facts.lost_events;
     doc["untracked_phase_events"] = facts.untracked_phases;
+    doc["syscalls_dropped"] = facts.syscalls_dropped;
     doc["tracked_at_exit"] = facts.tracked_at_exit;
     doc["metrics"] = Json::object();
     auto phases = Json::array();

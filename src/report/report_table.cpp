@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 #include <ostream>
@@ -8,6 +9,7 @@
 
 #include "model/path_breakdown.hpp"
 #include "model/phases.hpp"
+#include "model/syscall_names.hpp"
 #include "report/report_writers.hpp"
 
 namespace hacoboot {
@@ -17,6 +19,8 @@ constexpr int kLabelWidth = 34;
 // A step of the breakdown, indented under its lane, with Haconiwa's longest
 // phase name ("18 CONTAINER_NAMESPACE_GENERATED").
 constexpr int kLaneLabelWidth = 35;
+// Where a step's syscalls begin under it: past its label's indent and number.
+constexpr int kSyscallIndent = 9;
 // Keeps the breakdown's rows within 120 columns.
 constexpr int kBarWidth = 12;
 constexpr int kHistogramBarWidth = 52;  // as bpftrace's hist()
@@ -34,13 +38,13 @@ std::string bar(double fraction, int width) {
 
 class TableWriter final : public ReportWriter {
  public:
-  explicit TableWriter(bool histograms) : histograms_(histograms) {}
+  explicit TableWriter(TableDetail detail) : detail_(detail) {}
 
   void write(const Summary& summary, const RunFacts& facts, std::ostream& out) const override {
     header(summary, facts, out);
     milestones(summary, facts, out);
     breakdown(summary, facts, out);
-    if (histograms_) {
+    if (detail_.histograms) {
       histogram(out, "execve", summary.execve());
       histogram(out, "listen", summary.listen());
     }
@@ -65,6 +69,11 @@ class TableWriter final : public ReportWriter {
       out << fmt::format(
           "WARNING: {} threads unaccounted (scheduler map full): CPU / RUNQ / SLEEP / I/O figures may be incomplete\n",
           facts.unaccounted_threads);
+    }
+    if (facts.syscalls_dropped > 0) {
+      out << fmt::format(
+          "WARNING: {} syscall aggregates dropped (syscall map full): syscall figures may be incomplete\n",
+          facts.syscalls_dropped);
     }
     if (facts.untracked_phases > 0) {
       out << fmt::format("Ignored: {} phase events of launches not seen starting\n", facts.untracked_phases);
@@ -103,7 +112,7 @@ class TableWriter final : public ReportWriter {
   // path to listen (to execve when nothing listened): the steps listen waited
   // for, whose shares add up to 100 %. Steps off the path (work in parallel,
   // waiting that did not delay listen) are marked and get no share.
-  static void breakdown(const Summary& summary, const RunFacts& facts, std::ostream& out) {
+  void breakdown(const Summary& summary, const RunFacts& facts, std::ostream& out) const {
     const auto& paths = summary.paths();
     const auto rows = paths.steps_by_lane();
     const auto path = followed_path(paths);
@@ -119,7 +128,55 @@ class TableWriter final : public ReportWriter {
       if (key.lane != lane) out << lane_name(key.lane) << '\n';
       lane = key.lane;
       step_row(key, *row, path, facts.names, out);
+      if (const auto syscalls = row->mean_syscalls()) {
+        if (detail_.all_syscalls) {
+          syscall_rows(*syscalls, row->boots_with_syscalls, out);
+        } else {
+          top_syscalls(*syscalls, out);
+        }
+      }
     }
+  }
+
+  // The state a call spent most of its time in, as the columns name it.
+  static const char* main_state(const SchedTotals& states) {
+    const std::array<std::pair<std::uint64_t, const char*>, 4> by_state{
+        {{states.cpu, "CPU"}, {states.run_queue, "RUNQ"}, {states.sleep, "sleep"}, {states.io, "I/O"}}};
+    return std::max_element(by_state.begin(), by_state.end(),
+                            [](const auto& a, const auto& b) { return a.first < b.first; })
+        ->second;
+  }
+
+  // Under a step: its calls with the most time per boot, and what they waited on.
+  static void top_syscalls(const StepSyscalls& syscalls, std::ostream& out) {
+    constexpr std::size_t kTop = 3;
+    std::string line;
+    for (std::size_t i = 0; i < syscalls.calls.size() && i < kTop; ++i) {
+      const auto& call = syscalls.calls[i];
+      if (call.states.total() == 0) break;
+      if (!line.empty()) line += " · ";
+      line +=
+          fmt::format("{} {} {}", syscall_name(call.nr), format_duration(call.states.total()), main_state(call.states));
+    }
+    if (!line.empty()) out << fmt::format("{:>{}}{}\n", "", kSyscallIndent, line);
+  }
+
+  // --all-syscalls: every call of the step and its user time, a row each in
+  // the columns of the step's (COUNT: calls per boot).
+  static void syscall_rows(const StepSyscalls& syscalls, std::uint64_t boots, std::ostream& out) {
+    const auto row = [&](const std::string& name, const std::string& count, const SchedTotals& states) {
+      out << fmt::format("{:>{}}{:<{}} {:>5} {:>11} {:>8}", "", kSyscallIndent, name, kLaneLabelWidth - kSyscallIndent,
+                         count, "", format_duration(states.total()));
+      for (const auto value : {&SchedTotals::cpu, &SchedTotals::run_queue, &SchedTotals::sleep, &SchedTotals::io}) {
+        out << fmt::format(" {:>8}", format_duration(states.*value));
+      }
+      out << '\n';
+    };
+    for (const auto& call : syscalls.calls) {
+      const double per_boot = static_cast<double>(call.count) / static_cast<double>(boots);
+      row(syscall_name(call.nr), fmt::format("{:.3g}", per_boot), call.states);
+    }
+    row("(user space)", "", syscalls.user);
   }
 
   // The path the breakdown's shares are of: to listen, to execve when nothing listened.
@@ -208,13 +265,13 @@ class TableWriter final : public ReportWriter {
     }
   }
 
-  bool histograms_;
+  TableDetail detail_;
 };
 
 }  // namespace
 
-std::unique_ptr<ReportWriter> make_table_writer(bool histograms) {
-  return std::make_unique<TableWriter>(histograms);
+std::unique_ptr<ReportWriter> make_table_writer(TableDetail detail) {
+  return std::make_unique<TableWriter>(detail);
 }
 
 }  // namespace hacoboot

@@ -9,7 +9,7 @@
 
 namespace hacoboot {
 
-std::unique_ptr<ReportWriter> make_table_writer(bool histograms);
+std::unique_ptr<ReportWriter> make_table_writer(TableDetail detail);
 std::unique_ptr<ReportWriter> make_bpftrace_writer();
 std::unique_ptr<ReportWriter> make_json_writer();
 std::unique_ptr<ReportWriter> make_tsv_writer();

@@ -10,6 +10,8 @@
 #include "model/boot.hpp"
 #include "model/phases.hpp"
 #include "model/sched_totals.hpp"
+#include "model/syscall_names.hpp"
+#include "model/syscalls.hpp"
 
 namespace hacoboot {
 
@@ -43,6 +45,28 @@ inline void put_states(nlohmann::ordered_json& object, const std::optional<Sched
   object["run_queue_ns"] = field(&SchedTotals::run_queue);
   object["sleep_ns"] = field(&SchedTotals::sleep);
   object["io_ns"] = field(&SchedTotals::io);
+}
+
+// A step's syscalls: null without figures; else "user" (its time in user
+// space, time_ns and the states) and "calls", the most time first: each
+// syscall's "name" (by number where it has none), "nr", "calls" (over
+// `boots`), "time_ns", "max_ns" and the states. Calls and user time add up
+// to the step's own time and states, per boot.
+inline nlohmann::ordered_json syscalls_json(const std::optional<StepSyscalls>& syscalls) {
+  if (!syscalls) return nullptr;
+  nlohmann::ordered_json user{{"time_ns", syscalls->user.total()}};
+  put_states(user, syscalls->user);
+  auto calls = nlohmann::ordered_json::array();
+  for (const auto& call : syscalls->calls) {
+    nlohmann::ordered_json row{{"name", syscall_name(call.nr)},
+                               {"nr", call.nr},
+                               {"calls", call.count},
+                               {"time_ns", call.states.total()},
+                               {"max_ns", call.max_ns}};
+    put_states(row, call.states);
+    calls.push_back(std::move(row));
+  }
+  return {{"user", std::move(user)}, {"calls", std::move(calls)}};
 }
 
 }  // namespace hacoboot

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "fixture.hpp"
+#include "recording/recording.hpp"
 
 namespace hacoboot::it {
 namespace {
@@ -85,7 +86,8 @@ TEST_F(RecordingTest, ACutRecordingIsReportedUpToTheCutAndANewerLayoutIsRefused)
   write_file(patched, newer);
   const auto refused = run_plain({"report", patched.string()});
   EXPECT_TRUE(refused.status.exited && refused.status.code == 2) << described(refused);
-  EXPECT_NE(refused.err.find("recorded by hacoboot-sampler " HACOBOOT_EXPECTED_VERSION " with recording format 1"),
+  EXPECT_NE(refused.err.find("recorded by hacoboot-sampler " HACOBOOT_EXPECTED_VERSION " with recording format " +
+                             std::to_string(kRecordingFormat)),
             std::string::npos)
       << refused.err;
   EXPECT_NE(refused.err.find("this build reads up to"), std::string::npos) << refused.err;

@@ -57,8 +57,9 @@ TEST(Baseline, ReadsBackWhatTheJsonWriterWrote) {
   EXPECT_EQ(run.origin, expected.origin);
   ASSERT_TRUE(run.steps.has_value()) << "schema 4 keeps every step's samples";
   EXPECT_EQ(run.steps, expected.steps);
-  EXPECT_EQ(run.origin,
-            (RunOrigin{.schema = 4, .tool_version = tool_version(), .start_phase = 1, .command = "/bin/app"}));
+  EXPECT_EQ(
+      run.origin,
+      (RunOrigin{.schema = kSummarySchema, .tool_version = tool_version(), .start_phase = 1, .command = "/bin/app"}));
   EXPECT_EQ(run.boots, 1U);
   const auto& table = run.metrics;
   ASSERT_TRUE(table.contains("listen"));
@@ -132,10 +133,10 @@ TEST(Baseline, ASchema2SummaryLoadsItsNoiseFreeFiguresWithoutSamples) {
 
 TEST(Baseline, ASchemaNewerThanTheToolIsRefused) {
   try {
-    parse_baseline(R"({"schema": 5, "metrics": {}, "phases": []})", "future.json");
-    ADD_FAILURE() << "accepted schema 5";
+    parse_baseline(R"({"schema": 6, "metrics": {}, "phases": []})", "future.json");
+    ADD_FAILURE() << "accepted schema 6";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("schema 5 is not supported (this version reads schemas 1 to 4)"),
+    EXPECT_NE(std::string(e.what()).find("schema 6 is not supported (this version reads schemas 1 to 5)"),
               std::string::npos)
         << e.what();
   }

@@ -283,6 +283,7 @@ TEST(BootRowWriter, JsonLinesCarryTheSameFieldsWithoutHeader) {
                                      {"on_listen_path_ns", nullptr},
                                      {"on_execve_path_ns", nullptr},
                                      {"noise_free_ns", nullptr},
+                                     {"syscalls", nullptr},
                                      {"critical_path", nullptr}}))
       << "a step before the start has no lane, states nor path";
   EXPECT_EQ(rows[4].at("kind"), "execve");
@@ -344,6 +345,36 @@ TEST(BootRowWriter, UnaccountedStatesAreEmptyNotZero) {
   EXPECT_TRUE(listen.at("critical_path").at(0).at("cpu_ns").is_null()) << listen.dump();
 }
 
+// JSON lines: each step's syscalls in this boot, as the JSON summary has
+// them per boot (the most time first, then its user time).
+TEST(BootRowWriter, JsonLinesCarryEachStepsSyscalls) {
+  auto analysis = sample_analysis();
+  analysis.steps[2].syscalls =
+      StepSyscalls{.calls = {{.nr = 74, .count = 2, .max_ns = 400, .states = {.cpu = 100, .io = 500}},
+                             {.nr = 1023, .count = 1, .max_ns = 50, .states = {.cpu = 50}}},
+                   .user = {.cpu = 1'850}};
+  std::ostringstream out;
+  BootRowWriter(out, BootRowWriter::Format::Jsonl, PhaseNames{}).write(sample_boot(), analysis);
+  const auto rows = json_lines(out.str());
+  ASSERT_EQ(rows.size(), 7u) << out.str();
+  const auto& execve = rows[4];
+  ASSERT_EQ(execve.at("kind"), "execve");
+  const auto& syscalls = execve.at("syscalls");
+  EXPECT_EQ(syscalls.at("user").at("time_ns"), 1'850);
+  ASSERT_EQ(syscalls.at("calls").size(), 2u) << syscalls.dump();
+  EXPECT_EQ(syscalls.at("calls").at(0), (nlohmann::json{{"name", "fsync"},
+                                                        {"nr", 74},
+                                                        {"calls", 2},
+                                                        {"time_ns", 600},
+                                                        {"max_ns", 400},
+                                                        {"cpu_ns", 100},
+                                                        {"run_queue_ns", 0},
+                                                        {"sleep_ns", 0},
+                                                        {"io_ns", 500}}));
+  EXPECT_EQ(syscalls.at("calls").at(1).at("name"), "syscall_1023");
+  EXPECT_TRUE(rows[6].at("syscalls").is_null()) << "a step without figures";
+}
+
 // JSON lines: the same columns, and on the execve and listen rows the
 // boot's critical path to them, piece by piece (the process, the step the
 // piece lies in, its span and states) from the start to the milestone.
@@ -353,7 +384,9 @@ TEST(BootRowWriter, JsonLinesCarryTheCriticalPathOnExecveAndListenRows) {
   writer.write(sample_boot(), sample_analysis());
   const auto rows = json_lines(out.str());
   ASSERT_EQ(rows.size(), 7u) << out.str();
-  for (const auto& row : rows) EXPECT_EQ(row.size(), 23u) << "22 columns and critical_path: " << row.dump();
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.size(), 24u) << "22 columns, syscalls and critical_path: " << row.dump();
+  }
 
   const auto& execve = rows[4];
   EXPECT_EQ(execve.at("lane"), "container");

@@ -145,14 +145,16 @@ TEST(Recording, ACutOneIsReadUpToItsLastWholeFrameAndSaysItWasCut) {
 TEST(Recording, ANewerLayoutOrFormatIsRefusedNamingTheToolThatWroteIt) {
   auto bytes = recorded(three_launches());
   bytes[12] = static_cast<char>(HACOBOOT_RECORD_LAYOUT_VERSION + 1);  // the preamble's layout
-  EXPECT_NE(refusal(bytes).find(fmt::format("recorded by hacoboot-sampler 9.9.9 with recording format 1 and record "
-                                            "layout {}; this build reads up to format 1 and layout {}",
-                                            HACOBOOT_RECORD_LAYOUT_VERSION + 1, HACOBOOT_RECORD_LAYOUT_VERSION)),
+  EXPECT_NE(refusal(bytes).find(fmt::format("recorded by hacoboot-sampler 9.9.9 with recording format {} and record "
+                                            "layout {}; this build reads up to format {} and layout {}",
+                                            kRecordingFormat, HACOBOOT_RECORD_LAYOUT_VERSION + 1, kRecordingFormat,
+                                            HACOBOOT_RECORD_LAYOUT_VERSION)),
             std::string::npos)
       << refusal(bytes);
   bytes = recorded(three_launches());
-  bytes[8] = 2;  // the format
-  EXPECT_NE(refusal(bytes).find("recording format 2"), std::string::npos) << refusal(bytes);
+  bytes[8] = static_cast<char>(kRecordingFormat + 1);  // the format
+  EXPECT_NE(refusal(bytes).find(fmt::format("recording format {}", kRecordingFormat + 1)), std::string::npos)
+      << refusal(bytes);
 }
 
 TEST(Recording, MalformedOnesAreRefusedNamingTheOffset) {

@@ -27,6 +27,7 @@ struct Replayed {
 Replayed replayed(const std::string& fixture) {
   Replayed out{.recording = read_recording((test::fixtures_dir() / fixture).string()), .json = {}, .table = {}};
   Pipeline pipeline(recorded_pipeline_config(out.recording.header, {}), recorded_cgroup_paths(out.recording));
+  pipeline.take_syscalls_from(recorded_syscalls(out.recording));
   replay(out.recording, pipeline);
   const auto facts = pipeline.run_facts(out.recording.end ? out.recording.end->tracked_at_exit : 0);
   std::ostringstream json;

@@ -9,6 +9,7 @@
 #include "golden.hpp"
 #include "model/boot.hpp"
 #include "model/summary.hpp"
+#include "model/syscalls.hpp"
 #include "report/report.hpp"
 
 namespace hacoboot {
@@ -104,7 +105,7 @@ TEST(JsonReport, ParsesWithTheDocumentedKeys) {
                           "tracked_at_exit", "metrics", "phases", "critical_path", "steps"}) {
     EXPECT_TRUE(doc.contains(key)) << key;
   }
-  EXPECT_EQ(doc.at("schema"), 4);
+  EXPECT_EQ(doc.at("schema"), 5);
   EXPECT_EQ(doc.at("tool"), (nlohmann::json{{"name", "hacoboot-sampler"}, {"version", HACOBOOT_EXPECTED_VERSION}}));
   EXPECT_EQ(doc.at("start_phase"), (nlohmann::json{{"phase", 1}, {"name", "START_SV"}}));
   EXPECT_EQ(doc.at("command"), "/u/app/bin/rails");
@@ -306,6 +307,38 @@ TEST(ReportGolden, JsonWithCriticalPaths) {
   EXPECT_TRUE(matches_golden("summary.paths.json", json_of(analysed_summary())));
 }
 
+// analysed_summary() with syscall figures in two steps of each boot: the
+// table's top three per step (or all with --all-syscalls), JSON's per step.
+Summary syscalls_summary() {
+  Summary s;
+  for (auto [boot, analysis] : {analysed_boot(1'000'000, 1'000), analysed_boot(2'000'000, 0)}) {
+    auto& end_setup = analysis.steps[2];
+    end_setup.syscalls =
+        StepSyscalls{.calls = {{.nr = 0, .count = 3, .max_ns = 2'000, .states = {.cpu = 100, .sleep = 2'600}},
+                               {.nr = 56, .count = 1, .max_ns = 60, .states = {.cpu = 60}},
+                               {.nr = 22, .count = 2, .max_ns = 20, .states = {.cpu = 30}},
+                               {.nr = 1023, .count = 5, .max_ns = 2, .states = {.cpu = 8}}},
+                     .user = {.cpu = 0, .run_queue = 0, .sleep = 2, .io = 0}};
+    auto& execve = analysis.steps[1];
+    execve.syscalls = StepSyscalls{
+        .calls = {{.nr = 74, .count = 1, .max_ns = 2'000, .states = {.cpu = 200, .io = 1'800}}}, .user = {.cpu = 700}};
+    s.add(boot, analysis);
+  }
+  return s;
+}
+
+TEST(ReportGolden, TableWithSyscalls) {
+  EXPECT_TRUE(
+      matches_golden("summary.syscalls.table.txt", render(ReportFormat::Table, syscalls_summary(), kGoldenFacts)));
+  std::ostringstream all;
+  make_report_writer(ReportFormat::Table, {.all_syscalls = true})->write(syscalls_summary(), kGoldenFacts, all);
+  EXPECT_TRUE(matches_golden("summary.all-syscalls.table.txt", all.str()));
+}
+
+TEST(ReportGolden, JsonWithSyscalls) {
+  EXPECT_TRUE(matches_golden("summary.syscalls.json", json_of(syscalls_summary())));
+}
+
 TEST(BpftraceReport, EmptyMetricPrintsNothing) {
   Summary s;
   s.add(started_boot(1'000, {{1, 1'000}}, 4'000, std::nullopt));  // never listened
@@ -333,7 +366,7 @@ TEST(TableReport, HistogramsOnlyWhenAsked) {
   const auto plain = render(ReportFormat::Table, golden_summary(), kGoldenFacts);
   EXPECT_EQ(plain.find("@execve"), std::string::npos) << plain;
   std::ostringstream out;
-  make_report_writer(ReportFormat::Table, true)->write(golden_summary(), kGoldenFacts, out);
+  make_report_writer(ReportFormat::Table, {.histograms = true})->write(golden_summary(), kGoldenFacts, out);
   // 4 ms is in [2^21, 2^22) ns, 5.000002 ms in [2^22, 2^23) ns: a row each.
   EXPECT_NE(out.str().find("@execve (time since start):\n"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("[2.10 ms, 4.19 ms)"), std::string::npos) << out.str();

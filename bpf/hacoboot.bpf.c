@@ -353,7 +353,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 {
 	__u64 now = 0;
 
-	if (threads_alive)
+	if (threads_alive && account_syscalls)
 		now = call_entered(id);
 	if (milestones_from_raw_syscalls && id == __NR_execve)
 		return execve_entered(now);
@@ -497,7 +497,7 @@ int on_listen_exit(struct syscall_exit_record *ctx)
 SEC("raw_tp/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
-	if (threads_alive)
+	if (threads_alive && account_syscalls)
 		call_returned();
 	if (milestones_from_raw_syscalls)
 		return listen_returned(ret, regs);

@@ -300,7 +300,8 @@ static __always_inline __u32 current_totals(__u64 now, __u32 *flags,
 
 	if (thread) {
 		take_reading(thread, now, totals);
-		segment_ends(&thread->syscalls, thread->launch, tid, now, totals);
+		if (account_syscalls)
+			segment_ends(&thread->syscalls, thread->launch, tid, now, totals);
 		*flags = HACOBOOT_EVENT_SCHED;
 	} else {
 		__builtin_memset(totals, 0, sizeof(*totals));

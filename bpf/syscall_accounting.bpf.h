@@ -51,6 +51,15 @@ struct {
 	__type(value, struct hacoboot_syscall_totals);
 } syscall_aggregates SEC(".maps");
 
+/*
+ * Set by the loader before the hooks attach when the user asked for
+ * syscalls per step (--syscalls): the accounting then needs the raw syscall
+ * hooks, which run on every syscall of the host while the tool runs, so
+ * without it they stay detached (or, attached for execve and listen, time
+ * nothing).
+ */
+bool account_syscalls = false;
+
 /* The entry of `key`, made when missing; NULL, counted, when the map is full. */
 static __always_inline struct hacoboot_syscall_totals *
 aggregate_of(const struct hacoboot_syscall_key *key)

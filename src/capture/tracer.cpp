@@ -224,8 +224,8 @@ Expected<void, StartFailure> Tracer::start_up(const Config& config) {
 // Two ways of seeing execve and listen: the per-syscall tracepoints, or the
 // raw_syscalls fallback. The tracepoint programs are loaded only while their
 // ids are still being looked up (in parallel with the load); the raw ones
-// always, since they time every syscall of the accounted threads, and see
-// execve and listen too when the tracepoints are not attached
+// always: attached, they time every syscall of the accounted threads (with
+// --syscalls), and see execve and listen when the tracepoints are not
 // (attach_syscall_hooks).
 void Tracer::choose_syscall_programs(bool tracepoints) {
   auto& progs = skeleton_->progs;
@@ -249,6 +249,8 @@ Expected<void, StartFailure> Tracer::attach_syscall_hooks(const Config& config) 
   }
   // Before the raw hooks run: they must not see execve and listen twice.
   __atomic_store_n(&skeleton_->bss->milestones_from_raw_syscalls, !tracepoints, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&skeleton_->bss->account_syscalls, config.account_syscalls, __ATOMIC_SEQ_CST);
+  if (tracepoints && !config.account_syscalls) return {};
   auto& links = skeleton_->links;
   links.on_sys_enter = bpf_program__attach(skeleton_->progs.on_sys_enter);
   if (links.on_sys_enter == nullptr) fail("attaching to raw_syscalls:sys_enter", errno);

@@ -113,6 +113,11 @@ class Tracer {
     // through raw_syscalls, a program run on every syscall of the host.
     SyscallTracepointLookup* syscall_tracepoints = nullptr;
     bool raw_syscalls_fallback = true;
+    // Syscalls per step (take_syscalls): the raw syscall hooks attached
+    // whatever the tracepoints, so every syscall of the host pays a program
+    // run while the tool runs; off, they stay detached unless execve and
+    // listen need them.
+    bool account_syscalls = false;
     // A BTF file with the kernel types the programs read (CoreBtfCache);
     // empty: libbpf reads the kernel's whole BTF.
     std::string core_btf{};  // NOLINT(readability-redundant-member-init)

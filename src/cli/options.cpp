@@ -296,7 +296,8 @@ void add_outputs(CLI::App& app, Arguments& args) {
   const OptionGroup group(app, "Outputs");
   group.value("-f,--format", args.format, "FORMAT", "Summary: table (default), bpftrace, json, tsv");
   group.flag("--hist", opt.histograms, "Table: also log2 histograms of execve and listen");
-  group.flag("--all-syscalls", opt.all_syscalls, "Table: every syscall of each step, not its top 3");
+  group.flag("--all-syscalls", opt.all_syscalls,
+             "Table: every syscall of each step, not its top 3 (implies --syscalls)");
   group.value("-o,--output", opt.output, "FILE", "Summary to FILE instead of stdout");
   group.value("--events", opt.events, "FILE", "Stream one row per boot milestone to FILE, as boots end");
   group.value("--events-format", args.events_format, "FORMAT", "Rows as tsv (default) or jsonl");
@@ -395,6 +396,8 @@ void add_kernel_side(CLI::App& app, Arguments& args) {
   group.value("--syscall-hooks", args.syscall_hooks, "HOW",
               "How execve/listen are seen: auto (default: tracepoints when the kernel has them), tracepoints "
               "(syscalls:*), raw_syscalls (a program on every syscall)");
+  group.flag("--syscalls", opt.syscalls,
+             "Syscalls per step and lane (every syscall of the host runs a BPF program meanwhile)");
   group.value("--usdt-attach", args.usdt_attach, "HOW",
               "How the probe is attached: auto (default: uprobe_multi when the kernel has it), uprobe_multi "
               "(one BPF link, Linux 6.6+), perf (libbpf's perf uprobes)");
@@ -597,6 +600,7 @@ void check_kernel_side(const CLI::App& app, const Arguments& args, Options& opt)
   }
   if (given(app, "--syscall-hooks")) opt.syscall_hooks = pick(kSyscallHooks, args.syscall_hooks, "--syscall-hooks");
   if (given(app, "--usdt-attach")) opt.usdt_attach = pick(kUsdtAttach, args.usdt_attach, "--usdt-attach");
+  opt.syscalls = opt.syscalls || opt.all_syscalls;
 }
 
 // The command word, or its older spelling as a flag; `trace` when none.

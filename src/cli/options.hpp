@@ -50,6 +50,7 @@ struct Options {
   // Outputs
   ReportFormat format = ReportFormat::Table;
   bool histograms = false;
+  bool syscalls = false;      // syscalls per step (the raw syscall hooks attached)
   bool all_syscalls = false;  // the table: every syscall of each step
   std::string output;         // empty: stdout
   std::string events;         // per-boot rows; empty: none

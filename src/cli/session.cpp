@@ -193,6 +193,7 @@ Tracer::Config tracer_config(const Options& options, const HaconiwaFile& haconiw
           .hold_unprobed_execs = watched.has_value() && Capabilities::effective().has(Capability::Kill),
           .ring_buffer_bytes = options.ring_buffer_bytes,
           .raw_syscalls_fallback = options.syscall_hooks != SyscallHooks::Tracepoints,
+          .account_syscalls = options.syscalls,
           .phase_probe_sites = haconiwa.phase_sites(),
           .usdt_attach = options.usdt_attach,
           .watched_pid = options.pid.value_or(0),
@@ -411,9 +412,11 @@ int trace(const Options& options, Preflight& checked, std::ostream& diagnostics)
         pipeline.on_record(record);
       });
   if (upgrades) upgrades->started(*tracer);
-  pipeline.take_syscalls_from([&tracer, &recording](std::uint32_t launch) {
-    return recording.syscalls(launch, tracer->take_syscalls(launch));
-  });
+  if (options.syscalls) {
+    pipeline.take_syscalls_from([&tracer, &recording](std::uint32_t launch) {
+      return recording.syscalls(launch, tracer->take_syscalls(launch));
+    });
+  }
   pipeline.sinks().open_rows();
   recording.open(options);
   // Ready means tracing: whatever waits for /metrics or for systemd before

@@ -31,7 +31,8 @@ const char* step_measure_name(StepMeasure measure);
 // boots and in less than half of the other's.
 enum class PathChange : std::uint8_t { None, Joined, Left };
 
-// The scheduler state whose mean own time moved most in a step.
+// The scheduler state whose mean own time moved most in a step (of CPU,
+// sleep and I/O when the figure compared is noise-free).
 struct StateShift {
   const char* state = "";  // "CPU", "run queue", "sleep", "I/O"
   double shift_ns = 0;

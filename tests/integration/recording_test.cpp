@@ -1,6 +1,7 @@
 // Recordings of real runs (docs/recording.md): `report` on a live run's
 // recording writes the live run's files byte for byte; a recording cut
 // mid-run is reported up to the cut; one of a newer record layout is refused.
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -44,12 +45,18 @@ TEST_F(RecordingTest, AReportOfTheRecordingWritesTheLiveRunsFilesByteForByte) {
   const auto live = outputs("live");
   const auto recording = new_file("run.hbrec");
   auto args = output_args(live);
+  // --syscalls: the recording keeps each boot's syscalls for the report.
   const std::vector<std::string> more{
-      "--record", recording.string(), "-q", "--run", launcher_command({"-n", std::to_string(kBoots)}), app().string()};
+      "--record",    recording.string(), "--syscalls", "-q", "--run", launcher_command({"-n", std::to_string(kBoots)}),
+      app().string()};
   args.insert(args.end(), more.begin(), more.end());
   const auto traced = run_sampler(args);
   ASSERT_TRUE(traced.status.exited && traced.status.code == 0) << described(traced);
-  EXPECT_EQ(nlohmann::json::parse(read_file(live[0]))["boots"]["listen"], kBoots);
+  const auto summary = nlohmann::json::parse(read_file(live[0]));
+  EXPECT_EQ(summary["boots"]["listen"], kBoots);
+  EXPECT_TRUE(std::any_of(summary["steps"].begin(), summary["steps"].end(),
+                          [](const nlohmann::json& step) { return step["syscalls"].is_object(); }))
+      << "no step with syscalls: " << summary["steps"].dump();
 
   const auto reported = outputs("report");
   auto report_args = output_args(reported);

@@ -48,7 +48,8 @@ class SyscallsTest : public IntegrationTest, public ::testing::WithParamInterfac
  protected:
   // The launcher's boots (args, then the app) through the tool's own
   // pipeline, each boot's syscalls taken from the kernel when it ends.
-  TracedRun trace_launcher(const std::vector<std::string>& args, const std::vector<std::string>& wrapper = {}) {
+  TracedRun trace_launcher(const std::vector<std::string>& args, const std::vector<std::string>& wrapper = {},
+                           bool account_syscalls = true) {
     TracedRun run;
     std::unique_ptr<SyscallTracepointLookup> lookup;
     if (GetParam() == Hooks::Tracepoints) lookup = std::make_unique<SyscallTracepointLookup>();
@@ -57,6 +58,7 @@ class SyscallsTest : public IntegrationTest, public ::testing::WithParamInterfac
     Tracer tracer(Tracer::Config{.haconiwa_path = launcher().string(),
                                  .syscall_tracepoints = lookup.get(),
                                  .raw_syscalls_fallback = GetParam() == Hooks::RawSyscalls,
+                                 .account_syscalls = account_syscalls,
                                  .usdt_attach = UsdtAttach::Perf},
                   [&pipeline](std::span<const std::byte> record) { pipeline.on_record(record); });
     EXPECT_EQ(tracer.per_syscall_tracepoints(), GetParam() == Hooks::Tracepoints);
@@ -232,6 +234,19 @@ TEST_P(SyscallsTest, CountsOfAStepAreStracesExactly) {
   const auto theirs = strace_step_14(read_file(log));
   EXPECT_EQ(theirs.at("syscall_1023"), 2U) << "the markers were not found in strace's log";
   EXPECT_EQ(ours, theirs);
+}
+
+// Syscalls per step are opt-in (--syscalls): without them no step carries
+// any, and the kernel's map stays empty, whichever way execve and listen
+// are seen (the raw hooks, attached then for those two, time nothing).
+TEST_P(SyscallsTest, WithoutTheOptionNoStepHasSyscalls) {
+  const auto run = trace_launcher({"-n", "2", "--sleep", "13:2"}, {}, false);
+  ASSERT_EQ(run.boots.size(), 2U);
+  for (const auto& boot : run.boots) {
+    const auto analysis = analyse_boot(boot);
+    EXPECT_FALSE(analysis.steps.empty());
+    for (const auto& step : analysis.steps) EXPECT_FALSE(step.syscalls) << "a step with syscalls";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(BothHooks, SyscallsTest, ::testing::Values(Hooks::Tracepoints, Hooks::RawSyscalls),

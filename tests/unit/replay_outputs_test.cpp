@@ -125,7 +125,7 @@ std::string read_text(const std::filesystem::path& path) {
 
 std::string summary_as(const Pipeline& pipeline, const RunFacts& facts, ReportFormat format, bool hist = false) {
   std::ostringstream out;
-  make_report_writer(format, hist)->write(pipeline.sinks().summary(), facts, out);
+  make_report_writer(format, {.histograms = hist})->write(pipeline.sinks().summary(), facts, out);
   return out.str();
 }
 

@@ -33,6 +33,7 @@ struct StepPlan {
   std::string name;
   std::vector<double> path_ms;
   const char* state = "cpu";  // where the time goes: cpu, sleep
+  double run_queue_ms = 0;    // mean time waiting for a CPU besides
   bool accounted = true;      // its scheduler states known (false: past the accounting)
   bool on_path = true;        // false: off the paths, own time only
 };
@@ -64,6 +65,7 @@ StepFigures step_of(const StepPlan& plan) {
   const auto nanos = static_cast<std::uint64_t>(mean(plan.path_ms) * 1e6);
   SchedTotals states;
   (std::string(plan.state) == "sleep" ? states.sleep : states.cpu) = nanos;
+  states.run_queue = static_cast<std::uint64_t>(plan.run_queue_ms * 1e6);
   return {.lane = plan.lane,
           .name = plan.phase == 0 ? "listen" : plan.name,
           .own = own,
@@ -149,6 +151,21 @@ TEST(StepComparison, ASlowerSleepIsTheStateThatMoved) {
   const auto& listen = steps.milestones.front();
   ASSERT_EQ(listen.moved.size(), 1U);
   EXPECT_STREQ(shift_of(steps, listen.moved.front()).state->state, "sleep");
+}
+
+// On a busy runner a step doing more work also waits longer for a CPU,
+// often longer than the work: judged noise-free, the state named is the
+// work's; judged on wall time, the wait's.
+TEST(StepComparison, NoiseFreeNamesTheWorksStateNotTheRunQueue) {
+  auto busier = demo_steps(900);
+  busier[2].path_ms = plus(busier[2].path_ms, 1.0);
+  busier[2].run_queue_ms = 3.0;
+  const auto noise_free = compare_steps(run_of_steps(demo_steps(9)), run_of_steps(busier), {});
+  ASSERT_EQ(noise_free.milestones.front().moved.size(), 1U);
+  EXPECT_STREQ(shift_of(noise_free, noise_free.milestones.front().moved.front()).state->state, "CPU");
+  const auto wall = compare_steps(run_of_steps(demo_steps(9)), run_of_steps(busier), {.figure = GateFigure::Wall});
+  ASSERT_EQ(wall.milestones.front().moved.size(), 1U);
+  EXPECT_STREQ(shift_of(wall, wall.milestones.front().moved.front()).state->state, "run queue");
 }
 
 // Same code, other boots: with 3 x 5 tests (path, execve path, own time),

@@ -94,6 +94,10 @@ class Tally:
     right: int = 0  # the goal's outcome
     shares: list[int] = field(default_factory=list)
     firsts: dict[str, int] = field(default_factory=dict)
+    misses: dict[str, int] = field(default_factory=dict)  # why a run was not right
+
+    def missed(self, why: str) -> None:
+        self.misses[why] = self.misses.get(why, 0) + 1
 
 
 def judge_condition(condition: Condition, report: str, tally: Tally) -> None:
@@ -114,15 +118,27 @@ def judge_condition(condition: Condition, report: str, tally: Tally) -> None:
         calm = listen_row is not None and "REGRESSED" not in listen_row.group(0) and "improved" not in listen_row.group(0)
         both = signs.get("container 14 CONTAINER_RLIMIT_SETUP") == "+" and \
             signs.get("container 15 CONTAINER_CGROUP_SETUP") == "-"
-        tally.right += 1 if both and calm else 0
+        if not both:
+            tally.missed("not both steps, opposite signs")
+        elif not calm:
+            tally.missed("listen moved")
+        else:
+            tally.right += 1
         return
     first = named[0] if named else None
     tally.firsts[first["step"] if first else "(none)"] = tally.firsts.get(first["step"] if first else "(none)", 0) + 1
     if first and first["share"] is not None:
         tally.shares.append(int(first["share"]))
-    ok = first is not None and first["step"] == condition.step and first["state"] == condition.state and \
-        first["share"] is not None and int(first["share"]) >= 80
-    tally.right += 1 if ok else 0
+    if first is None or first["step"] != condition.step:
+        tally.missed("another step first")
+    elif first["share"] is None:
+        tally.missed("no share")
+    elif int(first["share"]) < 80:
+        tally.missed("share < 80 %")
+    elif first["state"] != condition.state:
+        tally.missed(f"state {first['state']}")
+    else:
+        tally.right += 1
 
 
 def main() -> int:
@@ -163,12 +179,15 @@ def main() -> int:
                 quiet_baseline = baselines["plain"] if load == "quiet" else quiet_baseline
         print(f"  {load}: done at {time.monotonic() - began:.0f} s", flush=True)
 
-    print(f"\n{'condition':<11} {'load':<24} {'right':>7}  {'share of first, min-median-max':<31} first step named")
+    print(f"\n{'condition':<11} {'load':<24} {'right':>7}  {'share of first, min-median-max':<31} first step named; "
+          "why the others missed")
     for (name, load), tally in tallies.items():
         shares = sorted(tally.shares)
         spread = f"{shares[0]}-{shares[len(shares) // 2]}-{shares[-1]} %" if shares else "-"
         firsts = ", ".join(f"{step} x{n}" for step, n in sorted(tally.firsts.items(), key=lambda kv: -kv[1]))
-        print(f"{name:<11} {load:<24} {tally.right:>3}/{tally.runs:<3}  {spread:<31} {firsts or '-'}")
+        misses = ", ".join(f"{why} x{n}" for why, n in sorted(tally.misses.items(), key=lambda kv: -kv[1]))
+        print(f"{name:<11} {load:<24} {tally.right:>3}/{tally.runs:<3}  {spread:<31} {firsts or '-'}"
+              + (f"; {misses}" if misses else ""))
     print("(same code: the first step called moved, in the runs with a call)")
     finish(work, began, args.keep)
     return 0

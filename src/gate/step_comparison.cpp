@@ -138,7 +138,7 @@ StepShift shift_of(const StepPair& pair, StepMeasure measure, GateFigure figure,
 }
 
 // The interquartile range of ranked values.
-double spread_of(const std::vector<double>& ranked) {
+double interquartile_range(const std::vector<double>& ranked) {
   if (ranked.empty()) return 0;
   const auto at = [&ranked](double q) {
     return ranked[static_cast<std::size_t>(q * static_cast<double>(ranked.size() - 1))];
@@ -157,7 +157,7 @@ double spread_of(const std::vector<double>& ranked) {
 double floor_of(const FigureStats& before, const std::vector<double>& ranked, double floor_ns,
                 const GateConfig& config) {
   const double limit = config.max_regression_pct / 100.0 * static_cast<double>(before.p50_ns);
-  return std::max({floor_ns, limit, spread_of(ranked)});
+  return std::max({floor_ns, limit, interquartile_range(ranked)});
 }
 
 void rank(StepShift& shift, const std::vector<double>& x, const FigureStats& after, double confidence) {

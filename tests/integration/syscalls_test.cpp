@@ -190,9 +190,10 @@ TEST_P(SyscallsTest, NamelessSyscallIsCountedByNumber) {
 // The syscalls strace -f saw the container make in step 14: its calls
 // after the one marker call (syscall 1023) the launcher makes last before
 // phase 13, up to the second of the two it makes last before phase 14.
-// strace names 1023 syscall_0x3ff.
+// strace names 1023 syscall_0x3ff, and pads a pid of under 5 digits with
+// more than one space.
 std::map<std::string, std::uint64_t> strace_step_14(const std::string& log) {
-  const std::regex call(R"(^(\d+) ([a-z0-9_]+)\()");
+  const std::regex call(R"(^(\d+) +([a-z0-9_]+)\()");
   std::vector<std::pair<std::string, std::string>> calls;  // pid, name
   std::istringstream lines(log);
   for (std::string line; std::getline(lines, line);) {

@@ -115,11 +115,14 @@ struct {
  * or the whole struct for exec events) from the current process `pid`, which
  * every caller has read already, with every field but the filename or wakee
  * filled, the current thread's states included; NULL, counted, when the
- * ring buffer is full.
+ * ring buffer is full. Its time is `now`, the clock as the caller read it
+ * first thing, before any lookup or update: the tool's own work in the
+ * handler does not move the figures.
  */
 static __always_inline struct hacoboot_event *reserve_event(__u32 kind, __u64 size, long long arg,
 							    __u32 pid,
-							    const struct tracked_process *process)
+							    const struct tracked_process *process,
+							    __u64 now)
 {
 	struct hacoboot_event *e = bpf_ringbuf_reserve(&events, size, 0);
 
@@ -127,7 +130,7 @@ static __always_inline struct hacoboot_event *reserve_event(__u32 kind, __u64 si
 		__sync_fetch_and_add(&counters.lost_events, 1);
 		return NULL;
 	}
-	e->ts_ns = bpf_ktime_get_ns();
+	e->ts_ns = now;
 	e->cgroup_id = 0; /* only exec events need it: see on_exec */
 	e->arg = arg;
 	e->kind = kind;
@@ -162,14 +165,22 @@ int BPF_USDT(on_phase, long phase, long hpid)
 	struct tracked_process *t = bpf_map_lookup_elem(&tracked, &pid);
 	struct hacoboot_event *e;
 	__u32 launch;
+	__u64 now;
 
 	/* Tracked processes descend from a watched launcher already. */
 	if (watched_tgid && !t && !under_watched_process())
 		return 0;
 
+	/*
+	 * The clock is read once the event is known to be the tool's, before
+	 * any update: the two lookups before it cost every record the same,
+	 * while a hit of a launch not followed (a flood of made-up hpids) is
+	 * spared a clock read (row 8a of BENCHMARKS.md measures those hits).
+	 */
 	/* CLI (phase 0) and supervisor (1, 2) pass phases with their own pid. */
 	if (phase <= HACOBOOT_PHASE_START_FORK && pid == hpid) {
-		launch = launcher_passed(pid, t, phase);
+		now = bpf_ktime_get_ns();
+		launch = launcher_passed(pid, t, phase, now);
 	} else {
 		/*
 		 * Any other phase belongs to a launch seen starting, or is dropped
@@ -182,13 +193,15 @@ int BPF_USDT(on_phase, long phase, long hpid)
 			count_untracked_phase();
 			return 0;
 		}
+		now = bpf_ktime_get_ns();
 		launch = owner->launch;
 	}
 
 	/* Phase events report no role: the decoder reads 0 as untracked. */
 	struct tracked_process launch_ids = {.hpid = hpid, .launch = launch};
 
-	e = reserve_event(HACOBOOT_EV_PHASE, HACOBOOT_EVENT_BASE_SIZE, phase, pid, &launch_ids);
+	e = reserve_event(HACOBOOT_EV_PHASE, HACOBOOT_EVENT_BASE_SIZE, phase, pid, &launch_ids,
+			  now);
 	if (!e)
 		return 0;
 	submit(e, false);
@@ -198,6 +211,7 @@ int BPF_USDT(on_phase, long phase, long hpid)
 SEC("raw_tp/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
+	__u64 now = bpf_ktime_get_ns();
 	__u32 child_pid = BPF_CORE_READ(child, pid);
 	__u32 parent_pid = BPF_CORE_READ(parent, tgid);
 	struct tracked_process *t;
@@ -214,7 +228,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 			t = bpf_map_lookup_elem(&tracked, &parent_pid);
 			if (t)
 				start_thread(child_pid, parent_pid, t->launch,
-					     HACOBOOT_SCHED_RUN_QUEUE);
+					     HACOBOOT_SCHED_RUN_QUEUE, now);
 		}
 		return 0;
 	}
@@ -225,15 +239,12 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	member = child_of(t);
 	/* Other launcher forks are reported untracked: they link a CLI to its supervisor. */
 	if (member.role)
-		track(child_pid, &member);
+		track(child_pid, &member, now);
 
 	e = reserve_event(HACOBOOT_EV_FORK, HACOBOOT_EVENT_BASE_SIZE, child_pid, parent_pid,
-			  &member);
-	if (!e)
-		return 0;
-	if (member.role)
-		thread_created_at(child_pid, e->ts_ns);
-	submit(e, false);
+			  &member, now);
+	if (e)
+		submit(e, false);
 	return 0;
 }
 
@@ -253,8 +264,11 @@ static __always_inline int execve_entered(__u64 now)
 		return 0;
 	if (!member_of_container(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	/* The raw hook's entry time: the call's time then starts with the step after. */
-	entry.ts_ns = now ? now : bpf_ktime_get_ns();
+	/*
+	 * `now`: read first, by either hook. The raw hook's is the call's entry
+	 * time: the call's time then starts with the step after.
+	 */
+	entry.ts_ns = now;
 	tid = current_totals(entry.ts_ns, &entry.flags, &entry.sched);
 	bpf_map_update_elem(&execing, &tid, &entry, BPF_ANY);
 	return 0;
@@ -302,7 +316,7 @@ int on_execve(struct syscall_enter_record *ctx)
 		return 0;
 	if (self_checking() && ctx->args[0] == self_check_filename)
 		self_check_execve_seen = 1;
-	return execve_entered(0);
+	return execve_entered(bpf_ktime_get_ns());
 }
 
 /*
@@ -330,10 +344,9 @@ static __always_inline __u64 call_entered(__u32 nr)
 	return now;
 }
 
-/* An accounted thread returns from its syscall. */
-static __always_inline void call_returned(void)
+/* An accounted thread returns from its syscall at `now`. */
+static __always_inline void call_returned(__u64 now)
 {
-	__u64 now = bpf_ktime_get_ns();
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct thread_states *thread = bpf_map_lookup_elem(&threads, &tid);
 	struct hacoboot_sched_totals totals;
@@ -356,7 +369,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	if (threads_alive && account_syscalls)
 		now = call_entered(id);
 	if (milestones_from_raw_syscalls && id == __NR_execve)
-		return execve_entered(now);
+		return execve_entered(now ? now : bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -385,7 +398,7 @@ static __always_inline bool is_watched_name(const struct dentry *dentry)
  * process that no one would continue.
  */
 static __always_inline void catch_unprobed_exec(struct task_struct *task, struct linux_binprm *bprm,
-						__u32 pid)
+						__u32 pid, __u64 now)
 {
 	struct file *file = BPF_CORE_READ(bprm, file);
 	struct dentry *dentry = BPF_CORE_READ(file, f_path.dentry);
@@ -406,7 +419,7 @@ static __always_inline void catch_unprobed_exec(struct task_struct *task, struct
 		return;
 	}
 	__builtin_memset(e, 0, HACOBOOT_UNPROBED_EXEC_EVENT_SIZE);
-	e->ts_ns = bpf_ktime_get_ns();
+	e->ts_ns = now;
 	e->kind = HACOBOOT_EV_UNPROBED_EXEC;
 	e->pid = pid;
 	e->tid = (__u32)bpf_get_current_pid_tgid();
@@ -424,6 +437,7 @@ static __always_inline void catch_unprobed_exec(struct task_struct *task, struct
 SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
+	__u64 now = bpf_ktime_get_ns();
 	__u32 old_tid = old_pid;
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct tracked_process *t;
@@ -431,12 +445,12 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 	struct execve_entry *entry;
 
 	if (watched_dir_inode)
-		catch_unprobed_exec(task, bprm, pid);
+		catch_unprobed_exec(task, bprm, pid, now);
 	t = member_of_container(pid);
 	if (!t)
 		return 0;
 	thread_renamed(old_tid, (__u32)bpf_get_current_pid_tgid());
-	e = reserve_event(HACOBOOT_EV_EXEC, sizeof(*e), 0, pid, t);
+	e = reserve_event(HACOBOOT_EV_EXEC, sizeof(*e), 0, pid, t, now);
 	if (!e)
 		return 0;
 	entry = bpf_map_lookup_elem(&execing, &old_tid);
@@ -462,12 +476,14 @@ static __always_inline int listen_returned(long ret, struct pt_regs *regs)
 {
 	struct tracked_process *t;
 	struct hacoboot_event *e;
+	__u64 now;
 	__u32 pid;
 
 	if (ret != 0 || !members_alive)
 		return 0;
 	if (regs && SYSCALL_NR(regs) != __NR_listen)
 		return 0;
+	now = bpf_ktime_get_ns();
 	pid = bpf_get_current_pid_tgid() >> 32;
 	t = member_of_container(pid);
 	if (!t)
@@ -476,8 +492,8 @@ static __always_inline int listen_returned(long ret, struct pt_regs *regs)
 	 * The call returns here for the accounting, which it ends: in the step
 	 * its event ends, whether or not the raw exit hook ran first.
 	 */
-	call_returned();
-	e = reserve_event(HACOBOOT_EV_LISTEN, HACOBOOT_EVENT_BASE_SIZE, ret, pid, t);
+	call_returned(now);
+	e = reserve_event(HACOBOOT_EV_LISTEN, HACOBOOT_EVENT_BASE_SIZE, ret, pid, t, now);
 	if (e)
 		submit(e, true);
 	stop_accounting(t->launch);
@@ -498,7 +514,7 @@ SEC("raw_tp/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
 	if (threads_alive && account_syscalls)
-		call_returned();
+		call_returned(bpf_ktime_get_ns());
 	if (milestones_from_raw_syscalls)
 		return listen_returned(ret, regs);
 	return 0;
@@ -507,12 +523,13 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 /* exit_code: the process's wait(2) status, as its parent will read it. */
 static __always_inline void process_exited(__u32 pid, int exit_code)
 {
+	__u64 now = bpf_ktime_get_ns();
 	struct tracked_process *t = bpf_map_lookup_elem(&tracked, &pid);
 	struct hacoboot_event *e;
 
 	if (!t)
 		return;
-	e = reserve_event(HACOBOOT_EV_EXIT, HACOBOOT_EVENT_BASE_SIZE, exit_code, pid, t);
+	e = reserve_event(HACOBOOT_EV_EXIT, HACOBOOT_EVENT_BASE_SIZE, exit_code, pid, t, now);
 	if (e)
 		submit(e, e->role != HACOBOOT_ROLE_MEMBER);
 	untrack(pid, t);
@@ -576,7 +593,7 @@ static __always_inline __u64 report_wakeup(struct thread_states *wakee, __u32 wa
 	if (!waker_process || !wakee_process)
 		return now;
 	e = reserve_event(HACOBOOT_EV_WAKEUP, HACOBOOT_WAKEUP_EVENT_SIZE, wakee_tid, waker_pid,
-			  waker_process);
+			  waker_process, now);
 	if (!e)
 		return now;
 	if (!(e->flags & HACOBOOT_EVENT_SCHED)) { /* an unaccounted waker: no edge */
@@ -589,8 +606,7 @@ static __always_inline __u64 report_wakeup(struct thread_states *wakee, __u32 wa
 	e->wakee.launch = wakee_process->launch;
 	e->wakee.role = wakee_process->role;
 	e->wakee.reserved = 0;
-	totals_at(wakee, e->ts_ns, &e->wakee.sched);
-	now = e->ts_ns;
+	totals_at(wakee, now, &e->wakee.sched);
 	submit(e, false);
 	return now;
 }
@@ -606,14 +622,16 @@ int BPF_PROG(on_sched_waking, struct task_struct *task)
 {
 	__u32 tid;
 	struct thread_states *wakee;
+	__u64 now;
 
 	if (!threads_alive)
 		return 0;
+	now = bpf_ktime_get_ns();
 	tid = BPF_CORE_READ(task, pid);
 	wakee = bpf_map_lookup_elem(&threads, &tid);
 	if (!wakee || !blocked(wakee))
 		return 0;
-	enter_state(wakee, HACOBOOT_SCHED_RUN_QUEUE, report_wakeup(wakee, tid, bpf_ktime_get_ns()));
+	enter_state(wakee, HACOBOOT_SCHED_RUN_QUEUE, report_wakeup(wakee, tid, now));
 	return 0;
 }
 

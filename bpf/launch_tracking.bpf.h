@@ -79,7 +79,7 @@ static __always_inline void count_untracked_phase(void)
  * itself is the thread passing the phase, on CPU; a forked child's only
  * thread (tid == pid) waits for a CPU until it first runs.
  */
-static __always_inline void track(__u32 pid, const struct tracked_process *value)
+static __always_inline void track(__u32 pid, const struct tracked_process *value, __u64 now)
 {
 	__u64 current = bpf_get_current_pid_tgid();
 
@@ -92,9 +92,9 @@ static __always_inline void track(__u32 pid, const struct tracked_process *value
 	else
 		__sync_fetch_and_add(launcher_slot(pid), 1);
 	if (current >> 32 == pid)
-		start_thread((__u32)current, pid, value->launch, HACOBOOT_SCHED_CPU);
+		start_thread((__u32)current, pid, value->launch, HACOBOOT_SCHED_CPU, now);
 	else
-		start_thread(pid, pid, value->launch, HACOBOOT_SCHED_RUN_QUEUE);
+		start_thread(pid, pid, value->launch, HACOBOOT_SCHED_RUN_QUEUE, now);
 }
 
 /* Process `pid`, tracked as `t`, exited: a supervisor's exit ends its launch's accounting. */
@@ -114,7 +114,8 @@ static __always_inline void untrack(__u32 pid, const struct tracked_process *t)
  * phase under its own pid; returns the id of its launch. START_SV starts a
  * launch, with a new id; START_FORK arms the launcher for its container.
  */
-static __always_inline __u32 launcher_passed(__u32 pid, struct tracked_process *t, long phase)
+static __always_inline __u32 launcher_passed(__u32 pid, struct tracked_process *t, long phase,
+					     __u64 now)
 {
 	__u32 launch = t ? t->launch : 0;
 
@@ -131,7 +132,7 @@ static __always_inline __u32 launcher_passed(__u32 pid, struct tracked_process *
 		    .role = HACOBOOT_ROLE_LAUNCHER,
 		    .armed = phase == HACOBOOT_PHASE_START_FORK,
 		};
-		track(pid, &launcher);
+		track(pid, &launcher, now);
 	}
 	return launch;
 }

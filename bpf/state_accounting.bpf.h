@@ -330,14 +330,16 @@ static __always_inline void add_thread(__u32 tid, const struct thread_states *th
 }
 
 /*
- * A thread of `launch` seen for the first time, in `state`. One accounted
- * while it runs (the supervisor at START_SV) has no known count for its
- * stretch yet (update_stretch); one that waits gets it when it is switched in.
+ * A thread of `launch` seen for the first time, at `now`, in `state`: the
+ * time of the event that makes it (the supervisor's START_SV, the fork that
+ * created it), where its totals are zero (BootRecord's created_ns). One
+ * accounted while it runs (the supervisor at START_SV) has no known count
+ * for its stretch yet (update_stretch); one that waits gets it when it is
+ * switched in.
  */
-static __always_inline void start_thread(__u32 tid, __u32 pid, __u32 launch, __u32 state)
+static __always_inline void start_thread(__u32 tid, __u32 pid, __u32 launch, __u32 state, __u64 now)
 {
-	struct thread_states thread = {
-	    .pid = pid, .state = state, .since = bpf_ktime_get_ns(), .launch = launch};
+	struct thread_states thread = {.pid = pid, .state = state, .since = now, .launch = launch};
 
 	if (state == HACOBOOT_SCHED_CPU)
 		mark_stretch_start(&thread, (struct task_struct *)bpf_get_current_task());
@@ -345,21 +347,6 @@ static __always_inline void start_thread(__u32 tid, __u32 pid, __u32 launch, __u
 
 	if (launch && bpf_map_lookup_elem(&accounted_launches, &launch))
 		add_thread(tid, &thread);
-}
-
-/*
- * A forked child's accounting starts at its fork event's time, `at`: its
- * totals are zero there (BootRecord's created_ns), not at the clock read of
- * start_thread, a little earlier. It has not run yet: nothing is summed.
- */
-static __always_inline void thread_created_at(__u32 tid, __u64 at)
-{
-	struct thread_states *thread = bpf_map_lookup_elem(&threads, &tid);
-
-	if (thread) {
-		thread->since = at;
-		syscalls_start(&thread->syscalls, at);
-	}
 }
 
 /* A thread's accounting ends: at its exit, its rename, or its launch's end. */

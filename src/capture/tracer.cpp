@@ -187,7 +187,7 @@ Expected<void, StartFailure> Tracer::start_up(const Config& config) {
   skeleton_.reset(hacoboot_bpf__open_opts(&open_options));
   if (!skeleton_) fail("opening the BPF object", errno);
 
-  choose_syscall_programs(config.syscall_tracepoints != nullptr);
+  choose_syscall_programs(config);
   const auto phase_probe = plan_phase_probe(config);
   if (phase_probe) {
     bpf_program__set_expected_attach_type(skeleton_->progs.on_phase,
@@ -223,17 +223,28 @@ Expected<void, StartFailure> Tracer::start_up(const Config& config) {
 
 // Two ways of seeing execve and listen: the per-syscall tracepoints, or the
 // raw_syscalls fallback. The tracepoint programs are loaded only while their
-// ids are still being looked up (in parallel with the load); the raw ones
-// always: attached, they time every syscall of the accounted threads (with
-// --syscalls), and see execve and listen when the tracepoints are not
-// (attach_syscall_hooks).
-void Tracer::choose_syscall_programs(bool tracepoints) {
+// ids are still being looked up (in parallel with the load) or known. The
+// raw ones time every syscall of the accounted threads (--syscalls), and see
+// execve and listen when the tracepoints are not (attach_syscall_hooks):
+// loaded unless neither can be, which saves the verifier two of its longest
+// programs at an everyday start (ids from the cache, no --syscalls). Ids that
+// then prove wrong fail the start, whose next attempt loads them
+// (start_retries).
+void Tracer::choose_syscall_programs(const Config& config) {
   auto& progs = skeleton_->progs;
+  auto* lookup = config.syscall_tracepoints;
   for (bpf_program* program : {progs.on_execve, progs.on_listen_exit}) {
-    bpf_program__set_autoload(program, tracepoints);
+    bpf_program__set_autoload(program, lookup != nullptr);
     bpf_program__set_autoattach(program, false);
   }
-  for (bpf_program* program : {progs.on_sys_enter, progs.on_sys_exit}) bpf_program__set_autoattach(program, false);
+  const bool tracepoints_known = lookup != nullptr && lookup->ready() && lookup->result().has_value();
+  for (bpf_program* program : {progs.on_sys_enter, progs.on_sys_exit}) {
+    bpf_program__set_autoload(program, config.account_syscalls || !tracepoints_known);
+    bpf_program__set_autoattach(program, false);
+  }
+  // Without --syscalls no aggregate is ever made: a hash map's buckets cost
+  // its creation time in proportion to its size.
+  if (!config.account_syscalls) (void)bpf_map__set_max_entries(skeleton_->maps.syscall_aggregates, 1);
 }
 
 Expected<void, StartFailure> Tracer::attach_syscall_hooks(const Config& config) {

@@ -202,7 +202,7 @@ class Tracer {
   explicit Tracer(RecordSink sink);
   Expected<void, StartFailure> start_up(const Config& config);
   static int on_record(void* self, void* data, std::size_t size);
-  void choose_syscall_programs(bool tracepoints);
+  void choose_syscall_programs(const Config& config);
   Expected<void, StartFailure> attach_syscall_hooks(const Config& config);
   Expected<void, StartFailure> attach_syscall_tracepoints(const SyscallTracepointIds& ids);
   // One attachment of the phase probe: a uprobe_multi link with its

@@ -5,7 +5,7 @@
 #   sudo scripts/bench.sh            # full run: several alternating repetitions (~10 min)
 #   sudo scripts/bench.sh --quick    # one short repetition of each (CI smoke run, ~1 min)
 #   sudo scripts/bench.sh --previous REV   # also the tool as of git revision REV,
-#                                          # side by side in rows 1, 4, 7 and 10
+#                                          # side by side in rows 1, 4, 7, 10 and 11
 #   sudo scripts/bench.sh --gate-rates     # how often the regression gate is right,
 #                                          # quiet and under load (~15 min; bench/gate_rates.py)
 #   sudo scripts/bench.sh --step-rates     # how often the gate names the step that moved,

@@ -34,6 +34,7 @@ from .observer_effect import measure_observer_effect
 from .per_hit import measure_usdt_hits
 from .serve import measure_serve
 from .startup import measure_launch
+from .syscall_cost import measure_syscall_cost
 from .table import Results, print_table
 
 
@@ -63,7 +64,7 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the work directory (outputs, bench.log)")
     parser.add_argument("--only", metavar="MEASURE,...", help="only these measurements (e.g. measure_flood)")
     parser.add_argument("--previous-sampler", type=Path, metavar="BINARY",
-                        help="the previous revision's hacoboot-sampler, compared in rows 1, 4, 7 and 10")
+                        help="the previous revision's hacoboot-sampler, compared in rows 1, 4, 7, 10 and 11")
     args = parser.parse_args()
 
     source = Path(__file__).resolve().parents[2]
@@ -80,7 +81,7 @@ def main() -> int:
     if ctx.root:
         measurements = [measure_launch, measure_usdt_hits, measure_host_overhead, measure_sched_hooks, measure_capacity,
                         measure_pipeline, measure_accuracy, measure_parity, measure_idle_and_interrupt, measure_count_stop,
-                        measure_serve, measure_flood, measure_observer_effect]
+                        measure_serve, measure_flood, measure_observer_effect, measure_syscall_cost]
     else:
         results.errors.append("not root: BPF measurements skipped (run scripts/bench.sh with sudo)")
     if args.only:

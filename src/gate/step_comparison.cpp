@@ -137,15 +137,6 @@ StepShift shift_of(const StepPair& pair, StepMeasure measure, GateFigure figure,
   return shift;
 }
 
-// The interquartile range of ranked values.
-double interquartile_range(const std::vector<double>& ranked) {
-  if (ranked.empty()) return 0;
-  const auto at = [&ranked](double q) {
-    return ranked[static_cast<std::size_t>(q * static_cast<double>(ranked.size() - 1))];
-  };
-  return at(0.75) - at(0.25);
-}
-
 // The least shift this step is called moved at: the floor of every step;
 // --max-regression of the step's own median, as the milestones are held to
 // it (a busy runner stretches a long step's CPU time a little, caches and
@@ -157,7 +148,7 @@ double interquartile_range(const std::vector<double>& ranked) {
 double floor_of(const FigureStats& before, const std::vector<double>& ranked, double floor_ns,
                 const GateConfig& config) {
   const double limit = config.max_regression_pct / 100.0 * static_cast<double>(before.p50_ns);
-  return std::max({floor_ns, limit, interquartile_range(ranked)});
+  return std::max({floor_ns, limit, quantile_of(ranked, 0.75) - quantile_of(ranked, 0.25)});
 }
 
 void rank(StepShift& shift, const std::vector<double>& x, const FigureStats& after, double confidence) {

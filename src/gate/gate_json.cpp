@@ -55,7 +55,7 @@ GateJson metric_json(const MetricComparison& row) {
           {"reason", row.reason.empty() ? GateJson() : GateJson(row.reason)}};
 }
 
-GateJson syscalls_json(const StepShift& shift) {
+GateJson moved_syscalls_json(const StepShift& shift) {
   auto calls = GateJson::array();
   for (const auto& call : shift.syscalls) calls.push_back({{"name", call.name}, {"shift_ns", call.shift_ns}});
   return calls;
@@ -80,7 +80,7 @@ GateJson step_json(const StepShift& shift, const MilestoneShift* milestone) {
           {"path_change", path_change_id(shift.path_change)},
           {"state",
            shift.state ? GateJson{{"state", shift.state->state}, {"shift_ns", shift.state->shift_ns}} : GateJson()},
-          {"syscalls", syscalls_json(shift)}};
+          {"syscalls", moved_syscalls_json(shift)}};
 }
 
 GateJson steps_json(const StepComparison& steps) {

@@ -16,6 +16,7 @@
 
 #include "gate/summary_json.hpp"
 #include "model/log_linear_histogram.hpp"
+#include "model/syscall_names.hpp"
 #include "util/errors.hpp"
 #include "util/text.hpp"
 
@@ -27,6 +28,7 @@ namespace {
 constexpr int kOldestSchema = 1;
 constexpr int kFirstSchemaWithSamples = 3;
 constexpr int kFirstSchemaWithStepSamples = 4;
+constexpr int kFirstSchemaWithSyscalls = 5;
 constexpr std::array<std::pair<std::string_view, GateStatistic>, 5> kStatistics{{
     {"avg", GateStatistic::Avg},
     {"p50", GateStatistic::P50},
@@ -324,6 +326,29 @@ std::optional<SchedTotals> states_of(const Field& row) {
                      .io = integer<std::uint64_t>(state("io_ns"))};
 }
 
+// A step's "syscalls": nullopt where null (a run without --syscalls). Each
+// call's states add up to its time, as the tool writes them, and a name comes
+// once: the gate names the calls that moved.
+std::optional<SyscallMeans> syscalls_of(const Field& row) {
+  const auto syscalls = member(row, "syscalls");
+  if (syscalls.value->is_null()) return std::nullopt;
+  SyscallMeans means;
+  for (const auto& call : items(member(syscalls, "calls"))) {
+    auto name = text_of(member(call, "name"));
+    const auto states = states_of(call);
+    if (!states) refuse(member(call, "cpu_ns"), "a time in ns");
+    const auto time = member(call, "time_ns");
+    if (integer<std::uint64_t>(time) != states->total()) {
+      throw NotASummary(fmt::format("\"{}\" is {}, but its states add up to {}", time.path,
+                                    integer<std::uint64_t>(time), states->total()));
+    }
+    if (!means.emplace(name, *states).second) {
+      throw NotASummary(fmt::format("\"{}.name\" is a second '{}' of the step", call.path, printable(name)));
+    }
+  }
+  return means;
+}
+
 PathFigures path_of(const Field& row, const char* key, int schema) {
   const auto path = member(row, key);
   return {.wall = figure_of(member(path, "wall"), schema), .noise_free = figure_of(member(path, "noise_free"), schema)};
@@ -362,7 +387,8 @@ StepTable steps_of(const std::vector<Field>& rows, int schema) {
                         .own_noise_free = figure_of(member(row, "own_noise_free"), schema),
                         .listen_path = path_of(row, "listen_path_time", schema),
                         .execve_path = path_of(row, "execve_path_time", schema),
-                        .states = states_of(row)};
+                        .states = states_of(row),
+                        .syscalls = schema >= kFirstSchemaWithSyscalls ? syscalls_of(row) : std::nullopt};
     if (!steps.emplace(key, std::move(figures)).second) {
       throw NotASummary(
           fmt::format("\"{}\" is a second row of {}: a summary has one row per step of a lane", row.path, key));
@@ -467,6 +493,13 @@ FigureStats figure_of(const SampleStats& s) {
 
 namespace {
 
+std::optional<SyscallMeans> syscall_means_of(const std::optional<StepSyscalls>& syscalls) {
+  if (!syscalls) return std::nullopt;
+  SyscallMeans means;
+  for (const auto& call : syscalls->calls) means.emplace(syscall_name(call.nr), call.states);
+  return means;
+}
+
 std::string step_key_of(const LaneStepKey& key) {
   std::string step = "after";
   if (key.step) step = key.step->kind == Step::Kind::Phase ? phase_key(key.step->phase) : step_name(*key.step, {});
@@ -484,7 +517,8 @@ StepTable steps_of_run(const PathBreakdown& paths, const PhaseNames& names) {
                                                                 .noise_free = figure_of(row.listen_path.noise_free)},
                                                 .execve_path = {.wall = figure_of(row.execve_path.wall),
                                                                 .noise_free = figure_of(row.execve_path.noise_free)},
-                                                .states = row.mean_states()});
+                                                .states = row.mean_states(),
+                                                .syscalls = syscall_means_of(row.mean_syscalls())});
   }
   return steps;
 }

@@ -74,6 +74,11 @@ struct PathFigures {
   bool operator==(const PathFigures&) const = default;
 };
 
+// A step's mean time per boot in each syscall, by state, keyed by the
+// syscall's name (as the summary names it: "syscall_<nr>" where it has none).
+// Means only: a summary keeps no per-boot samples of a step's syscalls.
+using SyscallMeans = std::map<std::string, SchedTotals>;
+
 // One step of one lane across a run's boots, as the gate compares steps
 // (summaries of schema 4 on).
 struct StepFigures {
@@ -85,6 +90,8 @@ struct StepFigures {
   PathFigures execve_path;
   // Its mean own time in each scheduler state, over the boots that had them.
   std::optional<SchedTotals> states{};  // NOLINT(readability-redundant-member-init)
+  // Its syscalls, when the run traced them (--syscalls, summaries of schema 5 on).
+  std::optional<SyscallMeans> syscalls{};  // NOLINT(readability-redundant-member-init)
   bool operator==(const StepFigures&) const = default;
 };
 

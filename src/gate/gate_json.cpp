@@ -55,6 +55,12 @@ GateJson metric_json(const MetricComparison& row) {
           {"reason", row.reason.empty() ? GateJson() : GateJson(row.reason)}};
 }
 
+GateJson moved_syscalls_json(const StepShift& shift) {
+  auto calls = GateJson::array();
+  for (const auto& call : shift.syscalls) calls.push_back({{"name", call.name}, {"shift_ns", call.shift_ns}});
+  return calls;
+}
+
 GateJson step_json(const StepShift& shift, const MilestoneShift* milestone) {
   const bool share = milestone != nullptr && milestone->has_shares();
   return {{"key", shift.key},
@@ -73,7 +79,8 @@ GateJson step_json(const StepShift& shift, const MilestoneShift* milestone) {
           {"share", share ? GateJson(milestone->share_of(shift)) : GateJson()},
           {"path_change", path_change_id(shift.path_change)},
           {"state",
-           shift.state ? GateJson{{"state", shift.state->state}, {"shift_ns", shift.state->shift_ns}} : GateJson()}};
+           shift.state ? GateJson{{"state", shift.state->state}, {"shift_ns", shift.state->shift_ns}} : GateJson()},
+          {"syscalls", moved_syscalls_json(shift)}};
 }
 
 GateJson steps_json(const StepComparison& steps) {
@@ -94,13 +101,16 @@ GateJson steps_json(const StepComparison& steps) {
   }
   auto off_path = GateJson::array();
   for (const auto i : steps.moved_off_path) off_path.push_back(step_json(steps.shifts[i], nullptr));
-  return {{"compared", true},
-          {"figure", gate_figure_name(steps.figure)},
-          {"correction", "benjamini-hochberg"},
-          {"tests", steps.tests},
-          {"floor_ns", steps.floor_ns},
-          {"milestones", std::move(milestones)},
-          {"moved_off_path", std::move(off_path)}};
+  return {
+      {"compared", true},
+      {"figure", gate_figure_name(steps.figure)},
+      {"correction", "benjamini-hochberg"},
+      {"tests", steps.tests},
+      {"floor_ns", steps.floor_ns},
+      {"syscalls_compared", steps.syscalls_compared},
+      {"syscalls_unavailable", steps.syscalls_unavailable.empty() ? GateJson() : GateJson(steps.syscalls_unavailable)},
+      {"milestones", std::move(milestones)},
+      {"moved_off_path", std::move(off_path)}};
 }
 
 }  // namespace

@@ -267,14 +267,16 @@ void write_steps_markdown(const StepComparison& steps, const GateConfig& config,
     return;
   }
   out << "\n**Steps that moved** (" << markdown_text(steps_terms(steps, config)) << ")\n\n";
-  out << "| milestone | step | shift | interval | share | state |\n|:--|:--|--:|:--|--:|:--|\n";
+  out << "| milestone | step | shift | interval | share | state | syscalls |\n|:--|:--|--:|:--|--:|:--|:--|\n";
   const auto row = [&](const std::string& where, const StepShift& shift, const MilestoneShift* milestone) {
     const bool share = milestone != nullptr && milestone->has_shares();
+    const auto calls = moved_syscalls(shift);
     out << fmt::format(
-        "| {} | {} | {} | [{}, {}] | {} | {} |\n", where, markdown_text(step_shown(shift)),
+        "| {} | {} | {} | [{}, {}] | {} | {} | {} |\n", where, markdown_text(step_shown(shift)),
         signed_duration(shift.shift_ns), signed_duration(shift.low_ns), signed_duration(shift.high_ns),
         share ? fmt::format("{:.0f}%", milestone->share_of(shift) * 100) : "-",
-        shift.state ? fmt::format("{} {}", shift.state->state, signed_duration(shift.state->shift_ns)) : "-");
+        shift.state ? fmt::format("{} {}", shift.state->state, signed_duration(shift.state->shift_ns)) : "-",
+        calls.empty() ? "-" : markdown_text(calls));
   };
   bool any = false;
   for (const auto& milestone : steps.milestones) {
@@ -285,7 +287,7 @@ void write_steps_markdown(const StepComparison& steps, const GateConfig& config,
     }
     if (!milestone.moved.empty() && milestone.has_shares()) {
       const double rest = milestone.unattributed_ns(steps.shifts);
-      out << fmt::format("| {} | in no moved step | {} | | {:.0f}% | |\n", where, signed_duration(rest),
+      out << fmt::format("| {} | in no moved step | {} | | {:.0f}% | | |\n", where, signed_duration(rest),
                          rest / milestone.shift_ns * 100);
     }
   }
@@ -293,7 +295,9 @@ void write_steps_markdown(const StepComparison& steps, const GateConfig& config,
     row("off the paths (own time)", steps.shifts[i], nullptr);
     any = true;
   }
-  if (!any) out << "| - | no step moved | | | | |\n";
+  if (!any) out << "| - | no step moved | | | | | |\n";
+  if (!steps.syscalls_unavailable.empty())
+    out << "\n- " << markdown_text("note: " + steps.syscalls_unavailable) << '\n';
 }
 
 }  // namespace

@@ -230,4 +230,12 @@ std::optional<std::size_t> boots_needed(double spread, double shift, double alph
   return std::max<std::size_t>(2, static_cast<std::size_t>(needed));
 }
 
+double quantile_of(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  const auto rank = static_cast<std::ptrdiff_t>(std::lround(q * static_cast<double>(values.size() - 1)));
+  const auto at = values.begin() + rank;
+  std::nth_element(values.begin(), at, values.end());
+  return *at;
+}
+
 }  // namespace hacoboot

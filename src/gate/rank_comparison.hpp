@@ -67,6 +67,12 @@ std::optional<std::size_t> boots_needed(double spread, double shift, double alph
 // at all, however far apart the runs are.
 std::size_t fewest_boots_for(double alpha);
 
+// The value at quantile q (0..1) of boots' values, by the nearest rank on
+// n - 1 (the median of an even count is the upper middle value); 0 when
+// there are none. The spreads of boots the gate reads (interquartile range,
+// median absolute deviation) rest on it.
+double quantile_of(std::vector<double> values, double q);
+
 // The standard normal quantile: z with P(Z <= z) = p, for 0 < p < 1.
 double normal_quantile(double p);
 

@@ -93,19 +93,13 @@ std::string command_shown(const std::string& command) {
   return command.empty() ? std::string("any first execve") : "COMMAND '" + printable(command) + "'";
 }
 
-double median_of(std::vector<double> values) {
-  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), middle, values.end());
-  return *middle;
-}
-
 // How much a run's boots vary, robustly: the scaled median absolute deviation.
 double spread_of(const std::vector<double>& values) {
-  const double median = median_of(values);
+  const double median = quantile_of(values, 0.5);
   std::vector<double> deviations;
   deviations.reserve(values.size());
   for (const double v : values) deviations.push_back(std::abs(v - median));
-  return kMadToSpread * median_of(std::move(deviations));
+  return kMadToSpread * quantile_of(std::move(deviations), 0.5);
 }
 
 // The figures a row compares: noise-free when asked for and both runs have

@@ -137,15 +137,6 @@ StepShift shift_of(const StepPair& pair, StepMeasure measure, GateFigure figure,
   return shift;
 }
 
-// The interquartile range of ranked values.
-double interquartile_range(const std::vector<double>& ranked) {
-  if (ranked.empty()) return 0;
-  const auto at = [&ranked](double q) {
-    return ranked[static_cast<std::size_t>(q * static_cast<double>(ranked.size() - 1))];
-  };
-  return at(0.75) - at(0.25);
-}
-
 // The least shift this step is called moved at: the floor of every step;
 // --max-regression of the step's own median, as the milestones are held to
 // it (a busy runner stretches a long step's CPU time a little, caches and
@@ -157,7 +148,7 @@ double interquartile_range(const std::vector<double>& ranked) {
 double floor_of(const FigureStats& before, const std::vector<double>& ranked, double floor_ns,
                 const GateConfig& config) {
   const double limit = config.max_regression_pct / 100.0 * static_cast<double>(before.p50_ns);
-  return std::max({floor_ns, limit, interquartile_range(ranked)});
+  return std::max({floor_ns, limit, quantile_of(ranked, 0.75) - quantile_of(ranked, 0.25)});
 }
 
 void rank(StepShift& shift, const std::vector<double>& x, const FigureStats& after, double confidence) {
@@ -268,6 +259,64 @@ MilestoneShift milestone_of(const char* milestone, StepMeasure measure, const st
   return out;
 }
 
+// Whether any step of the run has its syscalls: the run traced them.
+bool traced_syscalls(const StepTable& steps) {
+  return std::any_of(steps.begin(), steps.end(), [](const auto& entry) { return entry.second.syscalls.has_value(); });
+}
+
+// A syscall's mean time per boot on the compared figure: without the run
+// queue when noise-free, as the step's own figure.
+double syscall_time(const SyscallMeans& means, const std::string& name, GateFigure figure) {
+  const auto it = means.find(name);
+  if (it == means.end()) return 0;
+  const auto& states = it->second;
+  const auto time = figure == GateFigure::NoiseFree ? states.total() - states.run_queue : states.total();
+  return static_cast<double>(time);
+}
+
+// The syscalls of a moved step whose mean time moved by a material part of
+// its shift; a call of one run only moved by all of its time.
+std::vector<SyscallShift> syscall_shifts(const SyscallMeans& before, const SyscallMeans& after, const StepShift& step,
+                                         GateFigure figure, double floor_ns) {
+  std::vector<std::string> names;
+  for (const auto& [name, states] : before) names.push_back(name);
+  for (const auto& [name, states] : after) {
+    if (!before.contains(name)) names.push_back(name);
+  }
+  const double least = std::max(kSyscallShareOfStep * std::abs(step.shift_ns), floor_ns);
+  std::vector<SyscallShift> moved;
+  for (auto& name : names) {
+    const double shift = syscall_time(after, name, figure) - syscall_time(before, name, figure);
+    if (std::abs(shift) >= least && shift != 0) moved.push_back({.name = std::move(name), .shift_ns = shift});
+  }
+  std::stable_sort(moved.begin(), moved.end(), [](const SyscallShift& a, const SyscallShift& b) {
+    return std::abs(a.shift_ns) > std::abs(b.shift_ns);
+  });
+  if (moved.size() > kMostSyscallsNamed) moved.resize(kMostSyscallsNamed);
+  return moved;
+}
+
+// Within each moved step, the syscalls that moved, when both runs traced
+// them; or why they were not compared when one did.
+void compare_syscalls(const StepTable& before, const StepTable& after, StepComparison& out) {
+  const bool baseline_traced = traced_syscalls(before);
+  const bool now_traced = traced_syscalls(after);
+  out.syscalls_compared = baseline_traced && now_traced;
+  if (baseline_traced != now_traced) {
+    out.syscalls_unavailable = fmt::format(
+        "syscalls were traced in the {} only (--syscalls): the moved steps' "
+        "syscalls not compared",
+        baseline_traced ? "baseline" : "new run");
+  }
+  if (!out.syscalls_compared) return;
+  for (auto& shift : out.shifts) {
+    if (!shift.moved) continue;
+    const auto& x = before.at(shift.key).syscalls;
+    const auto& y = after.at(shift.key).syscalls;
+    if (x && y) shift.syscalls = syscall_shifts(*x, *y, shift, out.figure, out.floor_ns);
+  }
+}
+
 }  // namespace
 
 const char* step_measure_name(StepMeasure measure) {
@@ -306,6 +355,7 @@ StepComparison compare_steps(const RunFigures& baseline, const RunFigures& now, 
   out.floor_ns = kStepFloorShare * static_cast<double>(milestone_median(baseline, "listen", config.figure));
   const auto tested = test_steps(*baseline.steps, *now.steps, config, out);
   judge_moves(tested, config, out);
+  compare_syscalls(*baseline.steps, *now.steps, out);
   for (const auto& [milestone, measure] :
        {std::pair{"listen", StepMeasure::ListenPath}, std::pair{"execve", StepMeasure::ExecvePath}}) {
     const auto* before = milestone_figure(baseline, milestone, config.figure);

@@ -38,6 +38,13 @@ struct StateShift {
   double shift_ns = 0;
 };
 
+// A syscall whose mean time per boot in a moved step moved by a material
+// part of the step's shift.
+struct SyscallShift {
+  std::string name;  // "mkdir", "syscall_1023"
+  double shift_ns = 0;
+};
+
 struct StepShift {
   std::string key;   // "container phase:15"
   std::string lane;  // "container"
@@ -63,6 +70,11 @@ struct StepShift {
   double part_ns = 0;
   PathChange path_change = PathChange::None;
   std::optional<StateShift> state;
+  // Moved steps only, when both runs traced syscalls: the calls whose mean
+  // time (noise-free: without their run-queue time) moved by at least
+  // kSyscallShareOfStep of the step's shift and the comparison's floor, the
+  // largest first, at most kMostSyscallsNamed.
+  std::vector<SyscallShift> syscalls;
 };
 
 // The steps of one milestone's path that moved, largest shift first.
@@ -99,6 +111,11 @@ struct StepComparison {
   // Steps whose own time moved but not their time on a path (work off the
   // paths, or waiting that moved), largest shift first.
   std::vector<std::size_t> moved_off_path;
+  // Whether both runs traced syscalls, and so the moved steps' were compared.
+  bool syscalls_compared = false;
+  // Why they were not when one run traced them ("syscalls were traced in the
+  // baseline only"); empty otherwise.
+  std::string syscalls_unavailable;
 };
 
 // A step is called moved when its shift is at least this share of the
@@ -106,6 +123,14 @@ struct StepComparison {
 // chase, large enough that cache and frequency effects of a busy runner,
 // which the noise-free figures do not remove, are not called.
 inline constexpr double kStepFloorShare = 0.02;
+
+// A syscall of a moved step is named when its mean time moved by at least
+// this share of the step's shift (and by the comparison's floor): a part
+// worth chasing. Its figure is a mean of each run's boots, which no rank
+// test judges, so a smaller share would name the calls whose means wander.
+inline constexpr double kSyscallShareOfStep = 0.10;
+// At most this many syscalls are named per moved step.
+inline constexpr std::size_t kMostSyscallsNamed = 3;
 
 StepComparison compare_steps(const RunFigures& baseline, const RunFigures& now, const GateConfig& config);
 

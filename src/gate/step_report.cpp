@@ -52,6 +52,15 @@ std::string signed_duration(double ns) {
   return (ns < 0 ? "-" : "+") + format_duration(magnitude);
 }
 
+std::string moved_syscalls(const StepShift& shift) {
+  std::vector<std::string> calls;
+  calls.reserve(shift.syscalls.size());
+  for (const auto& call : shift.syscalls) {
+    calls.push_back(fmt::format("{} {}", printable(call.name), signed_duration(call.shift_ns)));
+  }
+  return fmt::format("{}", fmt::join(calls, ", "));
+}
+
 std::string moved_step_line(const StepShift& shift, const MilestoneShift* milestone) {
   auto line = fmt::format("{} {} [{}, {}]", step_shown(shift), signed_duration(shift.shift_ns),
                           signed_duration(shift.low_ns), signed_duration(shift.high_ns));
@@ -60,6 +69,7 @@ std::string moved_step_line(const StepShift& shift, const MilestoneShift* milest
     line += fmt::format(" ({:.0f}% of the shift)", milestone->share_of(shift) * 100);
   }
   if (shift.state) line += fmt::format(", {} {}", shift.state->state, signed_duration(shift.state->shift_ns));
+  if (!shift.syscalls.empty()) line += ", syscalls " + moved_syscalls(shift);
   return line;
 }
 
@@ -82,12 +92,17 @@ std::string milestone_attribution(const StepComparison& steps, const std::string
 }
 
 std::string steps_terms(const StepComparison& steps, const GateConfig& config) {
-  return fmt::format(
+  auto terms = fmt::format(
       "{}, Benjamini-Hochberg over {} step test{} at alpha {}; a step moved by at least {} ({}% of "
       "the baseline's time to listen), +{}% of its own and the spread of its baseline boots",
       gate_figure_name(steps.figure), steps.tests, steps.tests == 1 ? "" : "s", config.alpha,
       format_duration(static_cast<std::uint64_t>(std::llround(steps.floor_ns))), kStepFloorShare * 100,
       config.max_regression_pct);
+  if (steps.syscalls_compared) {
+    terms += fmt::format("; within a moved step, the syscalls whose mean time moved by {:.0f}% of its shift",
+                         kSyscallShareOfStep * 100);
+  }
+  return terms;
 }
 
 std::vector<std::string> step_report_lines(const StepComparison& steps, const GateConfig& config) {
@@ -102,6 +117,7 @@ std::vector<std::string> step_report_lines(const StepComparison& steps, const Ga
     for (const auto i : steps.moved_off_path) moved.push_back(moved_step_line(steps.shifts[i], nullptr));
     lines.push_back(fmt::format("  off the paths: {}", fmt::join(moved, "; ")));
   }
+  if (!steps.syscalls_unavailable.empty()) lines.push_back("  note: " + steps.syscalls_unavailable);
   return lines;
 }
 

@@ -18,8 +18,12 @@ std::string step_shown(const StepShift& shift);
 // "+1.98 ms", "-310 us": a signed duration.
 std::string signed_duration(double ns);
 
+// The syscalls that moved within a moved step: "mkdir +1.90 ms, openat
+// +210 us"; empty when none did or they were not compared.
+std::string moved_syscalls(const StepShift& shift);
+
 // One moved step: "container 15 CONTAINER_CGROUP_SETUP +1.98 ms [+1.91 ms,
-// +2.05 ms] (94% of the shift), CPU +1.97 ms".
+// +2.05 ms] (94% of the shift), CPU +1.97 ms, syscalls mkdir +1.90 ms".
 std::string moved_step_line(const StepShift& shift, const MilestoneShift* milestone);
 
 // "listen: path +2.10 ms; moved: <line>; <line>" or "listen: no step moved",
@@ -31,7 +35,8 @@ std::string milestone_attribution(const StepComparison& steps, const std::string
 std::string steps_terms(const StepComparison& steps, const GateConfig& config);
 
 // The section as lines: the heading, each milestone's moved steps, the steps
-// that moved off the paths; or why the steps were not compared.
+// that moved off the paths, why the syscalls were not compared when one run
+// traced them; or why the steps were not compared.
 std::vector<std::string> step_report_lines(const StepComparison& steps, const GateConfig& config);
 
 }  // namespace hacoboot

@@ -1,8 +1,11 @@
 #include "fixture.hpp"
 
+#include <linux/magic.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -96,6 +99,16 @@ std::filesystem::path IntegrationTest::sampler_for_other_users() const {
 
 std::filesystem::path IntegrationTest::new_file(const std::string& stem) {
   return dir_ / (std::to_string(++files_) + "-" + stem);
+}
+
+void IntegrationTest::skip_unless_device_waits() const {
+  struct statfs fs {};
+  ASSERT_EQ(statfs(dir().c_str(), &fs), 0) << dir();
+  constexpr std::array<decltype(fs.f_type), 3> kNoDeviceWait{TMPFS_MAGIC, RAMFS_MAGIC, OVERLAYFS_SUPER_MAGIC};
+  if (std::find(kNoDeviceWait.begin(), kNoDeviceWait.end(), fs.f_type) != kNoDeviceWait.end()) {
+    GTEST_SKIP() << dir() << " is on tmpfs, ramfs or overlayfs (f_type 0x" << std::hex << fs.f_type
+                 << "), whose fsync does not wait for a device";
+  }
 }
 
 std::string IntegrationTest::launcher_command(const std::vector<std::string>& launcher_args,

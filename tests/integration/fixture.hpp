@@ -61,6 +61,10 @@ class IntegrationTest : public ::testing::Test {
   [[nodiscard]] std::filesystem::path sampler_for_other_users() const;
   // A fresh path in dir() for a file the tools will write.
   std::filesystem::path new_file(const std::string& stem);
+  // Skips the test where dir() is on tmpfs, ramfs or overlayfs, whose fsync
+  // returns at once instead of waiting for a device; the test returns after
+  // it when IsSkipped() or HasFatalFailure().
+  void skip_unless_device_waits() const;
 
   // Shell command running the launcher with launcher_args on the demo app.
   [[nodiscard]] std::string launcher_command(const std::vector<std::string>& launcher_args,

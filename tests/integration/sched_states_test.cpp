@@ -6,12 +6,9 @@
 // launcher's known work (--burn, --sleep, --fsync before a phase) is checked
 // against its own clocks in its ground truth: only ratios of two
 // measurements of the same work, never a wall-clock threshold.
-#include <linux/magic.h>
 #include <sched.h>
-#include <sys/vfs.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -373,13 +370,8 @@ TEST_F(SchedStatesTest, SleepBeforePhase13IsInterruptibleSleepOfStep13) {
 // fsync waits for the device uninterruptibly where the filesystem writes
 // through; tmpfs, ramfs and overlayfs on such a filesystem return at once.
 TEST_F(SchedStatesTest, FsyncBeforePhase13IsIoOfStep13) {
-  struct statfs fs {};
-  ASSERT_EQ(statfs(dir().c_str(), &fs), 0) << dir();
-  constexpr std::array<decltype(fs.f_type), 3> kNoDeviceWait{TMPFS_MAGIC, RAMFS_MAGIC, OVERLAYFS_SUPER_MAGIC};
-  if (std::find(kNoDeviceWait.begin(), kNoDeviceWait.end(), fs.f_type) != kNoDeviceWait.end()) {
-    GTEST_SKIP() << dir() << " is on tmpfs, ramfs or overlayfs (f_type 0x" << std::hex << fs.f_type
-                 << "), whose fsync does not wait for a device";
-  }
+  skip_unless_device_waits();
+  if (IsSkipped() || HasFatalFailure()) return;
   const auto boot = trace_one_boot({"--fsync", "13:10", "--io-dir", dir().string()});
   ASSERT_FALSE(HasFailure());
   const ThreadStep* step = find_step(boot.steps, 13);

@@ -6,11 +6,8 @@
 // many calls, and their scheduler states. Both sets of syscall hooks: execve
 // and listen through the per-syscall tracepoints (the raw hooks then only
 // time), or through the raw hooks alone.
-#include <linux/magic.h>
-#include <sys/vfs.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdint>
 #include <iterator>
@@ -151,13 +148,8 @@ TEST_P(SyscallsTest, SleepBeforePhase13IsClockNanosleepOfStep13) {
 // fsync waits for the device uninterruptibly where the filesystem writes
 // through: fsync's time is I/O, and its count the launcher's.
 TEST_P(SyscallsTest, FsyncsBeforePhase13AreFsyncsWithIoTime) {
-  struct statfs fs {};
-  ASSERT_EQ(statfs(dir().c_str(), &fs), 0) << dir();
-  constexpr std::array<decltype(fs.f_type), 3> kNoDeviceWait{TMPFS_MAGIC, RAMFS_MAGIC, OVERLAYFS_SUPER_MAGIC};
-  if (std::find(kNoDeviceWait.begin(), kNoDeviceWait.end(), fs.f_type) != kNoDeviceWait.end()) {
-    GTEST_SKIP() << dir() << " is on tmpfs, ramfs or overlayfs (f_type 0x" << std::hex << fs.f_type
-                 << "), whose fsync does not wait for a device";
-  }
+  skip_unless_device_waits();
+  if (IsSkipped() || HasFatalFailure()) return;
   const auto analysis = one_boot({"--fsync", "13:4", "--io-dir", dir().string()});
   ASSERT_FALSE(HasFailure());
   const LaneStep* step = phase_step(analysis, 13);

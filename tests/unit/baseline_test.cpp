@@ -383,21 +383,21 @@ TEST(Baseline, SuspiciousPhaseRowsAreRefused) {
   }
 }
 
-// A schema 4 summary with these step rows.
-std::string with_steps(const std::string& steps) {
-  return R"({"schema": 4, "tool": {"name": "hacoboot-sampler", "version": "0.1.0"},
+// A summary of this schema (4 on) with these step rows.
+std::string with_steps(const std::string& steps, int schema = 4) {
+  return R"({"schema": )" + std::to_string(schema) + R"(, "tool": {"name": "hacoboot-sampler", "version": "0.1.0"},
     "start_phase": {"phase": 1, "name": "START_SV"}, "command": null, "boots": {"started": 2},
     "metrics": )" +
          execve_with("[[10, 1], [20, 1]]") + R"(, "phases": [], "steps": [)" + steps + "]}";
 }
 
 std::string step_row(const std::string& lane, const std::string& kind_phase_name,
-                     const std::string& path = stats_with("[[10, 1], [20, 1]]")) {
+                     const std::string& path = stats_with("[[10, 1], [20, 1]]"), const std::string& more = "") {
   const auto stats = stats_with("[[10, 1], [20, 1]]");
   return R"({"lane": ")" + lane + R"(", )" + kind_phase_name + R"(, "own": )" + stats + R"(, "own_noise_free": )" +
          stats + R"(, "listen_path_time": {"wall": )" + path + R"(, "noise_free": )" + path +
          R"(}, "execve_path_time": {"wall": )" + stats + R"(, "noise_free": )" + stats +
-         R"(}, "cpu_ns": 10, "run_queue_ns": 0, "sleep_ns": 5, "io_ns": 0})";
+         R"(}, "cpu_ns": 10, "run_queue_ns": 0, "sleep_ns": 5, "io_ns": 0)" + more + "}";
 }
 
 constexpr const char* kPhase18 = R"("kind": "phase", "phase": 18, "name": "CONTAINER_CHROOTED")";
@@ -430,6 +430,43 @@ TEST(Baseline, SuspiciousStepRowsAreRefused) {
            {R"({"lane": "container", )" + std::string(kPhase18) + "}", R"(no "steps[0].own")"}}) {
     EXPECT_TRUE(refused_for(with_steps(steps), fault)) << refusal_of(with_steps(steps));
   }
+}
+
+// A step row of schema 5 with these syscall rows ("calls").
+std::string traced_step(const std::string& calls) {
+  return step_row("container", kPhase18, stats_with("[[10, 1], [20, 1]]"),
+                  R"(, "syscalls": {"user": {"time_ns": 1, "cpu_ns": 1, "run_queue_ns": 0, "sleep_ns": 0, "io_ns": 0},
+                     "calls": [)" +
+                      calls + "]}");
+}
+
+std::string call_row(const std::string& name, const std::string& time_ns = "7") {
+  return R"({"name": )" + name + R"(, "nr": 83, "calls": 2, "time_ns": )" + time_ns +
+         R"(, "max_ns": 4, "cpu_ns": 5, "run_queue_ns": 2, "sleep_ns": 0, "io_ns": 0})";
+}
+
+// Schema 5 keeps each step's mean syscall times (null without --syscalls);
+// older schemas have none, and a schema 4 file is read as before.
+TEST(Baseline, Schema5StepsKeepTheirSyscalls) {
+  const auto run = parse_baseline(with_steps(traced_step(call_row(R"("mkdir")")), 5), "base.json");
+  const auto& syscalls = run.steps->at("container phase:18").syscalls;
+  ASSERT_TRUE(syscalls);
+  ASSERT_TRUE(syscalls->contains("mkdir"));
+  EXPECT_EQ(syscalls->at("mkdir"), (SchedTotals{.cpu = 5, .run_queue = 2, .sleep = 0, .io = 0}));
+  const auto untraced = parse_baseline(
+      with_steps(step_row("container", kPhase18, stats_with("[[10, 1], [20, 1]]"), R"(, "syscalls": null)"), 5),
+      "base.json");
+  EXPECT_FALSE(untraced.steps->at("container phase:18").syscalls) << "null: the run did not trace them";
+  const auto schema4 = parse_baseline(with_steps(step_row("container", kPhase18)), "base.json");
+  EXPECT_FALSE(schema4.steps->at("container phase:18").syscalls);
+  for (const auto& [calls, fault] : std::vector<std::pair<std::string, std::string>>{
+           {call_row(R"("mkdir")", "8"), R"("steps[0].syscalls.calls[0].time_ns" is 8, but its states add up to 7)"},
+           {call_row(R"("mkdir")") + ", " + call_row(R"("mkdir")"),
+            R"("steps[0].syscalls.calls[1].name" is a second 'mkdir' of the step)"},
+           {call_row("83"), R"("steps[0].syscalls.calls[0].name" is 83, not a string)"}}) {
+    EXPECT_TRUE(refused_for(with_steps(traced_step(calls), 5), fault)) << refusal_of(with_steps(traced_step(calls), 5));
+  }
+  EXPECT_TRUE(refused_for(with_steps(step_row("container", kPhase18), 5), R"(no "steps[0].syscalls")"));
 }
 
 // -0 is valid JSON, but no count the tool writes: its message says what the file holds.

@@ -166,5 +166,17 @@ TEST(NormalQuantile, KnownValues) {
   EXPECT_NEAR(normal_quantile(0.8), 0.841621, 1e-6);
 }
 
+// The gate's spreads read quantiles by the nearest rank on n - 1: the
+// median of an even count is its upper middle value. Checked by hand.
+TEST(Quantile, NearestRankOfTheValuesInAnyOrder) {
+  EXPECT_EQ(quantile_of({5, 1, 4, 2, 3}, 0.5), 3);
+  EXPECT_EQ(quantile_of({4, 1, 3, 2}, 0.5), 3) << "the upper middle of four";
+  const std::vector<double> twenty{20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1};
+  EXPECT_EQ(quantile_of(twenty, 0.25), 6) << "rank 4.75 rounds to 5: the 6th value";
+  EXPECT_EQ(quantile_of(twenty, 0.75), 15) << "rank 14.25 rounds to 14: the 15th value";
+  EXPECT_EQ(quantile_of({}, 0.5), 0);
+  EXPECT_EQ(quantile_of({7}, 0.9), 7);
+}
+
 }  // namespace
 }  // namespace hacoboot

@@ -142,6 +142,7 @@ Outputs replay_demo(const Settings& settings = {}) {
                                                       .keep_for_pictures = true,
                                                       .phase_names = {}}),
                     recorded_cgroup_paths(recording));
+  pipeline.take_syscalls_from(recorded_syscalls(recording));  // those of a run with --syscalls
   pipeline.sinks().open_rows();
   replay(recording, pipeline);
   EXPECT_EQ(pipeline.sinks().finish_rows(), std::nullopt);
@@ -742,6 +743,28 @@ TEST(ReplayOutputs, TheGateNamesTheStepThatMovedAndItsShare) {
   EXPECT_TRUE(first_moved_share(mounted.report, "container 17 CONTAINER_UID_MAPPING_SETUP"))
       << "step 17 is not the first step named:\n"
       << mounted.report;
+}
+
+// Both runs traced with --syscalls: within step 17, which moved, the gate
+// names the mount and umount2 calls the launcher added, in every format. A
+// baseline without them compares the steps as before and says why no call
+// is named.
+TEST(ReplayOutputs, TheGateNamesTheSyscallsThatMovedWithinTheStep) {
+  const auto baseline = replay_gate_run("syscalls-base");
+  const auto mounted = judge(baseline, replay_gate_run("syscalls-mounts17"), 25);
+  EXPECT_EQ(mounted.status, kExitRegressed) << mounted.report;
+  const auto listen = line_starting_with(mounted.report, "  listen: ");
+  ASSERT_TRUE(first_moved_share(mounted.report, "container 17 CONTAINER_UID_MAPPING_SETUP")) << mounted.report;
+  const std::regex step_17_calls("CONTAINER_UID_MAPPING_SETUP [^;]*, syscalls ([^;]*)");
+  std::smatch calls;
+  ASSERT_TRUE(std::regex_search(listen, calls, step_17_calls)) << "step 17 names no syscall:\n" << mounted.report;
+  EXPECT_TRUE(contains(calls[1].str(), "umount2 +")) << calls[1].str();
+  EXPECT_TRUE(contains(calls[1].str(), "mount +")) << calls[1].str();
+
+  const auto untraced = judge(replay_gate_run("base"), replay_gate_run("syscalls-mounts17"), 25);
+  EXPECT_TRUE(first_moved_share(untraced.report, "container 17 CONTAINER_UID_MAPPING_SETUP")) << untraced.report;
+  EXPECT_FALSE(contains(untraced.report, ", syscalls ")) << untraced.report;
+  EXPECT_TRUE(contains(untraced.report, "note: syscalls were traced in the new run only")) << untraced.report;
 }
 
 // ---- --phase-names, --from -------------------------------------------------

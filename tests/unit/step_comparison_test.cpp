@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -36,6 +37,8 @@ struct StepPlan {
   double run_queue_ms = 0;    // mean time waiting for a CPU besides
   bool accounted = true;      // its scheduler states known (false: past the accounting)
   bool on_path = true;        // false: off the paths, own time only
+  // Its syscalls' mean CPU time per boot in ms, by name; nullopt: not traced.
+  std::optional<std::map<std::string, double>> syscall_ms{};  // NOLINT(readability-redundant-member-init)
 };
 
 std::vector<double> plus(std::vector<double> ms, double extra) {
@@ -58,6 +61,13 @@ double mean(const std::vector<double>& ms) {
   return sum / static_cast<double>(ms.size());
 }
 
+std::optional<SyscallMeans> syscalls_of(const StepPlan& plan) {
+  if (!plan.syscall_ms) return std::nullopt;
+  SyscallMeans means;
+  for (const auto& [name, ms] : *plan.syscall_ms) means[name].cpu = static_cast<std::uint64_t>(ms * 1e6);
+  return means;
+}
+
 StepFigures step_of(const StepPlan& plan) {
   const auto own = figure(plan.path_ms);
   const auto off = figure(std::vector<double>(plan.path_ms.size(), 0.0));
@@ -72,7 +82,8 @@ StepFigures step_of(const StepPlan& plan) {
           .own_noise_free = own,
           .listen_path = {.wall = path, .noise_free = path},
           .execve_path = {.wall = off, .noise_free = off},
-          .states = plan.accounted ? std::optional(states) : std::nullopt};
+          .states = plan.accounted ? std::optional(states) : std::nullopt,
+          .syscalls = syscalls_of(plan)};
 }
 
 // A run whose path to listen is these steps, one after another: listen
@@ -294,6 +305,117 @@ TEST(StepComparison, MarkdownAndJunitNameTheMovedStep) {
   std::ostringstream junit;
   write_gate_junit(result, {}, junit);
   EXPECT_NE(junit.str().find("moved: container 15 CONTAINER_CGROUP_SETUP +3."), std::string::npos) << junit.str();
+}
+
+// ---- the syscalls within a moved step ---------------------------------------
+
+// The demo's steps, each traced with --syscalls: a little of mkdir, openat
+// and read in every step.
+std::vector<StepPlan> traced_steps(std::uint32_t seed) {
+  auto steps = demo_steps(seed);
+  for (auto& plan : steps)
+    plan.syscall_ms = std::map<std::string, double>{{"mkdir", 0.1}, {"openat", 0.2}, {"read", 0.05}};
+  return steps;
+}
+
+// 2 ms more in step 15, 1.9 ms of it in mkdir: the step names mkdir alone,
+// not the calls whose means wandered by a few % of the shift.
+RunFigures mkdir_in_step_15(std::uint32_t seed) {
+  auto slower = traced_steps(seed);
+  slower[3].path_ms = plus(slower[3].path_ms, 2.0);
+  slower[3].syscall_ms = std::map<std::string, double>{{"mkdir", 2.0}, {"openat", 0.25}, {"read", 0.04}};
+  return run_of_steps(slower);
+}
+
+TEST(StepComparison, AMovedStepNamesTheSyscallThatMoved) {
+  const auto result = compare_runs(run_of_steps(traced_steps(11)), mkdir_in_step_15(110), {});
+  ASSERT_TRUE(result.steps.syscalls_compared);
+  EXPECT_EQ(result.steps.syscalls_unavailable, "");
+  const auto& listen = result.steps.milestones.front();
+  ASSERT_EQ(listen.moved.size(), 1U);
+  const auto& moved = shift_of(result.steps, listen.moved.front());
+  EXPECT_EQ(moved.key, "container phase:15");
+  ASSERT_EQ(moved.syscalls.size(), 1U) << "openat's +0.05 ms is under 10 % of the step's shift";
+  EXPECT_EQ(moved.syscalls.front().name, "mkdir");
+  EXPECT_NEAR(moved.syscalls.front().shift_ns, 1.9e6, 1e3);
+  EXPECT_EQ(moved_syscalls(moved), "mkdir +1.90 ms");
+  for (const auto& shift : result.steps.shifts) {
+    if (!shift.moved) EXPECT_TRUE(shift.syscalls.empty()) << shift.key << ": a step that did not move names none";
+  }
+
+  std::ostringstream text;
+  write_gate_report(result, {}, text);
+  EXPECT_NE(text.str().find("container 15 CONTAINER_CGROUP_SETUP +2."), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find(", CPU +2.00 ms, syscalls mkdir +1.90 ms"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("the syscalls whose mean time moved by 10% of its shift"), std::string::npos) << text.str();
+  std::ostringstream markdown;
+  write_gate_markdown(result, {}, markdown);
+  EXPECT_NE(markdown.str().find("| state | syscalls |"), std::string::npos) << markdown.str();
+  EXPECT_NE(markdown.str().find("| CPU +2.00 ms | mkdir \\+1\\.90 ms |"), std::string::npos) << markdown.str();
+  std::ostringstream junit;
+  write_gate_junit(result, {}, junit);
+  EXPECT_NE(junit.str().find("syscalls mkdir +1.90 ms"), std::string::npos) << junit.str();
+  std::ostringstream json;
+  write_gate_json(result, {}, json);
+  const auto doc = nlohmann::json::parse(json.str());
+  EXPECT_EQ(doc.at("steps").at("syscalls_compared"), true);
+  const auto& calls = doc.at("steps").at("milestones").at(0).at("moved").at(0).at("syscalls");
+  ASSERT_EQ(calls.size(), 1U) << calls.dump();
+  EXPECT_EQ(calls.at(0).at("name"), "mkdir");
+  EXPECT_NEAR(calls.at(0).at("shift_ns").get<double>(), 1.9e6, 1e3);
+}
+
+// A call of one run only moved by all its time; no more than three are
+// named, the largest shift first, whatever its sign.
+TEST(StepComparison, AtMostThreeSyscallsAreNamedAndOneRunsCallsCount) {
+  auto slower = traced_steps(120);
+  slower[3].path_ms = plus(slower[3].path_ms, 2.0);
+  slower[3].syscall_ms = std::map<std::string, double>{{"mkdir", 1.1}, {"fsync", 0.6}, {"openat", 0.5}, {"read", 0.05}};
+  auto before = traced_steps(12);
+  before[3].syscall_ms->emplace("close", 0.25);  // gone in the new run: -0.25 ms, the 4th largest
+  const auto steps = compare_steps(run_of_steps(before), run_of_steps(slower), {});
+  const auto& listen = steps.milestones.front();
+  ASSERT_EQ(listen.moved.size(), 1U);
+  const auto& moved = shift_of(steps, listen.moved.front());
+  EXPECT_EQ(moved_syscalls(moved), "mkdir +1.00 ms, fsync +600 us, openat +300 us");
+}
+
+// Judged noise-free, a call that only waited longer for a CPU did not move.
+TEST(StepComparison, NoiseFreeSyscallTimesLeaveTheRunQueueOut) {
+  auto busier = traced_steps(130);
+  busier[3].path_ms = plus(busier[3].path_ms, 2.0);
+  busier[3].syscall_ms = std::map<std::string, double>{{"mkdir", 2.0}, {"openat", 0.2}, {"read", 0.05}};
+  auto now = run_of_steps(busier);
+  now.steps->at("container phase:15").syscalls->at("openat").run_queue = 1'000'000;
+  const auto noise_free = compare_steps(run_of_steps(traced_steps(13)), now, {});
+  EXPECT_EQ(moved_syscalls(shift_of(noise_free, noise_free.milestones.front().moved.front())), "mkdir +1.90 ms");
+  const auto wall = compare_steps(run_of_steps(traced_steps(13)), now, {.figure = GateFigure::Wall});
+  EXPECT_EQ(moved_syscalls(shift_of(wall, wall.milestones.front().moved.front())), "mkdir +1.90 ms, openat +1.00 ms");
+}
+
+// Syscalls traced in one run only: the steps are compared as without them,
+// and the report says why no call is named.
+TEST(StepComparison, SyscallsOfOneRunOnlyAreNotComparedAndTheReportSaysSo) {
+  auto untraced = run_of_steps(demo_steps(14));
+  const auto result = compare_runs(untraced, mkdir_in_step_15(140), {});
+  EXPECT_FALSE(result.steps.syscalls_compared);
+  EXPECT_EQ(result.steps.syscalls_unavailable,
+            "syscalls were traced in the new run only (--syscalls): the moved steps' syscalls not compared");
+  const auto& listen = result.steps.milestones.front();
+  ASSERT_EQ(listen.moved.size(), 1U);
+  EXPECT_TRUE(shift_of(result.steps, listen.moved.front()).syscalls.empty());
+  std::ostringstream text;
+  write_gate_report(result, {}, text);
+  EXPECT_NE(text.str().find("  note: syscalls were traced in the new run only"), std::string::npos) << text.str();
+  EXPECT_EQ(text.str().find("the syscalls whose mean time moved"), std::string::npos) << text.str();
+  std::ostringstream markdown;
+  write_gate_markdown(result, {}, markdown);
+  EXPECT_NE(markdown.str().find("note\\: syscalls were traced in the new run only"), std::string::npos)
+      << markdown.str();
+
+  const auto neither = compare_steps(untraced, run_of_steps(demo_steps(141)), {});
+  EXPECT_FALSE(neither.syscalls_compared);
+  EXPECT_EQ(neither.syscalls_unavailable, "") << "no run traced them: nothing to say";
 }
 
 }  // namespace

@@ -303,6 +303,8 @@ void add_outputs(CLI::App& app, Arguments& args) {
   group.value("--events-format", args.events_format, "FORMAT", "Rows as tsv (default) or jsonl");
   group.value("--timeline", opt.timeline, "FILE", "Draw a waterfall of the boots to FILE.svg");
   group.value("--trace-out", opt.trace_out, "FILE", "Chrome Trace Event JSON (Perfetto UI) to FILE");
+  group.value("--stacks", opt.stacks, "FILE",
+              "Folded stacks boot;lane;step;syscall in ns to FILE, for flame graphs (implies --syscalls)");
 }
 
 // A traced run's own output: not one `report` makes.
@@ -600,7 +602,7 @@ void check_kernel_side(const CLI::App& app, const Arguments& args, Options& opt)
   }
   if (given(app, "--syscall-hooks")) opt.syscall_hooks = pick(kSyscallHooks, args.syscall_hooks, "--syscall-hooks");
   if (given(app, "--usdt-attach")) opt.usdt_attach = pick(kUsdtAttach, args.usdt_attach, "--usdt-attach");
-  opt.syscalls = opt.syscalls || opt.all_syscalls;
+  opt.syscalls = opt.syscalls || opt.all_syscalls || !opt.stacks.empty();
 }
 
 // The command word, or its older spelling as a flag; `trace` when none.

@@ -57,6 +57,7 @@ struct Options {
   EventsFormat events_format = EventsFormat::Tsv;
   std::string timeline;   // SVG waterfall
   std::string trace_out;  // Chrome Trace Event JSON
+  std::string stacks;     // folded stacks of the steps' syscalls
   std::string record;     // the run's recording (--record, `record -o`); empty: none
   std::string replayed;   // `report FILE`: the outputs from this recording, no tracing
   // Exporter: Prometheus metrics over HTTP and/or in a node_exporter textfile

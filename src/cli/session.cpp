@@ -41,6 +41,7 @@
 #include "recording/recording_writer.hpp"
 #include "recording/replay.hpp"
 #include "report/chrome_trace.hpp"
+#include "report/folded_stacks.hpp"
 #include "report/report.hpp"
 #include "report/timeline_svg.hpp"
 #include "util/boot_id.hpp"
@@ -71,13 +72,14 @@ void tell(std::ostream& diagnostics, const std::optional<std::string>& what) {
 
 // Options' run settings, those of the recording for `report`.
 PipelineConfig pipeline_config(const Options& options) {
+  const bool pictures = !options.timeline.empty() || !options.trace_out.empty() || !options.stacks.empty();
   return {.start_phase = options.start_phase,
           .command = options.command,
           .warmup = options.warmup,
           .sinks = {.events = options.events,
                     .events_format = options.events_format == EventsFormat::Jsonl ? BootRowWriter::Format::Jsonl
                                                                                   : BootRowWriter::Format::Tsv,
-                    .keep_for_pictures = !options.timeline.empty() || !options.trace_out.empty(),
+                    .keep_for_pictures = pictures,
                     .phase_names = options.phase_names}};
 }
 
@@ -209,6 +211,7 @@ void check_outputs(const Options& options, const std::string& haconiwa) {
       {.option = "--events", .path = options.events},
       {.option = "--timeline", .path = options.timeline},
       {.option = "--trace-out", .path = options.trace_out},
+      {.option = "--stacks", .path = options.stacks},
       {.option = "--textfile", .path = options.textfile, .regular_file_only = true},
       {.option = options.subcommand == Command::Record ? "record -o" : "--record", .path = options.record}};
   for (auto& gate_file : gate_outputs(options)) outputs.push_back(std::move(gate_file));
@@ -367,6 +370,15 @@ void write_reports(const Options& options, BootSinks& sinks, const RunFacts& fac
     write_output(options.trace_out,
                  [&](std::ostream& out) { write_chrome_trace(sinks.pictured(), out, options.phase_names); });
   }
+  if (!options.stacks.empty()) {
+    std::size_t lines = 0;
+    write_output(options.stacks,
+                 [&](std::ostream& out) { lines = write_folded_stacks(sinks.pictured(), out, options.phase_names); });
+    if (lines == 0 && !sinks.pictured().empty()) {
+      diagnostics << "hacoboot-sampler: warning: --stacks: no step has syscall figures (a recording made without "
+                     "--syscalls?)\n";
+    }
+  }
 }
 
 // kExitRunCommandFailed when the --run command failed, the gate's status
@@ -444,7 +456,8 @@ int report_recording(const Options& given, std::ostream& diagnostics) {
   std::vector<NamedOutput> outputs{{.option = "-o", .path = given.output},
                                    {.option = "--events", .path = given.events},
                                    {.option = "--timeline", .path = given.timeline},
-                                   {.option = "--trace-out", .path = given.trace_out}};
+                                   {.option = "--trace-out", .path = given.trace_out},
+                                   {.option = "--stacks", .path = given.stacks}};
   for (auto& gate_file : gate_outputs(given)) outputs.push_back(std::move(gate_file));
   check_output_paths(outputs,
                      {{.option = "--baseline", .path = given.baseline}, {.option = "report", .path = given.replayed}});

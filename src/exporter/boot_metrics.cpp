@@ -6,6 +6,8 @@
 #include <array>
 #include <iterator>
 
+#include "model/syscall_names.hpp"
+#include "model/syscalls.hpp"
 #include "util/text.hpp"
 
 #ifndef HACOBOOT_VERSION
@@ -133,6 +135,21 @@ void BootMetrics::add_states(const BootAnalysis& analysis) {
     ++states.count;
     states.cpu_ns += step.states->cpu;
     states.run_queue_ns += step.states->run_queue;
+    if (step.syscalls) add_syscalls(key, *step.syscalls);
+  }
+}
+
+void BootMetrics::add_syscalls(const LaneStepKey& key, const StepSyscalls& syscalls) {
+  auto& step = lane_step_syscalls_[key];
+  // calls come the most time first: the heaviest of the first boots get the series.
+  for (const auto& call : syscalls.calls) {
+    auto named = step.named.find(call.nr);
+    if (named == step.named.end() && step.named.size() < kSyscallSeriesPerStep) {
+      named = step.named.try_emplace(call.nr).first;
+    }
+    auto& sums = named == step.named.end() ? step.other : named->second;
+    sums.calls += call.count;
+    sums.ns += call.states.total();
   }
 }
 
@@ -140,6 +157,7 @@ void BootMetrics::write(std::ostream& out, const PhaseNames& names) const {
   Exposition e;
   write_milestones(e);
   write_steps(e, names);
+  write_syscalls(e, names);
   write_counters(e, names);
   out << e.text();
 }
@@ -192,6 +210,23 @@ void BootMetrics::write_steps(Exposition& e, const PhaseNames& names) const {
            "hacoboot_step_cpu_seconds.");
   for (const auto& [key, states] : lane_steps_) {
     e.sum_and_count(run_queue, lane_step_labels(key, names), states.run_queue_ns, states.count);
+  }
+}
+
+void BootMetrics::write_syscalls(Exposition& e, const PhaseNames& names) const {
+  const std::string syscall = "hacoboot_step_syscall_seconds";
+  e.family(syscall, "summary",
+           fmt::format("Time in each syscall of each step of each process of a boot (_count: its calls), over the "
+                       "boots traced with --syscalls. Per lane and step at most {} syscalls by name, the first met "
+                       "(the most time first), and syscall=\"other\" for the rest.",
+                       kSyscallSeriesPerStep));
+  for (const auto& [key, step] : lane_step_syscalls_) {
+    const auto labels = lane_step_labels(key, names);
+    for (const auto& [nr, sums] : step.named) {
+      e.sum_and_count(syscall, labels + ",syscall=\"" + escape_label_value(syscall_name(nr)) + "\"", sums.ns,
+                      sums.calls);
+    }
+    if (step.other.calls > 0) e.sum_and_count(syscall, labels + R"(,syscall="other")", step.other.ns, step.other.calls);
   }
 }
 

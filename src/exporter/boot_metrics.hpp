@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <ostream>
@@ -12,6 +13,7 @@
 #include "model/path_breakdown.hpp"
 #include "model/phases.hpp"
 #include "model/summary.hpp"
+#include "model/syscalls.hpp"
 
 namespace hacoboot {
 
@@ -20,8 +22,9 @@ namespace hacoboot {
 //
 // Memory is fixed: a histogram is a fixed array of bucket counts, and there is
 // at most one pair per phase Haconiwa can fire (0..kMaxPhase) and milestone,
-// and one pair of state sums per lane and such step, so it stays flat however
-// many boots and days the exporter runs.
+// one pair of state sums per lane and such step, and kSyscallSeriesPerStep + 1
+// syscall sums at most per lane and such step, so it stays flat however many
+// boots and days the exporter runs.
 //
 // Not thread-safe: the caller serializes every call, e.g. behind one mutex
 // shared by the thread that adds boots and the one that serves write().
@@ -33,6 +36,11 @@ class BootMetrics {
       100'000,       250'000,       500'000,       1'000'000,      2'500'000,      5'000'000,
       10'000'000,    25'000'000,    50'000'000,    100'000'000,    250'000'000,    500'000'000,
       1'000'000'000, 2'500'000'000, 5'000'000'000, 10'000'000'000, 30'000'000'000, 60'000'000'000};
+
+  // Syscalls with a series of their own per lane and step: the first ones
+  // met, the most time first within each boot; the others' time goes to
+  // syscall="other". A series once made stays, so that its sums only grow.
+  static constexpr std::size_t kSyscallSeriesPerStep = 8;
 
   // A finished boot, after warm-up filtering, with analyse_boot() of it.
   // Unstarted boots count nowhere.
@@ -74,18 +82,31 @@ class BootMetrics {
     std::uint64_t cpu_ns = 0;
     std::uint64_t run_queue_ns = 0;
   };
+  // One syscall's time and calls in one step of one lane, summed over boots.
+  struct SyscallSeconds {
+    std::uint64_t calls = 0;
+    std::uint64_t ns = 0;
+  };
+  // A step's syscalls: at most kSyscallSeriesPerStep by name, the rest as one.
+  struct LaneStepSyscalls {
+    std::map<std::uint32_t, SyscallSeconds> named;
+    SyscallSeconds other;
+  };
   class Exposition;
 
   void add_states(const BootAnalysis& analysis);
+  void add_syscalls(const LaneStepKey& key, const StepSyscalls& syscalls);
   // The families of write(), in their order.
   void write_milestones(Exposition& e) const;
   void write_steps(Exposition& e, const PhaseNames& names) const;
+  void write_syscalls(Exposition& e, const PhaseNames& names) const;
   void write_counters(Exposition& e, const PhaseNames& names) const;
   void write_failures(Exposition& e, const PhaseNames& names) const;
 
   BootCounts boots_;
   std::map<Step, StepHistograms> steps_;
   std::map<LaneStepKey, LaneStepStates> lane_steps_;
+  std::map<LaneStepKey, LaneStepSyscalls> lane_step_syscalls_;
   Histogram noise_free_execve_;
   Histogram noise_free_listen_;
   std::uint64_t lost_events_ = 0;

@@ -15,7 +15,7 @@
 
 namespace hacoboot {
 
-// Boots kept for the pictures (--timeline, --trace-out): they are for
+// Boots kept for the pictures (--timeline, --trace-out, --stacks): they are for
 // looking at, and memory must not grow with the length of the run.
 inline constexpr std::size_t kMaxPictured = 10'000;
 
@@ -24,7 +24,7 @@ struct BootSinksConfig {
   // The rows' file (--events); empty: none.
   std::string events{};  // NOLINT(readability-redundant-member-init): -Wmissing-field-initializers
   BootRowWriter::Format events_format = BootRowWriter::Format::Tsv;
-  bool keep_for_pictures = false;  // --timeline or --trace-out
+  bool keep_for_pictures = false;  // --timeline, --trace-out or --stacks
   PhaseNames phase_names{};        // NOLINT(readability-redundant-member-init): -Wmissing-field-initializers
 };
 

@@ -17,6 +17,9 @@
 #include <vector>
 
 #include "model/phases.hpp"
+#include "model/syscall_names.hpp"
+#include "model/syscalls.hpp"
+#include "report/sched_json.hpp"
 
 namespace hacoboot {
 namespace {
@@ -188,6 +191,33 @@ void add_states(const LaneStep& step, const std::string& label, const Track& tra
   }
 }
 
+constexpr std::string_view kSyscallOrder =
+    "the most time first, then user space: the kernel side sums a step's calls, it does not time each one, so "
+    "a slice is a total, not when the calls ran";
+
+// A step's syscalls as slices nested under its slice, each a total: the
+// calls by time, then the time in user space, tiling the step.
+void add_syscalls(const LaneStep& step, const std::string& label, const Track& track, TraceBuilder& trace) {
+  if (!step.syscalls) return;
+  auto begin_ns = step.begin_ns;
+  const auto add_total = [&](const std::string& name, const SchedTotals& states, const SyscallTime* call) {
+    const auto ns = states.total();
+    if (ns == 0) return;
+    Json args{{"step", label}};
+    if (call) args["calls"] = call->count;
+    args["total_ns"] = ns;
+    if (call) args["max_ns"] = call->max_ns;
+    put_states(args, states);
+    args["order"] = kSyscallOrder;
+    auto slice = trace.slice(track, name + " (total)", "syscall", begin_ns, begin_ns + ns);
+    slice["args"] = std::move(args);
+    trace.add(begin_ns, std::move(slice));
+    begin_ns += ns;
+  };
+  for (const auto& call : step.syscalls->calls) add_total(syscall_name(call.nr), call.states, &call);
+  add_total("user space", step.syscalls->user, nullptr);
+}
+
 // The tracks of one process of a boot.
 struct LaneTracks {
   Track steps;
@@ -217,6 +247,7 @@ void add_steps(const BootAnalysis& analysis, const std::map<LaneKey, LaneTracks>
         trace.slice(lane.steps, label, step.on_listen_path() ? "step,listen_path" : "step", step.begin_ns, step.end_ns);
     slice["args"] = step_args(step);
     trace.add(step.begin_ns, std::move(slice));
+    add_syscalls(step, label, lane.steps, trace);
     if (lane.states) add_states(step, label, *lane.states, trace);
   }
 }

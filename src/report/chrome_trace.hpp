@@ -17,7 +17,12 @@ namespace hacoboot {
 // - per process of the boot (lane and tid), "boot 3 supervisor (tid 200)":
 //   its steps as complete events (args: states, time on the critical paths;
 //   category "step,listen_path" when on the path to listen), and flow
-//   arrows for the wakeups and forks the critical paths go through;
+//   arrows for the wakeups and forks the critical paths go through; nested
+//   under a step with syscall figures, its syscalls ("fsync (total)", args:
+//   calls, total_ns, max_ns, states) the most time first, then its time in
+//   user space ("user space (total)"), one after another from the step's
+//   start: the kernel side sums a step's calls, so each is a total, not when
+//   the calls ran;
 // - under it, "... states": each step's CPU / run queue / sleep / I/O totals
 //   as consecutive slices in that fixed order (the kernel's readings give a
 //   step's totals, not when inside it each state occurred).

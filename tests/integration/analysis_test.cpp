@@ -1,9 +1,15 @@
 // What a user reads after a live run that a recording cannot stand for: the
-// --timeline SVG rendered by a real browser, and the gate's files of a run
-// whose --run command or output fails. What the outputs and the gate say of
+// --timeline SVG rendered by a real browser, the --stacks of a run's real
+// syscalls, and the gate's files of a run whose --run command or output fails. What the outputs and the gate say of
 // given boots is the replay tier's (tests/unit/replay_outputs_test.cpp).
+#include <fmt/format.h>
+
 #include <array>
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "fixture.hpp"
@@ -116,6 +122,59 @@ TEST_F(AnalysisTest, TimelineRendersInABrowser) {
   // A blank 1400x900 page compresses to a few KB; the waterfall's bars,
   // markers and text take several times that.
   EXPECT_GT(drawn->bytes, 3 * blank->bytes) << "the timeline renders blank (blank page: " << blank->bytes << " bytes)";
+}
+
+// ---- --stacks ---------------------------------------------------------------
+
+// boot;lane;step of each folded line (its syscall frame dropped) -> its ns summed.
+std::map<std::string, std::uint64_t> stacks_by_step(const std::string& folded) {
+  std::map<std::string, std::uint64_t> by_step;
+  for (const auto& line : split_lines(folded)) {
+    const auto value_at = line.rfind(' ');
+    const auto syscall_at = line.rfind(';', value_at);
+    if (value_at == std::string::npos || syscall_at == std::string::npos) {
+      ADD_FAILURE() << "not a folded stack: " << line;
+      continue;
+    }
+    by_step[line.substr(0, syscall_at)] += std::stoull(line.substr(value_at + 1));
+  }
+  return by_step;
+}
+
+// The same key for each step slice of --trace-out that has scheduler states
+// (and so syscall figures) -> its duration_ns summed.
+std::map<std::string, std::uint64_t> trace_steps(const nlohmann::json& trace) {
+  std::map<std::string, std::uint64_t> by_step;
+  for (const auto& event : trace.at("traceEvents")) {
+    if (event.at("ph") != "X" || !event.at("cat").get<std::string>().starts_with("step")) continue;
+    const auto& args = event.at("args");
+    if (!args.contains("cpu_ns")) continue;
+    const auto name = event.at("name").get<std::string>();
+    const auto step = args.contains("phase") ? fmt::format("{:02} {}", args.at("phase").get<int>(), name) : name;
+    by_step[fmt::format("boot-{};{};{}", event.at("pid").get<std::uint64_t>(), args.at("lane").get<std::string>(),
+                        step)] += args.at("duration_ns").get<std::uint64_t>();
+  }
+  return by_step;
+}
+
+// The folded stacks of a live run with known work before phases: each
+// step's lines add up to that step's time in the trace of the same run, the
+// sleep is clock_nanosleep under its step, and the user time a leaf of its own.
+TEST_F(AnalysisTest, StacksAddUpToTheStepsTimeOfEveryBoot) {
+  const auto stacks = new_file("boots.folded");
+  const auto trace = new_file("boots.json");
+  expect_exit(run_boots(3, {"--stacks", stacks.string(), "--trace-out", trace.string(), "-q"},
+                        {"--sleep", "13:5", "--burn", "2:2"}),
+              0);
+  ASSERT_FALSE(HasFailure());
+  const auto folded = read_file(stacks);
+  const auto by_step = stacks_by_step(folded);
+  EXPECT_EQ(by_step, trace_steps(nlohmann::json::parse(read_file(trace))));
+  for (std::uint64_t boot = 1; boot <= 3; ++boot) {
+    const auto sleep = fmt::format("boot-{};container;13 CONTAINER_FILESYSTEM_SETUP;clock_nanosleep ", boot);
+    EXPECT_TRUE(contains(folded, sleep)) << sleep << "in:\n" << folded;
+    EXPECT_TRUE(contains(folded, fmt::format("boot-{};supervisor;02 START_FORK;[user] ", boot))) << folded;
+  }
 }
 
 // ---- --baseline -------------------------------------------------------------

@@ -521,6 +521,9 @@ std::vector<BadInputCase> rows() {
       C("TimelineAndTraceOutAreOneFile", {"--timeline", "{dir}/x.json", "--trace-out", "{dir}/x.json"}, 2,
         "--timeline {dir}/x.json and --trace-out {dir}/x.json are the same file")
           .creates_no("{dir}/x.json"),
+      C("TraceOutAndStacksAreOneFile", {"--trace-out", "{dir}/x.json", "--stacks", "{dir}/x.json"}, 2,
+        "--trace-out {dir}/x.json and --stacks {dir}/x.json are the same file")
+          .creates_no("{dir}/x.json"),
       C("OutputAndEventsAreOneFileSpelledTwoWays", {"-o", "{dir}/./keep.json", "--events", "{dir}/keep.json"}, 2,
         "-o {dir}/./keep.json and --events {dir}/keep.json are the same file")
           .keeps("{dir}/keep.json"),

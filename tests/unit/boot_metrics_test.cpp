@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/syscall.h>
+
+#include <cstdint>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -11,6 +14,8 @@
 #include "model/boot.hpp"
 #include "model/boot_analysis.hpp"
 #include "model/phases.hpp"
+#include "model/syscall_names.hpp"
+#include "model/syscalls.hpp"
 
 namespace hacoboot {
 namespace {
@@ -69,7 +74,11 @@ CriticalPath path_through(const std::vector<LaneStep>& steps) {
 BootAnalysis golden_analysis() {
   const auto fork = lane_step(Lane::Supervisor, phase(2), 1'000'000, 1'250'000, {200'000, 50'000, 0, 0});
   const auto start = lane_step(Lane::Container, phase(11), 1'250'000, 1'500'000, {150'000, 100'000, 0, 0});
-  const auto execing = lane_step(Lane::Container, phase(21), 1'500'000, 3'000'000, {1'000'000, 0, 400'000, 100'000});
+  auto execing = lane_step(Lane::Container, phase(21), 1'500'000, 3'000'000, {1'000'000, 0, 400'000, 100'000});
+  execing.syscalls =
+      StepSyscalls{.calls = {{.nr = SYS_read, .count = 3, .max_ns = 300'000, .states = {.sleep = 400'000}},
+                             {.nr = SYS_fsync, .count = 2, .max_ns = 90'000, .states = {.cpu = 20'000, .io = 100'000}}},
+                   .user = {.cpu = 980'000}};
   const auto marker = lane_step(Lane::Supervisor, phase(123), 1'250'000, 3'500'000, {0, 0, 2'250'000, 0});
   const auto execve = lane_step(Lane::Container, Step{Step::Kind::Execve}, 3'000'000, 4'000'000, {1'000'000, 0, 0, 0});
   const auto listen =
@@ -83,7 +92,7 @@ BootAnalysis golden_analysis() {
 
 // Boots behind tests/support/golden/metrics.prom (ms since start):
 //   1: phases 2 at 0.25, 11 at 0.5, 21 at 2, 123 at 2.5; execve 3, listen 12;
-//      with scheduler readings (golden_analysis())
+//      with scheduler readings and phase 21's syscalls (golden_analysis())
 //   2: phases 2 at 0.1 (on a bucket bound), 11 at 0.4, 21 at 2.5; execve 2.6, listen 1500
 //   3: phases 2 at 0.3, 11 at 0.7, then died: incomplete
 //   4: seen only after its start: counted nowhere
@@ -297,6 +306,59 @@ TEST(BootMetrics, StepStatesOfAPhaseOutsideHaconiwasRangeGetNoSeries) {
   BootMetrics m;
   m.add(started_boot(1'000'000, {{1, 1'000'000}}, 4'000'000, 13'000'000), analysis);
   EXPECT_EQ(render(m).find(R"(phase="128")"), std::string::npos);
+}
+
+TEST(BootMetrics, SyscallSecondsArePerLaneStepAndSyscallWithTheirCalls) {
+  BootMetrics m;
+  const auto boot = started_boot(1'000'000, {{1, 1'000'000}}, 4'000'000, 13'000'000);
+  m.add(boot, golden_analysis());
+  m.add(boot, golden_analysis());
+  const auto text = render(m);
+  const std::string read = R"({lane="container",phase="21",phase_name="CONTAINER_EXECING",syscall="read"})";
+  EXPECT_EQ(sample(text, "hacoboot_step_syscall_seconds_sum" + read), "0.0008");
+  EXPECT_EQ(sample(text, "hacoboot_step_syscall_seconds_count" + read), "6") << "its calls, not its boots";
+  EXPECT_EQ(sample(text, R"(hacoboot_step_syscall_seconds_sum{lane="container",phase="21",)"
+                         R"(phase_name="CONTAINER_EXECING",syscall="fsync"})"),
+            "0.00024");
+  EXPECT_EQ(text.find(R"(syscall="other"})"), std::string::npos) << "no step has more syscalls than the bound";
+  EXPECT_EQ(text.find(R"(phase="2",phase_name="START_FORK",syscall)"), std::string::npos) << "no figures there";
+}
+
+// A step with one syscall per number 1..n, number k taking k ns: the most
+// time first, as StepSyscalls has them.
+StepSyscalls syscalls_numbered(std::uint32_t n) {
+  StepSyscalls syscalls;
+  for (std::uint32_t nr = n; nr >= 1; --nr) {
+    syscalls.calls.push_back({.nr = nr, .count = 1, .max_ns = nr, .states = {.cpu = nr}});
+  }
+  return syscalls;
+}
+
+std::string syscall_series(std::uint32_t nr) {
+  return R"(hacoboot_step_syscall_seconds_count{lane="container",phase="21",phase_name="CONTAINER_EXECING",syscall=")" +
+         syscall_name(nr) + "\"}";
+}
+
+TEST(BootMetrics, AStepHasAtMostTheBoundOfSyscallsByNameAndTheRestAsOther) {
+  constexpr auto kBound = BootMetrics::kSyscallSeriesPerStep;
+  const auto boot = started_boot(1'000'000, {{1, 1'000'000}}, 4'000'000, 13'000'000);
+  auto analysis = golden_analysis();
+  analysis.steps.at(2).syscalls = syscalls_numbered(kBound + 2);
+  BootMetrics m;
+  m.add(boot, analysis);
+  // The next boot: the lightest named one, and one never seen, which finds no free series.
+  analysis.steps.at(2).syscalls = StepSyscalls{.calls = {{.nr = 100, .count = 5, .max_ns = 90, .states = {.io = 500}},
+                                                         {.nr = 3, .count = 1, .max_ns = 1, .states = {.cpu = 1}}},
+                                               .user = {}};
+  m.add(boot, analysis);
+  const auto text = render(m);
+  for (std::uint32_t nr = 3; nr <= kBound + 2; ++nr) EXPECT_TRUE(sample(text, syscall_series(nr))) << nr;
+  EXPECT_EQ(sample(text, syscall_series(3)), "2") << "a series once made stays";
+  EXPECT_FALSE(sample(text, syscall_series(1)));
+  EXPECT_FALSE(sample(text, syscall_series(100)));
+  const std::string other = R"({lane="container",phase="21",phase_name="CONTAINER_EXECING",syscall="other"})";
+  EXPECT_EQ(sample(text, "hacoboot_step_syscall_seconds_count" + other), "7");  // 1 + 1 + 5
+  EXPECT_EQ(sample(text, "hacoboot_step_syscall_seconds_sum" + other), "0.000000503");
 }
 
 TEST(BootMetrics, AnUnstartedBootsAnalysisCountsNowhere) {

@@ -321,12 +321,22 @@ TEST(Options, RecordTakesTheTraceOptionsAndNoOtherOutput) {
   EXPECT_EQ(parse("record", "-o", "-", "/bin/app").options.record, "-") << "record writes nothing else there";
 }
 
+// The stacks are the syscalls': asking for them attaches the syscall hooks,
+// as --all-syscalls does.
+TEST(Options, StacksImplySyscalls) {
+  const auto o = parse("--stacks", "boots.folded", "/bin/app").options;
+  EXPECT_EQ(o.stacks, "boots.folded");
+  EXPECT_TRUE(o.syscalls);
+  EXPECT_TRUE(parse("--stacks", "-", "/bin/app").options.syscalls);
+  EXPECT_FALSE(parse("/bin/app").options.syscalls);
+}
+
 // `report FILE`: the outputs' and the gate's options, nothing that traces.
 TEST(Options, ReportTakesTheOutputAndGateOptionsOnly) {
-  const auto o =
-      parse("report", "run.hbrec", "-f", "json", "-o", "s.json", "--events", "rows.jsonl", "--events-format", "jsonl",
-            "--timeline", "b.svg", "--trace-out", "t.json", "--baseline", "base.json", "--alpha", "0.01")
-          .options;
+  const auto o = parse("report", "run.hbrec", "-f", "json", "-o", "s.json", "--events", "rows.jsonl", "--events-format",
+                       "jsonl", "--timeline", "b.svg", "--trace-out", "t.json", "--stacks", "s.folded", "--baseline",
+                       "base.json", "--alpha", "0.01")
+                     .options;
   EXPECT_EQ(o.replayed, "run.hbrec");
   EXPECT_EQ(o.format, ReportFormat::Json);
   EXPECT_EQ(o.output, "s.json");
@@ -334,6 +344,7 @@ TEST(Options, ReportTakesTheOutputAndGateOptionsOnly) {
   EXPECT_EQ(o.events_format, EventsFormat::Jsonl);
   EXPECT_EQ(o.timeline, "b.svg");
   EXPECT_EQ(o.trace_out, "t.json");
+  EXPECT_EQ(o.stacks, "s.folded");
   EXPECT_EQ(o.baseline, "base.json");
   EXPECT_DOUBLE_EQ(o.gate.alpha, 0.01);
   EXPECT_EQ(refusal("-q", "report", "run.hbrec"), "report: --quiet is not an option of report");

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <sys/syscall.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "model/boot_analysis.hpp"
+#include "model/syscalls.hpp"
 #include "report/chrome_trace.hpp"
 
 namespace hacoboot {
@@ -402,8 +405,85 @@ TEST(ChromeTraceLanes, WithoutReadingsNoStatesTrackAndNoNoiseFreeFigure) {
   }
 }
 
+// lanes_analysis() with the container's CONTAINER_START (200'003 ns) split
+// into its syscalls and user time, as the kernel side sums them.
+BootAnalysis analysis_with_syscalls() {
+  auto analysis = lanes_analysis();
+  analysis.steps.at(1).syscalls = StepSyscalls{
+      .calls = {{.nr = SYS_fsync, .count = 2, .max_ns = 40'000, .states = {.cpu = 10'000, .io = 50'000}},
+                {.nr = SYS_read, .count = 4, .max_ns = 30'000, .states = {.run_queue = 3, .sleep = 50'000}}},
+      .user = {.cpu = 90'000}};
+  return analysis;
+}
+
+std::vector<json> syscall_slices(const json& trace, const std::string& track_name) {
+  std::vector<json> slices;
+  for (const auto& event : track_named(trace, track_name)) {
+    if (event.at("cat") == "syscall") slices.push_back(event);
+  }
+  return slices;
+}
+
+TEST(ChromeTraceSyscalls, AreTotalsNestedUnderTheirStepTheMostTimeFirstThenUserSpace) {
+  const auto trace = trace_of(lanes_boot(), analysis_with_syscalls());
+  std::vector<std::string> names;
+  std::vector<std::int64_t> starts;
+  std::vector<std::int64_t> ends;
+  for (const auto& slice : syscall_slices(trace, "boot 2 container (tid 201)")) {
+    EXPECT_EQ(slice.at("ph"), "X");
+    EXPECT_EQ(slice.at("args").at("step"), "CONTAINER_START");
+    EXPECT_NE(slice.at("args").at("order").get<std::string>().find("not when"), std::string::npos) << slice;
+    names.push_back(slice.at("name").get<std::string>());
+    starts.push_back(ns_of(slice.at("ts")));
+    ends.push_back(ns_of(slice.at("ts")) + ns_of(slice.at("dur")));
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"fsync (total)", "read (total)", "user space (total)"}));
+  // Inside the step [300'734, 500'737], tiling it: 60'000 + 50'003 + 90'000.
+  EXPECT_EQ(starts, (std::vector<std::int64_t>{300'734, 360'734, 410'737}));
+  EXPECT_EQ(ends, (std::vector<std::int64_t>{360'734, 410'737, 500'737}));
+}
+
+TEST(ChromeTraceSyscalls, CarryTheirCallsTotalLongestAndStates) {
+  const auto trace = trace_of(lanes_boot(), analysis_with_syscalls());
+  const auto slices = syscall_slices(trace, "boot 2 container (tid 201)");
+  ASSERT_EQ(slices.size(), 3U);
+  auto args = slices[0].at("args");
+  args.erase("order");
+  EXPECT_EQ(args, (json{{"calls", 2},
+                        {"max_ns", 40'000},
+                        {"step", "CONTAINER_START"},
+                        {"total_ns", 60'000},
+                        {"cpu_ns", 10'000},
+                        {"run_queue_ns", 0},
+                        {"sleep_ns", 0},
+                        {"io_ns", 50'000}}));
+  EXPECT_FALSE(slices[2].at("args").contains("calls")) << "user time is no call: " << slices[2];
+  EXPECT_EQ(slices[2].at("args").at("cpu_ns"), 90'000);
+}
+
+// Perfetto nests a slice under the one open on its track when it starts:
+// the step comes first, even where its first syscall starts with it.
+TEST(ChromeTraceSyscalls, FollowTheirStepInTheFile) {
+  const auto trace = trace_of(lanes_boot(), analysis_with_syscalls());
+  const auto events = track_named(trace, "boot 2 container (tid 201)");
+  const auto step = std::find_if(events.begin(), events.end(),
+                                 [](const json& event) { return event.at("name") == "CONTAINER_START"; });
+  const auto first_call =
+      std::find_if(events.begin(), events.end(), [](const json& event) { return event.at("cat") == "syscall"; });
+  ASSERT_NE(step, events.end());
+  ASSERT_NE(first_call, events.end());
+  EXPECT_LT(step - events.begin(), first_call - events.begin());
+  EXPECT_EQ(ns_of(step->at("ts")), ns_of(first_call->at("ts")));
+}
+
+TEST(ChromeTraceSyscalls, AStepWithoutFiguresHasNone) {
+  const auto trace = trace_of(lanes_boot(), analysis_with_syscalls());
+  EXPECT_TRUE(syscall_slices(trace, "boot 2 supervisor (tid 200)").empty());
+  EXPECT_TRUE(syscall_slices(trace, "boot 2 container (tid 201) states").empty());
+}
+
 TEST(ChromeTraceLanes, TimesGrowAlongEachTrack) {
-  const auto trace = trace_of(lanes_boot(), lanes_analysis());
+  const auto trace = trace_of(lanes_boot(), analysis_with_syscalls());
   for (const auto& [tid, name] : track_names(trace)) {
     const auto events = track(trace, tid);
     ASSERT_FALSE(events.empty()) << name;
@@ -418,7 +498,7 @@ TEST(ChromeTraceLanes, TimesGrowAlongEachTrack) {
 // 1 ns short and break the tiling of a step's states).
 TEST(ChromeTraceLanes, TimesAreWrittenAsExactMicroseconds) {
   std::ostringstream out;
-  write_chrome_trace(std::vector{lanes_boot()}, std::vector{lanes_analysis()}, out);
+  write_chrome_trace(std::vector{lanes_boot()}, std::vector{analysis_with_syscalls()}, out);
   const std::regex time(R"re("(ts|dur)":(-?[0-9.eE+-]+))re");
   std::size_t times = 0;
   const auto text = out.str();
@@ -431,7 +511,7 @@ TEST(ChromeTraceLanes, TimesAreWrittenAsExactMicroseconds) {
 
 // What Perfetto's and chrome://tracing's importers need of every event.
 TEST(ChromeTraceLanes, EveryEventHasTheFieldsOfItsPhase) {
-  const auto trace = trace_of(lanes_boot(), lanes_analysis());
+  const auto trace = trace_of(lanes_boot(), analysis_with_syscalls());
   for (const auto& event : trace.at("traceEvents")) {
     ASSERT_TRUE(event.at("name").is_string()) << event;
     ASSERT_TRUE(event.at("pid").is_number_unsigned()) << event;

@@ -1,0 +1,84 @@
+#include "report/folded_stacks.hpp"
+
+#include <fmt/format.h>
+
+#include <iterator>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string_view>
+#include <utility>
+
+#include "model/syscall_names.hpp"
+#include "model/syscalls.hpp"
+
+namespace hacoboot {
+namespace {
+
+std::string step_frame(const std::optional<Step>& step, const PhaseNames& names) {
+  if (!step) return "after last step";
+  if (step->kind != Step::Kind::Phase) return step_name(*step, names);
+  return fmt::format("{:02} {}", step->phase, step_name(*step, names));
+}
+
+// The frame as a folded line can carry it: one frame, on one line.
+std::string folded_frame(std::string_view frame) {
+  std::string text(frame);
+  for (auto& c : text) {
+    if (c == ';' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '_';
+  }
+  return text;
+}
+
+// The syscalls' and user time's stacks under one step's frames.
+void add_syscall_stacks(const std::vector<std::string>& step, const StepSyscalls& syscalls,
+                        std::vector<FoldedStack>& stacks) {
+  const auto under_step = [&step](std::string leaf) {
+    auto frames = step;
+    frames.push_back(std::move(leaf));
+    return frames;
+  };
+  for (const auto& call : syscalls.calls) {
+    stacks.push_back({under_step(syscall_name(call.nr)), call.states.total()});
+  }
+  stacks.push_back({under_step(std::string(kUserFrame)), syscalls.user.total()});
+}
+
+}  // namespace
+
+std::vector<FoldedStack> step_stacks(const BootRecord& boot, const BootAnalysis& analysis, const PhaseNames& names) {
+  std::vector<FoldedStack> stacks;
+  const auto root = fmt::format("boot-{}", boot.sequence);
+  for (const auto& step : analysis.steps) {
+    if (!step.syscalls) continue;
+    add_syscall_stacks({root, std::string(lane_name(step.lane)), step_frame(step.step, names)}, *step.syscalls, stacks);
+  }
+  return stacks;
+}
+
+std::size_t write_folded_stacks(std::span<const FoldedStack> stacks, std::ostream& out) {
+  std::map<std::string, std::uint64_t> lines;
+  for (const auto& stack : stacks) {
+    if (stack.value == 0) continue;
+    std::string line;
+    for (const auto& frame : stack.frames) {
+      if (!line.empty()) line += ';';
+      line += folded_frame(frame);
+    }
+    lines[line] += stack.value;
+  }
+  for (const auto& [line, value] : lines) out << line << ' ' << value << '\n';
+  return lines.size();
+}
+
+std::size_t write_folded_stacks(std::span<const BootRecord> boots, std::ostream& out, const PhaseNames& names) {
+  std::vector<FoldedStack> stacks;
+  for (const auto& boot : boots) {
+    if (!boot.started()) continue;
+    auto of_boot = step_stacks(boot, analyse_boot(boot), names);
+    stacks.insert(stacks.end(), std::make_move_iterator(of_boot.begin()), std::make_move_iterator(of_boot.end()));
+  }
+  return write_folded_stacks(stacks, out);
+}
+
+}  // namespace hacoboot

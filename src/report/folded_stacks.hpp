@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/boot.hpp"
+#include "model/boot_analysis.hpp"
+#include "model/phases.hpp"
+
+namespace hacoboot {
+
+// One stack of a folded-stacks file: its frames from the root, and its value.
+struct FoldedStack {
+  std::vector<std::string> frames;
+  std::uint64_t value = 0;
+
+  bool operator==(const FoldedStack&) const = default;
+};
+
+// The user time leaf, beside the syscalls under a step.
+inline constexpr std::string_view kUserFrame = "[user]";
+
+// A boot's steps that have syscall figures as stacks of
+// `boot-N;LANE;STEP;SYSCALL` (STEP: "03 START_UNSHARE" with the phase
+// number zero-padded so that steps sort in phase order, "execve", "listen",
+// "after last step"; SYSCALL: its name, or kUserFrame for the time in user
+// space) valued in ns. A step's stacks add up to its time exactly. Frames
+// below the syscall (a kernel stack where it blocked) go after its frame,
+// the syscall's time split among them.
+std::vector<FoldedStack> step_stacks(const BootRecord& boot, const BootAnalysis& analysis, const PhaseNames& names);
+
+// Writes stacks as folded-stacks lines, `frame;frame;frame value`, the format
+// flamegraph.pl, inferno and speedscope read: one line per distinct stack
+// (equal ones added), in order of their frames, without those of value 0.
+// A ';' or a control character inside a frame would split it or the line:
+// each is written as '_'. Returns the lines written.
+std::size_t write_folded_stacks(std::span<const FoldedStack> stacks, std::ostream& out);
+
+// The steps of every started boot (step_stacks of analyse_boot()), written
+// as above.
+std::size_t write_folded_stacks(std::span<const BootRecord> boots, std::ostream& out, const PhaseNames& names = {});
+
+}  // namespace hacoboot

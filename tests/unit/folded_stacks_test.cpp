@@ -1,0 +1,119 @@
+// The folded-stacks file (--stacks): a boot's steps as boot;lane;step;syscall
+// stacks valued in ns, which flame graph tools read.
+#include <gtest/gtest.h>
+
+#include <sys/syscall.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "model/boot_analysis.hpp"
+#include "report/folded_stacks.hpp"
+
+namespace hacoboot {
+namespace {
+
+BootRecord boot_three() {
+  BootRecord boot;
+  boot.sequence = 3;
+  boot.hpid = 300;
+  boot.start_ns = 1'000;
+  return boot;
+}
+
+LaneStep step_with(Lane lane, std::optional<Step> step, std::uint64_t begin, std::uint64_t end,
+                   std::optional<StepSyscalls> syscalls) {
+  LaneStep row;
+  row.lane = lane;
+  row.step = step;
+  row.begin_ns = begin;
+  row.end_ns = end;
+  row.syscalls = std::move(syscalls);
+  return row;
+}
+
+// START_FORK (phase 2) of the supervisor: an fsync and a read beside its user
+// time, 1'500 ns in all; execve of the container: user time alone; phase 13
+// of the container without figures; the container's time after its last step.
+BootAnalysis analysis_of_boot_three() {
+  BootAnalysis analysis;
+  analysis.steps = {
+      step_with(Lane::Supervisor, Step{Step::Kind::Phase, 2}, 1'000, 2'500,
+                StepSyscalls{.calls = {{.nr = SYS_fsync, .count = 1, .max_ns = 900, .states = {.cpu = 100, .io = 800}},
+                                       {.nr = SYS_read, .count = 3, .max_ns = 200, .states = {.sleep = 300}}},
+                             .user = {.cpu = 250, .run_queue = 50}}),
+      step_with(Lane::Container, Step{Step::Kind::Phase, 13}, 2'500, 3'000, std::nullopt),
+      step_with(Lane::Container, Step{Step::Kind::Execve}, 3'000, 3'700,
+                StepSyscalls{.calls = {}, .user = {.cpu = 700}}),
+      step_with(
+          Lane::Container, std::nullopt, 3'700, 3'800,
+          StepSyscalls{.calls = {{.nr = SYS_write, .count = 1, .max_ns = 100, .states = {.cpu = 100}}}, .user = {}}),
+  };
+  return analysis;
+}
+
+std::string folded(const std::vector<FoldedStack>& stacks) {
+  std::ostringstream out;
+  write_folded_stacks(stacks, out);
+  return out.str();
+}
+
+TEST(FoldedStacks, EachSyscallAndTheUserTimeIsALeafUnderBootLaneAndStep) {
+  const auto stacks = step_stacks(boot_three(), analysis_of_boot_three(), PhaseNames{});
+  EXPECT_EQ(folded(stacks),
+            "boot-3;container;after last step;write 100\n"
+            "boot-3;container;execve;[user] 700\n"
+            "boot-3;supervisor;02 START_FORK;[user] 300\n"
+            "boot-3;supervisor;02 START_FORK;fsync 900\n"
+            "boot-3;supervisor;02 START_FORK;read 300\n");
+}
+
+TEST(FoldedStacks, AStepsStacksAddUpToItsTime) {
+  const auto analysis = analysis_of_boot_three();
+  std::map<std::string, std::uint64_t> by_step;
+  for (const auto& stack : step_stacks(boot_three(), analysis, PhaseNames{})) {
+    ASSERT_EQ(stack.frames.size(), 4U);
+    by_step[stack.frames.at(2)] += stack.value;
+  }
+  EXPECT_EQ(by_step,
+            (std::map<std::string, std::uint64_t>{{"02 START_FORK", 1'500}, {"execve", 700}, {"after last step", 100}}))
+      << "phase 13 has no figures, so no stack";
+}
+
+TEST(FoldedStacks, PhaseNamesComeFromTheGivenNames) {
+  const auto names = PhaseNames::parse("2 MY_FORK\n", "names");
+  const auto stacks = step_stacks(boot_three(), analysis_of_boot_three(), names);
+  ASSERT_FALSE(stacks.empty());
+  EXPECT_EQ(stacks.front().frames.at(2), "02 MY_FORK");
+}
+
+TEST(FoldedStacks, EqualStacksAreOneLineAndEmptyOnesNone) {
+  const std::vector<FoldedStack> stacks{
+      {{"boot-1", "supervisor", "read"}, 10},
+      {{"boot-1", "supervisor", "read"}, 5},
+      {{"boot-1", "supervisor", "write"}, 0},
+  };
+  std::ostringstream out;
+  EXPECT_EQ(write_folded_stacks(stacks, out), 1U);
+  EXPECT_EQ(out.str(), "boot-1;supervisor;read 15\n");
+}
+
+TEST(FoldedStacks, AFrameNeverSplitsIntoTwoFramesOrTwoLines) {
+  EXPECT_EQ(folded({{{"boot-1", "a;b", "c\nd"}, 7}}), "boot-1;a_b;c_d 7\n");
+}
+
+// Kernel frames where a call blocked go under its syscall: the writer takes
+// any depth.
+TEST(FoldedStacks, DeeperFramesUnderASyscallAreKept) {
+  EXPECT_EQ(folded({{{"boot-1", "container", "18 CONTAINER_CHROOTED", "umount2", "synchronize_rcu_expedited"}, 600},
+                    {{"boot-1", "container", "18 CONTAINER_CHROOTED", "umount2"}, 40}}),
+            "boot-1;container;18 CONTAINER_CHROOTED;umount2 40\n"
+            "boot-1;container;18 CONTAINER_CHROOTED;umount2;synchronize_rcu_expedited 600\n");
+}
+
+}  // namespace
+}  // namespace hacoboot

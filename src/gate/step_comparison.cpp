@@ -303,10 +303,9 @@ void compare_syscalls(const StepTable& before, const StepTable& after, StepCompa
   const bool now_traced = traced_syscalls(after);
   out.syscalls_compared = baseline_traced && now_traced;
   if (baseline_traced != now_traced) {
-    out.syscalls_unavailable = fmt::format(
-        "syscalls were traced in the {} only (--syscalls): the moved steps' "
-        "syscalls not compared",
-        baseline_traced ? "baseline" : "new run");
+    const char* traced = baseline_traced ? "baseline" : "new run";
+    out.syscalls_unavailable =
+        fmt::format("syscalls were traced in the {} only (--syscalls): the moved steps' syscalls not compared", traced);
   }
   if (!out.syscalls_compared) return;
   for (auto& shift : out.shifts) {

@@ -10,6 +10,7 @@ import statistics
 import subprocess
 import time
 from pathlib import Path
+from typing import Callable
 
 from .accuracy import read_truth, truth_bracket
 from .context import Context, OURS, PREV, REF, order
@@ -54,6 +55,22 @@ def boots_under(ctx: Context, condition: str, name: str, results: Results) -> fl
     if condition in (OURS, STOPPED) and (seen := json.loads(summary.read_text())["boots"]["listen"]) != boots:
         results.notes.append(f"10: {condition}, {name}: the tool saw {seen} of {boots} boots listen")
     return statistics.median(times_to_listen_ms(truth_path))
+
+
+def later_than_untraced(ctx: Context, conditions: list[str],
+                        time_to_listen_ms: Callable[[str, int], float]) -> tuple[dict[str, list[float]], list[float]]:
+    """`observer_reps` repetitions of every condition in alternating order:
+    per repetition, each traced condition's time to listen
+    (`time_to_listen_ms(condition, repetition)`) minus the untraced one's, in
+    us, and the untraced times (ms)."""
+    added: dict[str, list[float]] = {c: [] for c in conditions if c != "untraced"}
+    untraced: list[float] = []
+    for rep in range(ctx.sizes.observer_reps):
+        ms = {c: time_to_listen_ms(c, rep) for c in order(rep, conditions)}
+        untraced.append(ms["untraced"])
+        for c in added:
+            added[c].append((ms[c] - ms["untraced"]) * 1e3)
+    return added, untraced
 
 
 def bpf_program_stats() -> dict[int, tuple[str, int, int]]:
@@ -104,16 +121,9 @@ def measure_observer_effect(ctx: Context, results: Results) -> None:
     scheduler hooks) and its reader takes no CPU from the boot; and the
     previous revision's build, if given, with no scheduler hooks."""
     conditions = ["untraced", OURS, STOPPED] + ([PREV] if ctx.previous else []) + ([REF] if ctx.bpftrace else [])
-    added: dict[str, list[float]] = {c: [] for c in conditions if c != "untraced"}
-    percent: dict[str, list[float]] = {c: [] for c in added}
-    untraced: list[float] = []
-    for rep in range(ctx.sizes.observer_reps):
-        per_condition = {c: boots_under(ctx, c, f"observer-{c.replace(' ', '-')[:8]}-{rep}", results)
-                         for c in order(rep, conditions)}
-        untraced.append(per_condition["untraced"])
-        for c in added:
-            added[c].append((per_condition[c] - per_condition["untraced"]) * 1e3)
-            percent[c].append((per_condition[c] / per_condition["untraced"] - 1) * 100)
+    added, untraced = later_than_untraced(
+        ctx, conditions, lambda c, rep: boots_under(ctx, c, f"observer-{c.replace(' ', '-')[:8]}-{rep}", results))
+    percent = {c: [us / 1e3 / base * 100 for us, base in zip(later, untraced)] for c, later in added.items()}
     boots = ctx.sizes.observer_boots
     base = f"untraced {statistics.median(untraced):.2f} ms"
     row = results.add(Row(f"10. observer effect: later listen per boot, {boots} boots [{base}]", "us", ours=added[OURS],

@@ -6,7 +6,7 @@ import shutil
 import statistics
 
 from .context import Context, OURS, PREV, order
-from .observer_effect import times_to_listen_ms
+from .observer_effect import later_than_untraced, times_to_listen_ms
 from .running import Process, end_run, launch_ours, run, start_ours, value
 from .table import Results, Row, cell
 
@@ -96,14 +96,8 @@ def measure_syscall_cost(ctx: Context, results: Results) -> None:
                     ref_text="n/a", decimals=1))
 
     observer = ["untraced", PLAIN, SYSCALLS] + ([STRACE] if shutil.which("strace") else [])
-    later: dict[str, list[float]] = {c: [] for c in observer if c != "untraced"}
-    base: list[float] = []
-    for rep in range(ctx.sizes.observer_reps):
-        ms = {c: boots_ms(ctx, c, f"syscost-observer-{c.split()[0].strip('-')}-{rep}", results)
-              for c in order(rep, observer)}
-        base.append(ms["untraced"])
-        for c in later:
-            later[c].append((ms[c] - ms["untraced"]) * 1e3)
+    later, base = later_than_untraced(
+        ctx, observer, lambda c, rep: boots_ms(ctx, c, f"syscost-observer-{c.split()[0].strip('-')}-{rep}", results))
     row = results.add(Row(f"11c. observer effect with --syscalls: later listen per boot [untraced "
                           f"{statistics.median(base):.2f} ms]", "us", ours=later[SYSCALLS], ratio=False,
                           ref_text=f"{PLAIN}: {cell(later[PLAIN], 0)}; {STRACE}: {cell(later.get(STRACE, []), 0)}",

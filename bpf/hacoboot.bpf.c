@@ -81,6 +81,7 @@ struct {
 struct hacoboot_counters counters = {};
 
 #include "syscall_accounting.bpf.h"
+#include "blocking.bpf.h"
 #include "state_accounting.bpf.h"
 #include "launch_tracking.bpf.h"
 
@@ -549,11 +550,21 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		return 0;
 	now = bpf_ktime_get_ns();
 	thread = thread_of(prev);
-	if (thread)
+	if (thread) {
 		switched_out(thread, prev, preempt, prev_state, now);
+		if (account_syscalls && blocked(thread))
+			block_begins(&thread->block, &thread->syscalls, ctx);
+	}
 	thread = thread_of(next);
-	if (thread)
+	if (thread) {
+		/* Still blocked: its wakeup went unseen, the block ends here. */
+		if (thread->block.pending && blocked(thread))
+			block_ends(&thread->block, &thread->syscalls, thread->launch,
+				   BPF_CORE_READ(next, pid), now - thread->since, 0,
+				   HACOBOOT_NO_STACK);
+		thread->block.pending = 0;
 		switched_in(thread, next, now);
+	}
 	return 0;
 }
 
@@ -596,6 +607,24 @@ static __always_inline __u64 report_wakeup(struct thread_states *wakee, __u32 wa
 }
 
 /*
+ * A blocked thread with a pending block is woken at `now`: its blocked time
+ * is charged, with the waker (current) and its stack when it is accounted.
+ */
+static __always_inline void wakee_unblocked(void *ctx, struct thread_states *wakee, __u32 tid,
+					    __u64 now)
+{
+	__u32 waker_tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 waker_stack_id = HACOBOOT_NO_STACK;
+
+	if (waker_tid != tid && bpf_map_lookup_elem(&threads, &waker_tid))
+		waker_stack_id = current_stack(ctx);
+	else
+		waker_tid = 0;
+	block_ends(&wakee->block, &wakee->syscalls, wakee->launch, tid, now - wakee->since,
+		   waker_tid, waker_stack_id);
+}
+
+/*
  * sched_waking rather than sched_wakeup: it runs in the waker's context,
  * while sched_wakeup may run on the wakee's CPU (the wakeup queued to it),
  * under whatever runs there. A thread only preempted is not waked: only a
@@ -604,6 +633,7 @@ static __always_inline __u64 report_wakeup(struct thread_states *wakee, __u32 wa
 SEC("raw_tp/sched_waking")
 int BPF_PROG(on_sched_waking, struct task_struct *task)
 {
+	__u64 now;
 	__u32 tid;
 	struct thread_states *wakee;
 
@@ -613,7 +643,10 @@ int BPF_PROG(on_sched_waking, struct task_struct *task)
 	wakee = bpf_map_lookup_elem(&threads, &tid);
 	if (!wakee || !blocked(wakee))
 		return 0;
-	enter_state(wakee, HACOBOOT_SCHED_RUN_QUEUE, report_wakeup(wakee, tid, bpf_ktime_get_ns()));
+	now = report_wakeup(wakee, tid, bpf_ktime_get_ns());
+	if (wakee->block.pending)
+		wakee_unblocked(ctx, wakee, tid, now);
+	enter_state(wakee, HACOBOOT_SCHED_RUN_QUEUE, now);
 	return 0;
 }
 

@@ -139,6 +139,10 @@ class LiveRecording {
     if (writer_) writer_->cgroup_path(cgroup_id, path);
     return path;
   }
+  std::vector<BlockingAggregate> blocking(std::uint32_t launch, std::vector<BlockingAggregate> aggregates) {
+    if (writer_) writer_->blocking(launch, aggregates);
+    return aggregates;
+  }
   std::vector<std::byte> syscalls(std::uint32_t launch, std::vector<std::byte> pairs) {
     if (writer_ && !pairs.empty()) writer_->syscalls(launch, pairs);
     return pairs;
@@ -444,9 +448,10 @@ int trace(const Options& options, Preflight& checked, std::ostream& diagnostics)
     });
     // Read at the first boot's end, not before the probes are live.
     pipeline.take_blocking_from(
-        [&tracer, &diagnostics, symbols = std::optional<KernelSymbols>()](std::uint32_t launch) mutable {
+        [&tracer, &recording, &diagnostics, symbols = std::optional<KernelSymbols>()](std::uint32_t launch) mutable {
           if (!symbols) symbols = read_kernel_symbols(diagnostics);
-          return decode_blocking(tracer->take_blocking(launch), *symbols).value_or(std::vector<BlockingAggregate>());
+          auto blocking = decode_blocking(tracer->take_blocking(launch), *symbols);
+          return recording.blocking(launch, blocking.value_or(std::vector<BlockingAggregate>()));
         });
   }
   pipeline.sinks().open_rows();
@@ -494,6 +499,7 @@ int report_recording(const Options& given, std::ostream& diagnostics) {
   return unjudged_on_failure(options, diagnostics, [&] {
     Pipeline pipeline(pipeline_config(options), recorded_cgroup_paths(recording));
     pipeline.take_syscalls_from(recorded_syscalls(recording));
+    pipeline.take_blocking_from(recorded_blocking(recording));
     pipeline.sinks().open_rows();
     replay(recording, pipeline);
     warn_of_missed_events(pipeline.kernel_counters(), pipeline.undecodable(), diagnostics);

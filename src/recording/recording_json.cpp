@@ -57,4 +57,26 @@ RecordedEnd end_from_json(const nlohmann::json& json) {
           .tracked_at_exit = json.at("tracked_at_exit").get<std::uint64_t>()};
 }
 
+nlohmann::json blocking_aggregate_json(const BlockingAggregate& aggregate) {
+  return {{"tid", aggregate.tid},
+          {"segment_ns", aggregate.segment_ns},
+          {"nr", aggregate.nr},
+          {"count", aggregate.count},
+          {"time_ns", aggregate.time_ns},
+          {"frames", aggregate.frames},
+          {"waker_tid", aggregate.waker_tid},
+          {"waker_frames", aggregate.waker_frames}};
+}
+
+BlockingAggregate blocking_aggregate_from_json(const nlohmann::json& json) {
+  return {.tid = json.at("tid").get<std::uint32_t>(),
+          .segment_ns = json.at("segment_ns").get<std::uint64_t>(),
+          .nr = json.at("nr").get<std::uint32_t>(),
+          .count = json.at("count").get<std::uint64_t>(),
+          .time_ns = json.at("time_ns").get<std::uint64_t>(),
+          .frames = json.at("frames").get<std::vector<std::string>>(),
+          .waker_tid = json.at("waker_tid").get<std::uint32_t>(),
+          .waker_frames = json.at("waker_frames").get<std::vector<std::string>>()};
+}
+
 }  // namespace hacoboot

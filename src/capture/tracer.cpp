@@ -611,7 +611,11 @@ std::vector<std::uint64_t> stack_frames(int fd, std::uint32_t id) {
 // One walk of the map (a boot has some tens of entries, the boots in flight
 // a few hundred): the launch's entries taken, those of launches taken before
 // (written in the instant after their take) deleted, the stack ids of the
-// rest kept in the stack map.
+// rest kept in the stack map. A stack that a thread of a boot in flight is
+// blocked at right now has no entry yet: when it is one of the stacks
+// deleted here (the same kernel path as the ended boot's), that block shows
+// without frames, or, should another stack take its id meanwhile, with that
+// stack's; a stack map keyed by id has no reference count to do better.
 std::vector<std::byte> Tracer::take_blocking(std::uint32_t launch) {
   const int fd = bpf_map__fd(skeleton_->maps.blocking_aggregates);
   const int stacks_fd = bpf_map__fd(skeleton_->maps.blocking_stacks);

@@ -43,6 +43,8 @@ RunFacts Pipeline::run_facts(std::uint64_t tracked_at_exit) const {
           .untracked_phases = counters_.untracked_phases,
           .repaired_switch_ins = counters_.repaired_switch_ins,
           .syscalls_dropped = counters_.syscalls_dropped,
+          .blocking_dropped = counters_.blocking_dropped,
+          .stacks_dropped = counters_.stacks_dropped,
           .tracked_at_exit = tracked_at_exit,
           .names = config_.sinks.phase_names};
 }

@@ -34,6 +34,8 @@ nlohmann::json end_json(const RecordedEnd& end) {
           {"untracked_phases", counters.untracked_phases},
           {"repaired_switch_ins", counters.repaired_switch_ins},
           {"syscalls_dropped", counters.syscalls_dropped},
+          {"blocking_dropped", counters.blocking_dropped},
+          {"stacks_dropped", counters.stacks_dropped},
           {"tracked_at_exit", end.tracked_at_exit}};
 }
 
@@ -53,7 +55,9 @@ RecordedEnd end_from_json(const nlohmann::json& json) {
                        .unaccounted_threads = json.at("unaccounted_threads").get<std::uint64_t>(),
                        .untracked_phases = json.at("untracked_phases").get<std::uint64_t>(),
                        .repaired_switch_ins = json.at("repaired_switch_ins").get<std::uint64_t>(),
-                       .syscalls_dropped = json.value("syscalls_dropped", std::uint64_t{0})},
+                       .syscalls_dropped = json.value("syscalls_dropped", std::uint64_t{0}),
+                       .blocking_dropped = json.value("blocking_dropped", std::uint64_t{0}),
+                       .stacks_dropped = json.value("stacks_dropped", std::uint64_t{0})},
           .tracked_at_exit = json.at("tracked_at_exit").get<std::uint64_t>()};
 }
 

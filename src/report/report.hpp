@@ -26,6 +26,9 @@ struct RunFacts {
   std::uint64_t repaired_switch_ins = 0;
   // Syscall or user time the kernel side could not aggregate (map full).
   std::uint64_t syscalls_dropped = 0;
+  // Blocked stretches not aggregated (map full), and kernel stacks not taken.
+  std::uint64_t blocking_dropped = 0;
+  std::uint64_t stacks_dropped = 0;
   std::uint64_t tracked_at_exit = 0;  // processes still tracked in the kernel maps
   PhaseNames names{};                 // NOLINT(readability-redundant-member-init): -Wmissing-field-initializers
 };

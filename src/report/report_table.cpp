@@ -75,6 +75,12 @@ class TableWriter final : public ReportWriter {
           "WARNING: {} syscall aggregates dropped (syscall map full): syscall figures may be incomplete\n",
           facts.syscalls_dropped);
     }
+    if (facts.blocking_dropped > 0 || facts.stacks_dropped > 0) {
+      out << fmt::format(
+          "WARNING: {} blocked stretches dropped (blocking map full), {} kernel stacks not taken (stack map full): "
+          "blocking points may be incomplete\n",
+          facts.blocking_dropped, facts.stacks_dropped);
+    }
     if (facts.untracked_phases > 0) {
       out << fmt::format("Ignored: {} phase events of launches not seen starting\n", facts.untracked_phases);
     }

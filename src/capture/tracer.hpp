@@ -183,8 +183,8 @@ class Tracer {
   std::vector<std::byte> take_syscalls(std::uint32_t launch);
   // A launch's blocking entries, deleted from the kernel's map, each as its
   // hacoboot_blocking_key, hacoboot_blocking_totals, hacoboot_blocking_frames
-  // and the addresses of its stack and its waker's; called before
-  // take_syscalls for the same launch. The stacks no entry left in the map
+  // and the addresses of its stack and its waker's, as take_syscalls
+  // takes the syscalls (in either order). The stacks no entry left in the map
   // refers to are deleted too, so that the stack map holds only the boots
   // in flight.
   std::vector<std::byte> take_blocking(std::uint32_t launch);

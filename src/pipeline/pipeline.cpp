@@ -52,7 +52,6 @@ RunFacts Pipeline::run_facts(std::uint64_t tracked_at_exit) const {
 // Every ended boot's aggregates are taken, a warm-up boot's too: the
 // kernel's map keeps none of an ended launch.
 void Pipeline::boot_done(BootRecord boot) {
-  if (blocking_ && boot.launch != 0) boot.blocking = blocking_(boot.launch);
   if (syscalls_ && boot.launch != 0) {
     const auto bytes = syscalls_(boot.launch);
     if (auto aggregates = decode_syscall_aggregates(bytes)) {
@@ -61,6 +60,9 @@ void Pipeline::boot_done(BootRecord boot) {
       ++undecodable_;
     }
   }
+  // After the syscalls: their sweep, which serves the boots that ended
+  // before it began, is not held up by this walk.
+  if (blocking_ && boot.launch != 0) boot.blocking = blocking_(boot.launch);
   if (boot.sequence <= config_.warmup) return;
   sinks_.add(boot);
   if (done_observer_) done_observer_(boot);

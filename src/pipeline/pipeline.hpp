@@ -40,7 +40,7 @@ using CgroupResolver = std::function<std::string(std::uint64_t cgroup_id)>;
 using SyscallSource = std::function<std::vector<std::byte>(std::uint32_t launch)>;
 
 // A launch's blocking aggregates (where its syscalls blocked), taken away
-// as its syscalls, just before them. Live: the Tracer's map, named by
+// as its syscalls, just after them. Live: the Tracer's map, named by
 // /proc/kallsyms.
 using BlockingSource = std::function<std::vector<BlockingAggregate>(std::uint32_t launch)>;
 

@@ -106,7 +106,7 @@ KernelCounters kernel_counters(const TracerCounters& counters) {
 // The kernel's symbols, to name the blocking stacks' addresses; hidden
 // (kptr_restrict, or unreadable): said once, the addresses stay raw.
 KernelSymbols read_kernel_symbols(std::ostream& diagnostics) {
-  std::ifstream file("/proc/kallsyms");
+  const std::ifstream file("/proc/kallsyms");
   std::ostringstream text;
   text << file.rdbuf();
   auto symbols = KernelSymbols::parse(text.str());

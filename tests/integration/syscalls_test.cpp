@@ -91,7 +91,7 @@ class SyscallsTest : public IntegrationTest, public ::testing::WithParamInterfac
   }
 
   static KernelSymbols kernel_symbols() {
-    std::ifstream file("/proc/kallsyms");
+    const std::ifstream file("/proc/kallsyms");
     std::ostringstream text;
     text << file.rdbuf();
     return KernelSymbols::parse(text.str());

@@ -81,6 +81,7 @@ struct {
 struct hacoboot_counters counters = {};
 
 #include "syscall_accounting.bpf.h"
+#include "blocking.bpf.h"
 #include "state_accounting.bpf.h"
 #include "launch_tracking.bpf.h"
 
@@ -566,20 +567,30 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		return 0;
 	now = bpf_ktime_get_ns();
 	thread = thread_of(prev);
-	if (thread)
+	if (thread) {
 		switched_out(thread, prev, preempt, prev_state, now);
+		if (account_syscalls && blocked(thread))
+			block_begins(&thread->block, &thread->syscalls, ctx);
+	}
 	thread = thread_of(next);
-	if (thread)
+	if (thread) {
+		/* Still blocked: its wakeup went unseen, the block ends here. */
+		if (thread->block.pending && blocked(thread))
+			block_ends(&thread->block, &thread->syscalls, thread->launch,
+				   BPF_CORE_READ(next, pid), now - thread->since, 0,
+				   HACOBOOT_NO_STACK);
+		thread->block.pending = 0;
 		switched_in(thread, next, now);
+	}
 	return 0;
 }
 
 /*
  * A wakeup across processes: the waker (current) is an accounted thread of
- * another process than the wakee's. Returns the record's time, both threads'
- * sums taken then, or `now` without a record.
+ * another process than the wakee's: a record at `now`, both threads' sums
+ * taken then.
  */
-static __always_inline __u64 report_wakeup(struct thread_states *wakee, __u32 wakee_tid, __u64 now)
+static __always_inline void report_wakeup(struct thread_states *wakee, __u32 wakee_tid, __u64 now)
 {
 	__u32 waker_pid = bpf_get_current_pid_tgid() >> 32;
 	struct tracked_process *waker_process;
@@ -587,18 +598,18 @@ static __always_inline __u64 report_wakeup(struct thread_states *wakee, __u32 wa
 	struct hacoboot_event *e;
 
 	if (waker_pid == wakee->pid)
-		return now;
+		return;
 	waker_process = bpf_map_lookup_elem(&tracked, &waker_pid);
 	wakee_process = bpf_map_lookup_elem(&tracked, &wakee->pid);
 	if (!waker_process || !wakee_process)
-		return now;
+		return;
 	e = reserve_event(HACOBOOT_EV_WAKEUP, HACOBOOT_WAKEUP_EVENT_SIZE, wakee_tid, waker_pid,
 			  waker_process, now);
 	if (!e)
-		return now;
+		return;
 	if (!(e->flags & HACOBOOT_EVENT_SCHED)) { /* an unaccounted waker: no edge */
 		bpf_ringbuf_discard(e, BPF_RB_NO_WAKEUP);
-		return now;
+		return;
 	}
 	e->wakee.pid = wakee->pid;
 	e->wakee.tid = wakee_tid;
@@ -608,7 +619,24 @@ static __always_inline __u64 report_wakeup(struct thread_states *wakee, __u32 wa
 	e->wakee.reserved = 0;
 	totals_at(wakee, now, &e->wakee.sched);
 	submit(e, false);
-	return now;
+}
+
+/*
+ * A blocked thread with a pending block is woken at `now`: its blocked time
+ * is charged, with the waker (current) and its stack when it is accounted.
+ */
+static __always_inline void wakee_unblocked(void *ctx, struct thread_states *wakee, __u32 tid,
+					    __u64 now)
+{
+	__u32 waker_tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 waker_stack_id = HACOBOOT_NO_STACK;
+
+	if (waker_tid != tid && bpf_map_lookup_elem(&threads, &waker_tid))
+		waker_stack_id = current_stack(ctx);
+	else
+		waker_tid = 0;
+	block_ends(&wakee->block, &wakee->syscalls, wakee->launch, tid, now - wakee->since,
+		   waker_tid, waker_stack_id);
 }
 
 /*
@@ -631,7 +659,10 @@ int BPF_PROG(on_sched_waking, struct task_struct *task)
 	wakee = bpf_map_lookup_elem(&threads, &tid);
 	if (!wakee || !blocked(wakee))
 		return 0;
-	enter_state(wakee, HACOBOOT_SCHED_RUN_QUEUE, report_wakeup(wakee, tid, now));
+	report_wakeup(wakee, tid, now);
+	if (wakee->block.pending)
+		wakee_unblocked(ctx, wakee, tid, now);
+	enter_state(wakee, HACOBOOT_SCHED_RUN_QUEUE, now);
 	return 0;
 }
 

@@ -83,6 +83,8 @@ struct thread_states {
 	struct cpu_stretch stretch;
 	/* its syscalls and user time (syscall_accounting.bpf.h) */
 	struct thread_syscalls syscalls;
+	/* where it blocked last, until woken (blocking.bpf.h) */
+	struct thread_block block;
 };
 
 /*

@@ -174,6 +174,10 @@ struct hacoboot_counters {
 	unsigned long long repaired_switch_ins;
 	/* syscall time not aggregated: the map syscall_aggregates was full */
 	unsigned long long syscalls_dropped;
+	/* blocked stretches not aggregated: the map blocking_aggregates was full */
+	unsigned long long blocking_dropped;
+	/* kernel stacks not taken (bpf_get_stackid failed: the stack map full, a hash clash) */
+	unsigned long long stacks_dropped;
 };
 
 /*
@@ -204,10 +208,11 @@ struct hacoboot_syscall_key {
 	unsigned int tid;
 	unsigned int nr; /* the syscall's number (this architecture's), or HACOBOOT_SYSCALL_USER */
 	/*
-	 * 0 for now. Where a blocking stack id goes (a stack map's id): calls of
-	 * one number blocked at different places are then apart.
+	 * Always 0: the key's padding, named so that it is zeroed. Where a call
+	 * blocked has its own map (hacoboot_blocking_key), so that the calls'
+	 * counts and the "calls + user = step" sum stay one entry per call.
 	 */
-	unsigned int stack_id;
+	unsigned int reserved;
 };
 
 struct hacoboot_syscall_totals {
@@ -215,6 +220,64 @@ struct hacoboot_syscall_totals {
 	unsigned long long total_ns; /* their time in the segment: sched's sum */
 	unsigned long long max_ns;   /* the longest one's time in the segment */
 	struct hacoboot_sched_totals sched;
+};
+
+/*
+ * Where accounted threads blocked (while syscalls are accounted): each time
+ * a thread switches out blocked (SLEEP or IO), its kernel stack is taken
+ * into the stack map blocking_stacks; when it is woken (or, that unseen,
+ * switched in), the blocked time is added to the map blocking_aggregates
+ * under its segment, its call (nr as in hacoboot_syscall_key, USER for a
+ * page fault's wait) and that stack, and under the waker's tid and kernel
+ * stack when the waker is itself an accounted thread (0 and
+ * HACOBOOT_NO_STACK otherwise: a timer, an interrupt, another process).
+ * A separate map from syscall_aggregates: a call may block several times
+ * at several places, while its time and count stay one entry there.
+ *
+ * Stack ids are the stack map's; the reader takes a launch's stacks with its
+ * entries and deletes the ids no entry left in the map refers to. Blocked
+ * time lost to a full map is counted in hacoboot_counters.blocking_dropped,
+ * a stack not taken in stacks_dropped (the entry then has HACOBOOT_NO_STACK).
+ */
+#define HACOBOOT_MAX_BLOCKING_AGGREGATES 16384
+
+/*
+ * Distinct kernel stacks held at once: those of the boots in flight (a boot
+ * blocks at some tens of places; its wakers' stacks as many). Preallocated
+ * by the kernel (HACOBOOT_STACK_DEPTH frames each, 256 bytes): 1 MiB with
+ * the buckets. The loader shrinks it to 1 entry without --syscalls.
+ */
+#define HACOBOOT_MAX_STACKS 4096
+
+/* Frames kept per stack: deep enough for a syscall's wait under its entry code. */
+#define HACOBOOT_STACK_DEPTH 32
+
+/* A stack id that is none: not taken, or no accounted waker. */
+#define HACOBOOT_NO_STACK 0xffffffffU
+
+struct hacoboot_blocking_key {
+	unsigned long long segment_ns; /* as hacoboot_syscall_key's */
+	unsigned int launch;
+	unsigned int tid;
+	unsigned int nr;	     /* as hacoboot_syscall_key's */
+	unsigned int stack_id;	     /* blocking_stacks' id of the blocked thread's stack */
+	unsigned int waker_tid;	     /* 0: not woken by an accounted thread */
+	unsigned int waker_stack_id; /* HACOBOOT_NO_STACK without one */
+};
+
+struct hacoboot_blocking_totals {
+	unsigned long long count;   /* blocked stretches */
+	unsigned long long time_ns; /* their time, blocked (SLEEP and IO) */
+};
+
+/*
+ * What the loader hands over per blocking entry (take_blocking): the key,
+ * the totals, this header, then `frames` addresses of the blocked stack and
+ * `waker_frames` of the waker's (unsigned long long each, innermost first).
+ */
+struct hacoboot_blocking_frames {
+	unsigned int frames;
+	unsigned int waker_frames;
 };
 
 /*

@@ -19,6 +19,7 @@
 #include <numeric>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -196,6 +197,12 @@ Expected<void, StartFailure> Tracer::start_up(const Config& config) {
   const std::size_t rb_size = ring_buffer_size(config.ring_buffer_bytes);
   if (const int err = bpf_map__set_max_entries(skeleton_->maps.events, static_cast<__u32>(rb_size)); err != 0) {
     fail("sizing the ring buffer", err);
+  }
+  // Preallocated by the kernel: only the syscall accounting takes stacks.
+  if (!config.account_syscalls) {
+    if (const int err = bpf_map__set_max_entries(skeleton_->maps.blocking_stacks, 1); err != 0) {
+      fail("sizing the stack map", err);
+    }
   }
   // Wake the reader early once a quarter is used; it reads on a timer before that.
   skeleton_->rodata->wakeup_bytes = rb_size / 4;
@@ -505,7 +512,9 @@ TracerCounters Tracer::counters() const {
                         .unaccounted_threads = __atomic_load_n(&counters.unaccounted_threads, __ATOMIC_RELAXED),
                         .untracked_phases = untracked_phases(),
                         .repaired_switch_ins = __atomic_load_n(&counters.repaired_switch_ins, __ATOMIC_RELAXED),
-                        .syscalls_dropped = __atomic_load_n(&counters.syscalls_dropped, __ATOMIC_RELAXED)};
+                        .syscalls_dropped = __atomic_load_n(&counters.syscalls_dropped, __ATOMIC_RELAXED),
+                        .blocking_dropped = __atomic_load_n(&counters.blocking_dropped, __ATOMIC_RELAXED),
+                        .stacks_dropped = __atomic_load_n(&counters.stacks_dropped, __ATOMIC_RELAXED)};
 }
 
 namespace {
@@ -588,6 +597,76 @@ std::vector<std::byte> Tracer::take_syscalls(std::uint32_t launch) {
     taken_order_.pop_front();
   }
   return taken;
+}
+
+namespace {
+
+template <typename T>
+void append_bytes(std::vector<std::byte>& out, const T& value) {
+  const auto* bytes = reinterpret_cast<const std::byte*>(&value);  // NOLINT: the contract's layout
+  out.insert(out.end(), bytes, bytes + sizeof value);
+}
+
+// The addresses of stack `id`, innermost first; none when it is no stack or
+// was deleted meanwhile (a clash with another launch's take: rare, shown as
+// a block without frames).
+std::vector<std::uint64_t> stack_frames(int fd, std::uint32_t id) {
+  std::vector<std::uint64_t> frames(HACOBOOT_STACK_DEPTH);
+  if (id == HACOBOOT_NO_STACK || bpf_map_lookup_elem(fd, &id, frames.data()) != 0) return {};
+  frames.erase(std::find(frames.begin(), frames.end(), 0U), frames.end());
+  return frames;
+}
+
+}  // namespace
+
+// One walk of the map (a boot has some tens of entries, the boots in flight
+// a few hundred): the launch's entries taken, those of launches taken before
+// (written in the instant after their take) deleted, the stack ids of the
+// rest kept in the stack map. A stack that a thread of a boot in flight is
+// blocked at right now has no entry yet: when it is one of the stacks
+// deleted here (the same kernel path as the ended boot's), that block shows
+// without frames, or, should another stack take its id meanwhile, with that
+// stack's; a stack map keyed by id has no reference count to do better.
+std::vector<std::byte> Tracer::take_blocking(std::uint32_t launch) {
+  const int fd = bpf_map__fd(skeleton_->maps.blocking_aggregates);
+  const int stacks_fd = bpf_map__fd(skeleton_->maps.blocking_stacks);
+  std::vector<std::pair<hacoboot_blocking_key, hacoboot_blocking_totals>> taken;
+  std::vector<hacoboot_blocking_key> deleted;
+  std::unordered_set<std::uint32_t> still_used;
+  hacoboot_blocking_key key{};
+  const void* previous = nullptr;
+  while (bpf_map_get_next_key(fd, previous, &key) == 0) {
+    previous = &key;
+    if (key.launch == launch) {
+      hacoboot_blocking_totals totals{};
+      if (bpf_map_lookup_elem(fd, &key, &totals) == 0) taken.emplace_back(key, totals);
+    } else if (taken_launches_.contains(key.launch)) {
+      deleted.push_back(key);
+    } else {
+      still_used.insert({key.stack_id, key.waker_stack_id});
+    }
+  }
+  std::vector<std::byte> out;
+  std::unordered_set<std::uint32_t> read;  // the stack ids of the deleted entries
+  for (const auto& [entry, totals] : taken) {
+    const auto frames = stack_frames(stacks_fd, entry.stack_id);
+    const auto waker_frames = stack_frames(stacks_fd, entry.waker_stack_id);
+    append_bytes(out, entry);
+    append_bytes(out, totals);
+    append_bytes(out, hacoboot_blocking_frames{.frames = static_cast<unsigned>(frames.size()),
+                                               .waker_frames = static_cast<unsigned>(waker_frames.size())});
+    for (const auto address : frames) append_bytes(out, address);
+    for (const auto address : waker_frames) append_bytes(out, address);
+    deleted.push_back(entry);
+  }
+  for (const auto& gone : deleted) {
+    bpf_map_delete_elem(fd, &gone);
+    read.insert({gone.stack_id, gone.waker_stack_id});
+  }
+  for (const auto id : read) {
+    if (id != HACOBOOT_NO_STACK && !still_used.contains(id)) bpf_map_delete_elem(stacks_fd, &id);
+  }
+  return out;
 }
 
 }  // namespace hacoboot

@@ -82,6 +82,9 @@ struct TracerCounters {
   std::uint64_t repaired_switch_ins = 0;
   // Syscall or user time the kernel side could not aggregate: its map was full.
   std::uint64_t syscalls_dropped = 0;
+  // Blocked stretches not aggregated (map full), and kernel stacks not taken.
+  std::uint64_t blocking_dropped = 0;
+  std::uint64_t stacks_dropped = 0;
 };
 
 // Owns the BPF skeleton, its links and the ring buffer: the only code that
@@ -178,6 +181,13 @@ class Tracer {
   // hacoboot_syscall_totals): once its boot ended (no thread of it is
   // accounted any more), or tracing stopped.
   std::vector<std::byte> take_syscalls(std::uint32_t launch);
+  // A launch's blocking entries, deleted from the kernel's map, each as its
+  // hacoboot_blocking_key, hacoboot_blocking_totals, hacoboot_blocking_frames
+  // and the addresses of its stack and its waker's, as take_syscalls
+  // takes the syscalls (in either order). The stacks no entry left in the map
+  // refers to are deleted too, so that the stack map holds only the boots
+  // in flight.
+  std::vector<std::byte> take_blocking(std::uint32_t launch);
   // Whether execve/listen come from the per-syscall tracepoints.
   [[nodiscard]] bool per_syscall_tracepoints() const { return per_syscall_tracepoints_; }
   // How the probe was attached, for -v.

@@ -10,10 +10,12 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <span>
+#include <sstream>
 #include <stdexcept>
 #include <vector>
 
@@ -35,6 +37,8 @@
 #include "cli/stop_signals.hpp"
 #include "cli/tracer_start.hpp"
 #include "exporter/metrics_export.hpp"
+#include "model/blocking.hpp"
+#include "model/kernel_symbols.hpp"
 #include "model/summary.hpp"
 #include "pipeline/pipeline.hpp"
 #include "recording/recording_reader.hpp"
@@ -96,7 +100,23 @@ KernelCounters kernel_counters(const TracerCounters& counters) {
           .unaccounted_threads = counters.unaccounted_threads,
           .untracked_phases = counters.untracked_phases,
           .repaired_switch_ins = counters.repaired_switch_ins,
-          .syscalls_dropped = counters.syscalls_dropped};
+          .syscalls_dropped = counters.syscalls_dropped,
+          .blocking_dropped = counters.blocking_dropped,
+          .stacks_dropped = counters.stacks_dropped};
+}
+
+// The kernel's symbols, to name the blocking stacks' addresses; hidden
+// (kptr_restrict, or unreadable): said once, the addresses stay raw.
+KernelSymbols read_kernel_symbols(std::ostream& diagnostics) {
+  const std::ifstream file("/proc/kallsyms");
+  std::ostringstream text;
+  text << file.rdbuf();
+  auto symbols = KernelSymbols::parse(text.str());
+  if (symbols.hidden()) {
+    diagnostics << "hacoboot-sampler: warning: /proc/kallsyms hides the kernel's addresses (kptr_restrict): "
+                   "blocking stacks are shown as raw addresses\n";
+  }
+  return symbols;
 }
 
 // The recording of a live run (--record, `record`): the records as they
@@ -120,6 +140,10 @@ class LiveRecording {
   std::string resolved(std::uint64_t cgroup_id, std::string path) {
     if (writer_) writer_->cgroup_path(cgroup_id, path);
     return path;
+  }
+  std::vector<BlockingAggregate> blocking(std::uint32_t launch, std::vector<BlockingAggregate> aggregates) {
+    if (writer_) writer_->blocking(launch, aggregates);
+    return aggregates;
   }
   std::vector<std::byte> syscalls(std::uint32_t launch, std::vector<std::byte> pairs) {
     if (writer_ && !pairs.empty()) writer_->syscalls(launch, pairs);
@@ -346,6 +370,12 @@ void warn_of_missed_events(const KernelCounters& counters, std::uint64_t undecod
         "are incomplete\n",
         counters.syscalls_dropped);
   }
+  if (counters.blocking_dropped > 0 || counters.stacks_dropped > 0) {
+    diagnostics << fmt::format(
+        "hacoboot-sampler: warning: {} blocked stretches dropped (blocking map full), {} kernel stacks not taken "
+        "(stack map full): the steps' blocking points are incomplete\n",
+        counters.blocking_dropped, counters.stacks_dropped);
+  }
   if (counters.untracked_phases > 0) {
     diagnostics << fmt::format(
         "hacoboot-sampler: warning: {} phase events ignored: their hpid is no launch seen starting (launches begun "
@@ -428,6 +458,13 @@ int trace(const Options& options, Preflight& checked, std::ostream& diagnostics)
     pipeline.take_syscalls_from([&tracer, &recording](std::uint32_t launch) {
       return recording.syscalls(launch, tracer->take_syscalls(launch));
     });
+    // Read at the first boot's end, not before the probes are live.
+    pipeline.take_blocking_from(
+        [&tracer, &recording, &diagnostics, symbols = std::optional<KernelSymbols>()](std::uint32_t launch) mutable {
+          if (!symbols) symbols = read_kernel_symbols(diagnostics);
+          auto blocking = decode_blocking(tracer->take_blocking(launch), *symbols);
+          return recording.blocking(launch, blocking.value_or(std::vector<BlockingAggregate>()));
+        });
   }
   pipeline.sinks().open_rows();
   recording.open(options);
@@ -475,6 +512,7 @@ int report_recording(const Options& given, std::ostream& diagnostics) {
   return unjudged_on_failure(options, diagnostics, [&] {
     Pipeline pipeline(pipeline_config(options), recorded_cgroup_paths(recording));
     pipeline.take_syscalls_from(recorded_syscalls(recording));
+    pipeline.take_blocking_from(recorded_blocking(recording));
     pipeline.sinks().open_rows();
     replay(recording, pipeline);
     warn_of_missed_events(pipeline.kernel_counters(), pipeline.undecodable(), diagnostics);

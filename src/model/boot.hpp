@@ -156,6 +156,8 @@ struct BootRecord {
   // Its threads' syscalls and user time per segment, as the kernel side
   // aggregated them, taken when the boot ended; empty when none were.
   std::vector<SyscallAggregate> syscalls;
+  // Where they blocked, taken with them; empty when none were.
+  std::vector<BlockingAggregate> blocking;
   std::uint32_t start_tid = 0;   // passed the start phase
   std::uint32_t execve_tid = 0;  // made the counted execve
   std::uint32_t listen_tid = 0;  // made the first listen

@@ -165,10 +165,13 @@ std::optional<Span> forking_of(const BootRecord& boot, const Readings& readings,
 // from START_FORK to the fork) did in syscalls and in user space.
 std::optional<StepSyscalls> step_syscalls(const BootRecord& boot, const Row& row) {
   if (!row.step.states || boot.syscalls.empty()) return std::nullopt;
-  auto syscalls = syscalls_between(boot.syscalls, row.own.tid, row.own.begin_ns, row.own.end_ns);
-  if (row.forking) {
-    syscalls += syscalls_between(boot.syscalls, row.forking->tid, row.forking->begin_ns, row.forking->end_ns);
-  }
+  const auto between = [&boot](const Span& span) {
+    auto syscalls = syscalls_between(boot.syscalls, span.tid, span.begin_ns, span.end_ns);
+    syscalls.blocking = blocking_between(boot.blocking, span.tid, span.begin_ns, span.end_ns);
+    return syscalls;
+  };
+  auto syscalls = between(row.own);
+  if (row.forking) syscalls += between(*row.forking);
   return syscalls;
 }
 

@@ -26,6 +26,7 @@ void add_syscalls(LaneStepStats& row, const StepSyscalls& step) {
     sum.states += call.states;
   }
   row.user += step.user;
+  for (const auto& point : step.blocking) add_blocking_point(row.blocking, point);
   ++row.boots_with_syscalls;
 }
 
@@ -61,6 +62,8 @@ std::optional<StepSyscalls> LaneStepStats::mean_syscalls() const {
   }
   sort_by_time(mean.calls);
   mean.user = mean_of(user, boots_with_syscalls);
+  mean.blocking = blocking;
+  for (auto& point : mean.blocking) point.time_ns /= boots_with_syscalls;
   return mean;
 }
 

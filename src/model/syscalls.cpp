@@ -71,6 +71,7 @@ StepSyscalls& StepSyscalls::operator+=(const StepSyscalls& other) {
     same->states += call.states;
   }
   user += other.user;
+  for (const auto& point : other.blocking) add_blocking_point(blocking, point);
   sort_by_time(calls);
   return *this;
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "model/blocking.hpp"
 #include "model/sched_totals.hpp"
 
 namespace hacoboot {
@@ -50,6 +51,8 @@ struct SyscallTime {
 struct StepSyscalls {
   std::vector<SyscallTime> calls;
   SchedTotals user;
+  // Where its calls blocked, the most time first.
+  std::vector<BlockingPoint> blocking;
 
   [[nodiscard]] bool empty() const { return calls.empty() && user.total() == 0; }
   // The calls' time by state, all of them.

@@ -43,6 +43,8 @@ RunFacts Pipeline::run_facts(std::uint64_t tracked_at_exit) const {
           .untracked_phases = counters_.untracked_phases,
           .repaired_switch_ins = counters_.repaired_switch_ins,
           .syscalls_dropped = counters_.syscalls_dropped,
+          .blocking_dropped = counters_.blocking_dropped,
+          .stacks_dropped = counters_.stacks_dropped,
           .tracked_at_exit = tracked_at_exit,
           .names = config_.sinks.phase_names};
 }
@@ -58,6 +60,9 @@ void Pipeline::boot_done(BootRecord boot) {
       ++undecodable_;
     }
   }
+  // After the syscalls: their sweep, which serves the boots that ended
+  // before it began, is not held up by this walk.
+  if (blocking_ && boot.launch != 0) boot.blocking = blocking_(boot.launch);
   if (boot.sequence <= config_.warmup) return;
   sinks_.add(boot);
   if (done_observer_) done_observer_(boot);

@@ -25,6 +25,8 @@ struct KernelCounters {
   std::uint64_t untracked_phases = 0;     // phase events of launches not seen starting, dropped
   std::uint64_t repaired_switch_ins = 0;  // switch-ins the scheduler hooks missed, repaired: not a loss
   std::uint64_t syscalls_dropped = 0;     // syscall or user time not aggregated (map full)
+  std::uint64_t blocking_dropped = 0;     // blocked stretches not aggregated (map full)
+  std::uint64_t stacks_dropped = 0;       // kernel stacks not taken (stack map full)
 };
 
 // The cgroup path of a cgroup id (an exec event's container), empty when
@@ -36,6 +38,11 @@ using CgroupResolver = std::function<std::string(std::uint64_t cgroup_id)>;
 // (decode_syscall_aggregates), taken away: each launch's once, when its boot
 // ends. Live: the Tracer's map; a replay: what its recording holds.
 using SyscallSource = std::function<std::vector<std::byte>(std::uint32_t launch)>;
+
+// A launch's blocking aggregates (where its syscalls blocked), taken away
+// as its syscalls, just after them. Live: the Tracer's map, named by
+// /proc/kallsyms.
+using BlockingSource = std::function<std::vector<BlockingAggregate>(std::uint32_t launch)>;
 
 // What the Pipeline uses of the options.
 struct PipelineConfig {
@@ -81,6 +88,8 @@ class Pipeline {
 
   // Where each boot's syscalls come from when it ends; none: no boot has any.
   void take_syscalls_from(SyscallSource source) { syscalls_ = std::move(source); }
+  // And where they blocked; none: no boot has blocking points.
+  void take_blocking_from(BlockingSource source) { blocking_ = std::move(source); }
 
   // The kernel side's counts, cumulative, as last read.
   void set_kernel_counters(const KernelCounters& counters) { counters_ = counters; }
@@ -113,6 +122,7 @@ class Pipeline {
   const PipelineConfig config_;
   CgroupResolver cgroup_paths_;
   SyscallSource syscalls_;
+  BlockingSource blocking_;
   KernelCounters counters_;
   std::uint64_t settled_ = 0;
   std::uint64_t undecodable_ = 0;

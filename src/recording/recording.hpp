@@ -23,7 +23,7 @@ inline constexpr std::string_view kRecordingMagic{"HCBOOTRC", 8};
 // The version of the framing and of the frames' payloads. The preamble and
 // the header frame that follows it keep their layout in every version, so
 // that a build can name the tool that wrote a recording it refuses.
-inline constexpr std::uint32_t kRecordingFormat = 2;
+inline constexpr std::uint32_t kRecordingFormat = 3;
 // Frames longer than this are refused: a record is a few hundred bytes, a
 // cgroup path at most PATH_MAX, a header a few KiB with --phase-names.
 inline constexpr std::uint32_t kMaxFrameBytes = std::uint32_t{1} << 16;
@@ -40,8 +40,12 @@ enum class FrameKind : std::uint8_t {  // a u32 in the file
   // them when its boot ended (format 2 on): (hacoboot_syscall_key,
   // hacoboot_syscall_totals) pairs; a launch's may span several frames.
   Syscalls = 6,
+  // u32 launch id, then JSON: one of its blocking aggregates (format 3 on),
+  // its frames named when it was taken, so that a report elsewhere names
+  // them too.
+  Blocking = 7,
 };
-inline constexpr FrameKind kLastFrameKind = FrameKind::Syscalls;
+inline constexpr FrameKind kLastFrameKind = FrameKind::Blocking;
 inline constexpr std::size_t kSyscallPairBytes = sizeof(hacoboot_syscall_key) + sizeof(hacoboot_syscall_totals);
 
 // What is needed to read the records later, and the run's settings that
@@ -69,7 +73,9 @@ struct Recording {
   std::map<std::uint64_t, std::string> cgroup_paths{};  // NOLINT(readability-redundant-member-init)
   // Each launch's syscall aggregates, as SyscallSource gives them.
   std::map<std::uint32_t, std::vector<std::byte>> syscalls{};  // NOLINT(readability-redundant-member-init)
-  std::optional<RecordedEnd> end{};                            // NOLINT(readability-redundant-member-init)
+  // Each launch's blocking aggregates, as BlockingSource gives them.
+  std::map<std::uint32_t, std::vector<BlockingAggregate>> blocking{};  // NOLINT(readability-redundant-member-init)
+  std::optional<RecordedEnd> end{};                                    // NOLINT(readability-redundant-member-init)
   // Why the recording is incomplete (no trailer, a frame cut short): what it
   // holds is read, and the report says so. nullopt: complete.
   std::optional<std::string> cut{};  // NOLINT(readability-redundant-member-init)

@@ -34,6 +34,8 @@ nlohmann::json end_json(const RecordedEnd& end) {
           {"untracked_phases", counters.untracked_phases},
           {"repaired_switch_ins", counters.repaired_switch_ins},
           {"syscalls_dropped", counters.syscalls_dropped},
+          {"blocking_dropped", counters.blocking_dropped},
+          {"stacks_dropped", counters.stacks_dropped},
           {"tracked_at_exit", end.tracked_at_exit}};
 }
 
@@ -53,8 +55,32 @@ RecordedEnd end_from_json(const nlohmann::json& json) {
                        .unaccounted_threads = json.at("unaccounted_threads").get<std::uint64_t>(),
                        .untracked_phases = json.at("untracked_phases").get<std::uint64_t>(),
                        .repaired_switch_ins = json.at("repaired_switch_ins").get<std::uint64_t>(),
-                       .syscalls_dropped = json.value("syscalls_dropped", std::uint64_t{0})},
+                       .syscalls_dropped = json.value("syscalls_dropped", std::uint64_t{0}),
+                       .blocking_dropped = json.value("blocking_dropped", std::uint64_t{0}),
+                       .stacks_dropped = json.value("stacks_dropped", std::uint64_t{0})},
           .tracked_at_exit = json.at("tracked_at_exit").get<std::uint64_t>()};
+}
+
+nlohmann::json blocking_aggregate_json(const BlockingAggregate& aggregate) {
+  return {{"tid", aggregate.tid},
+          {"segment_ns", aggregate.segment_ns},
+          {"nr", aggregate.nr},
+          {"count", aggregate.count},
+          {"time_ns", aggregate.time_ns},
+          {"frames", aggregate.frames},
+          {"waker_tid", aggregate.waker_tid},
+          {"waker_frames", aggregate.waker_frames}};
+}
+
+BlockingAggregate blocking_aggregate_from_json(const nlohmann::json& json) {
+  return {.tid = json.at("tid").get<std::uint32_t>(),
+          .segment_ns = json.at("segment_ns").get<std::uint64_t>(),
+          .nr = json.at("nr").get<std::uint32_t>(),
+          .count = json.at("count").get<std::uint64_t>(),
+          .time_ns = json.at("time_ns").get<std::uint64_t>(),
+          .frames = json.at("frames").get<std::vector<std::string>>(),
+          .waker_tid = json.at("waker_tid").get<std::uint32_t>(),
+          .waker_frames = json.at("waker_frames").get<std::vector<std::string>>()};
 }
 
 }  // namespace hacoboot

@@ -13,5 +13,8 @@ nlohmann::json end_json(const RecordedEnd& end);
 // Throw nlohmann::json::exception or UsageError (phase names) when malformed.
 RecordingHeader header_from_json(const nlohmann::json& json, const std::string& source);
 RecordedEnd end_from_json(const nlohmann::json& json);
+// A blocking frame's JSON (after its launch id).
+nlohmann::json blocking_aggregate_json(const BlockingAggregate& aggregate);
+BlockingAggregate blocking_aggregate_from_json(const nlohmann::json& json);
 
 }  // namespace hacoboot

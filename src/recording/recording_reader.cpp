@@ -127,6 +127,18 @@ void read_syscalls(const Frame& frame, const FrameCursor& cursor, Recording& rec
   pairs.insert(pairs.end(), data + 4, data + frame.payload.size());
 }
 
+void read_blocking(const Frame& frame, const FrameCursor& cursor, Recording& recording) {
+  if (frame.payload.size() < 4) throw cursor.error("a blocking frame without its launch id");
+  const auto launch = static_cast<std::uint32_t>(little_endian(frame.payload.substr(0, 4)));
+  auto json = nlohmann::json::parse(frame.payload.substr(4), nullptr, /*allow_exceptions=*/false);
+  try {
+    if (!json.is_object()) throw cursor.error("a blocking frame that is no JSON object");
+    recording.blocking[launch].push_back(blocking_aggregate_from_json(json));
+  } catch (const nlohmann::json::exception& e) {
+    throw cursor.error(std::string("a malformed blocking frame: ") + e.what());
+  }
+}
+
 // One frame after the header; returns whether it was the trailer.
 bool read_frame(const Frame& frame, const FrameCursor& cursor, Recording& recording) {
   switch (frame.kind) {
@@ -137,6 +149,7 @@ bool read_frame(const Frame& frame, const FrameCursor& cursor, Recording& record
     }
     case FrameKind::CgroupPath: read_cgroup_path(frame, cursor, recording); return false;
     case FrameKind::Syscalls: read_syscalls(frame, cursor, recording); return false;
+    case FrameKind::Blocking: read_blocking(frame, cursor, recording); return false;
     case FrameKind::End: try { recording.end = end_from_json(json_payload(frame, cursor));
       } catch (const nlohmann::json::exception& e) {
         throw cursor.error(std::string("a malformed end frame: ") + e.what());

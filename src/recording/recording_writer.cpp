@@ -56,6 +56,17 @@ void RecordingWriter::syscalls(std::uint32_t launch, std::span<const std::byte> 
   }
 }
 
+void RecordingWriter::blocking(std::uint32_t launch, const std::vector<BlockingAggregate>& aggregates) {
+  for (const auto& aggregate : aggregates) {
+    std::vector<std::byte> payload;
+    append_le(payload, launch, 4);
+    const auto json = blocking_aggregate_json(aggregate).dump();
+    const auto text = bytes_of(json);
+    payload.insert(payload.end(), text.begin(), text.end());
+    frame(FrameKind::Blocking, payload);
+  }
+}
+
 void RecordingWriter::flush() {
   file_->stream().flush();
 }

@@ -27,6 +27,8 @@ class RecordingWriter {
   void cgroup_path(std::uint64_t cgroup_id, const std::string& path);
   // A launch's syscall aggregates, taken when its boot ended.
   void syscalls(std::uint32_t launch, std::span<const std::byte> pairs);
+  // And where they blocked: a frame each.
+  void blocking(std::uint32_t launch, const std::vector<BlockingAggregate>& aggregates);
   void flush();
   // The kernel's counts and the trailer; throws RuntimeError when anything
   // written was lost (a full disk).

@@ -18,6 +18,13 @@ SyscallSource recorded_syscalls(const Recording& recording) {
   };
 }
 
+BlockingSource recorded_blocking(const Recording& recording) {
+  return [&blocking = recording.blocking](std::uint32_t launch) {
+    const auto found = blocking.find(launch);
+    return found == blocking.end() ? std::vector<BlockingAggregate>() : found->second;
+  };
+}
+
 void replay(const Recording& recording, Pipeline& pipeline) {
   for (const auto& record : recording.records) pipeline.on_record(std::span(record));
   if (recording.end) pipeline.set_kernel_counters(recording.end->counters);

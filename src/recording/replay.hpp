@@ -12,6 +12,8 @@ CgroupResolver recorded_cgroup_paths(const Recording& recording);
 // then its kernel counts, then ends every boot in flight.
 // The syscall aggregates a recording holds, as the pipeline's source.
 SyscallSource recorded_syscalls(const Recording& recording);
+// And where they blocked.
+BlockingSource recorded_blocking(const Recording& recording);
 
 void replay(const Recording& recording, Pipeline& pipeline);
 

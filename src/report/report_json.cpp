@@ -169,6 +169,7 @@ class JsonWriter final : public ReportWriter {
   // 3: samples of the gated figures, and the tool that wrote the summary.
   // 4: per step, samples of its own time and of its time on the paths.
   // 5: per step, its syscalls and user time; syscalls_dropped.
+  // 6: per step, where its calls blocked; blocking_dropped, stacks_dropped.
   static constexpr int kSchema = kSummarySchema;
 
   void write(const Summary& summary, const RunFacts& facts, std::ostream& out) const override {
@@ -182,6 +183,8 @@ class JsonWriter final : public ReportWriter {
     doc["lost_events"] = facts.lost_events;
     doc["untracked_phase_events"] = facts.untracked_phases;
     doc["syscalls_dropped"] = facts.syscalls_dropped;
+    doc["blocking_dropped"] = facts.blocking_dropped;
+    doc["stacks_dropped"] = facts.stacks_dropped;
     doc["tracked_at_exit"] = facts.tracked_at_exit;
     doc["metrics"] = Json::object();
     auto phases = Json::array();

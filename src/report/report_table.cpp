@@ -75,6 +75,12 @@ class TableWriter final : public ReportWriter {
           "WARNING: {} syscall aggregates dropped (syscall map full): syscall figures may be incomplete\n",
           facts.syscalls_dropped);
     }
+    if (facts.blocking_dropped > 0 || facts.stacks_dropped > 0) {
+      out << fmt::format(
+          "WARNING: {} blocked stretches dropped (blocking map full), {} kernel stacks not taken (stack map full): "
+          "blocking points may be incomplete\n",
+          facts.blocking_dropped, facts.stacks_dropped);
+    }
     if (facts.untracked_phases > 0) {
       out << fmt::format("Ignored: {} phase events of launches not seen starting\n", facts.untracked_phases);
     }
@@ -131,8 +137,10 @@ class TableWriter final : public ReportWriter {
       if (const auto syscalls = row->mean_syscalls()) {
         if (detail_.all_syscalls) {
           syscall_rows(*syscalls, row->boots_with_syscalls, out);
+          blocking_stacks(syscalls->blocking, row->boots_with_syscalls, out);
         } else {
           top_syscalls(*syscalls, out);
+          top_blocking(syscalls->blocking, row->boots_with_syscalls, out);
         }
       }
     }
@@ -159,6 +167,40 @@ class TableWriter final : public ReportWriter {
           fmt::format("{} {} {}", syscall_name(call.nr), format_duration(call.states.total()), main_state(call.states));
     }
     if (!line.empty()) out << fmt::format("{:>{}}{}\n", "", kSyscallIndent, line);
+  }
+
+  // "blocked: clock_nanosleep in do_nanosleep 20.1 ms x1, woken by pipe_write
+  // (tid 812)": per boot, with the waker where a traced thread woke it.
+  static std::string blocking_line(const BlockingSummary& point, std::uint64_t boots) {
+    const double per_boot = static_cast<double>(point.count) / static_cast<double>(boots);
+    auto line = fmt::format("blocked: {} in {} {} x{:.3g}", syscall_name(point.nr), point.wait,
+                            format_duration(point.time_ns), per_boot);
+    if (!point.waking.empty()) line += fmt::format(", woken by {}", point.waking);
+    if (point.waker_tid != 0) line += fmt::format(" (tid {})", point.waker_tid);
+    return line;
+  }
+
+  // Under a step's top calls: where it blocked most, per boot.
+  static void top_blocking(const std::vector<BlockingPoint>& points, std::uint64_t boots, std::ostream& out) {
+    constexpr std::size_t kTop = 2;
+    const auto summaries = summarize_blocking(points);
+    for (std::size_t i = 0; i < summaries.size() && i < kTop; ++i) {
+      out << fmt::format("{:>{}}{}\n", "", kSyscallIndent, blocking_line(summaries[i], boots));
+    }
+  }
+
+  // --all-syscalls: every blocking point with its stacks, innermost first.
+  static void blocking_stacks(const std::vector<BlockingPoint>& points, std::uint64_t boots, std::ostream& out) {
+    const auto frame_rows = [&out](const std::vector<std::string>& frames) {
+      for (const auto& frame : frames) out << fmt::format("{:>{}}{}\n", "", kSyscallIndent + 4, frame);
+    };
+    for (const auto& point : points) {
+      out << fmt::format("{:>{}}{}\n", "", kSyscallIndent, blocking_line(summarize_blocking({point}).front(), boots));
+      frame_rows(point.frames);
+      if (point.waker_frames.empty()) continue;
+      out << fmt::format("{:>{}}woken by:\n", "", kSyscallIndent + 2);
+      frame_rows(point.waker_frames);
+    }
   }
 
   // --all-syscalls: every call of the step and its user time, a row each in

@@ -51,7 +51,28 @@ inline void put_states(nlohmann::ordered_json& object, const std::optional<Sched
 // space, time_ns and the states) and "calls", the most time first: each
 // syscall's "name" (by number where it has none), "nr", "calls" (over
 // `boots`), "time_ns", "max_ns" and the states. Calls and user time add up
-// to the step's own time and states, per boot.
+// to the step's own time and states, per boot. Then "blocking", where the
+// calls blocked, the most time first: "name", "nr", "time_ns", "count",
+// "frames" (innermost first, "symbol+0xoff" or a raw address) and "waker"
+// (null unless a traced thread woke it: its "tid", 0 when several, and its
+// "frames").
+inline nlohmann::ordered_json blocking_json(const std::vector<BlockingPoint>& points) {
+  auto rows = nlohmann::ordered_json::array();
+  for (const auto& point : points) {
+    nlohmann::ordered_json waker;
+    if (!point.waker_frames.empty() || point.waker_tid != 0) {
+      waker = {{"tid", point.waker_tid}, {"frames", point.waker_frames}};
+    }
+    rows.push_back({{"name", syscall_name(point.nr)},
+                    {"nr", point.nr},
+                    {"time_ns", point.time_ns},
+                    {"count", point.count},
+                    {"frames", point.frames},
+                    {"waker", std::move(waker)}});
+  }
+  return rows;
+}
+
 inline nlohmann::ordered_json syscalls_json(const std::optional<StepSyscalls>& syscalls) {
   if (!syscalls) return nullptr;
   nlohmann::ordered_json user{{"time_ns", syscalls->user.total()}};
@@ -66,7 +87,7 @@ inline nlohmann::ordered_json syscalls_json(const std::optional<StepSyscalls>& s
     put_states(row, call.states);
     calls.push_back(std::move(row));
   }
-  return {{"user", std::move(user)}, {"calls", std::move(calls)}};
+  return {{"user", std::move(user)}, {"calls", std::move(calls)}, {"blocking", blocking_json(syscalls->blocking)}};
 }
 
 }  // namespace hacoboot

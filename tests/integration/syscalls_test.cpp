@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -22,7 +24,9 @@
 #include "capture/syscall_tracepoints.hpp"
 #include "capture/tracer.hpp"
 #include "fixture.hpp"
+#include "model/blocking.hpp"
 #include "model/boot_analysis.hpp"
+#include "model/kernel_symbols.hpp"
 #include "model/syscall_names.hpp"
 #include "pipeline/pipeline.hpp"
 #include "support/process.hpp"
@@ -60,6 +64,12 @@ class SyscallsTest : public IntegrationTest, public ::testing::WithParamInterfac
                   [&pipeline](std::span<const std::byte> record) { pipeline.on_record(record); });
     EXPECT_EQ(tracer.per_syscall_tracepoints(), GetParam() == Hooks::Tracepoints);
     pipeline.take_syscalls_from([&tracer](std::uint32_t launch) { return tracer.take_syscalls(launch); });
+    const auto symbols = kernel_symbols();
+    pipeline.take_blocking_from([&tracer, &symbols](std::uint32_t launch) {
+      auto blocking = decode_blocking(tracer.take_blocking(launch), symbols);
+      EXPECT_TRUE(blocking.has_value()) << "blocking entries that do not decode";
+      return blocking.value_or(std::vector<BlockingAggregate>());
+    });
     std::vector<std::string> argv = wrapper;
     argv.push_back(launcher().string());
     argv.insert(argv.end(), args.begin(), args.end());
@@ -72,7 +82,32 @@ class SyscallsTest : public IntegrationTest, public ::testing::WithParamInterfac
     run.counters = tracer.counters();
     EXPECT_EQ(run.counters.syscalls_dropped, 0U);
     EXPECT_TRUE(tracer.take_syscalls(0).empty());
+    EXPECT_TRUE(tracer.take_blocking(0).empty());
+    EXPECT_EQ(run.counters.blocking_dropped, 0U);
     return run;
+  }
+
+  static KernelSymbols kernel_symbols() {
+    const std::ifstream file("/proc/kallsyms");
+    std::ostringstream text;
+    text << file.rdbuf();
+    return KernelSymbols::parse(text.str());
+  }
+
+  // The blocking points of `syscalls` in call `name`.
+  static std::vector<BlockingPoint> blocked_in(const StepSyscalls& syscalls, const std::string& name) {
+    std::vector<BlockingPoint> points;
+    std::copy_if(syscalls.blocking.begin(), syscalls.blocking.end(), std::back_inserter(points),
+                 [&name](const BlockingPoint& point) { return syscall_name(point.nr) == name; });
+    return points;
+  }
+
+  // Whether a frame of `frames` is of a function whose name matches `pattern`.
+  static bool has_frame(const std::vector<std::string>& frames, const std::string& pattern) {
+    const std::regex function(pattern);
+    return std::any_of(frames.begin(), frames.end(), [&function](const std::string& frame) {
+      return std::regex_search(frame.substr(0, frame.find('+')), function);
+    });
   }
 
   // Step `phase` of the one boot traced, with its syscalls; nullptr (a
@@ -161,6 +196,65 @@ TEST_P(SyscallsTest, FsyncsBeforePhase13AreFsyncsWithIoTime) {
   const SyscallTime* write = call_named(*step->syscalls, "write");
   ASSERT_NE(write, nullptr) << "no write in step 13";
   EXPECT_EQ(write->count, 4U);
+}
+
+// The sleep blocked in a nanosleep frame of the kernel, for at least 19 ms
+// in all, and no traced thread woke it (a timer did).
+TEST_P(SyscallsTest, SleepBeforePhase13BlocksInANanosleepFrame) {
+  if (KernelSymbols symbols = kernel_symbols(); symbols.hidden()) GTEST_SKIP() << "/proc/kallsyms hides addresses";
+  const auto analysis = one_boot({"--sleep", "13:20"});
+  ASSERT_FALSE(HasFailure());
+  const LaneStep* step = phase_step(analysis, 13);
+  ASSERT_NE(step, nullptr);
+  const auto points = blocked_in(*step->syscalls, "clock_nanosleep");
+  ASSERT_FALSE(points.empty()) << "clock_nanosleep never blocked in step 13";
+  std::uint64_t blocked = 0;
+  for (const auto& point : points) blocked += point.time_ns;
+  EXPECT_GE(blocked, 19 * kNsPerMs);
+  EXPECT_TRUE(has_frame(points.front().frames, "^(do_nanosleep|hrtimer_nanosleep)$"))
+      << "no nanosleep frame in " << testing::PrintToString(points.front().frames);
+  EXPECT_EQ(wait_frame(points.front().frames), "do_nanosleep");
+}
+
+// The supervisor waits for its container on the done pipe (END_SETUP):
+// blocked in a pipe read, woken by the container's write, its tid the
+// container's. The container sleeps first, so that the wait comes before
+// its listen, while the supervisor is accounted. (A --pipe-wait in the
+// supervisor is woken by a child of it that is no traced thread.)
+TEST_P(SyscallsTest, SupervisorBlocksInAPipeReadWokenByTheContainer) {
+  if (KernelSymbols symbols = kernel_symbols(); symbols.hidden()) GTEST_SKIP() << "/proc/kallsyms hides addresses";
+  const auto run = trace_launcher({"--sleep", "13:10"});
+  ASSERT_EQ(run.boots.size(), 1U);
+  const auto& boot = run.boots.front();
+  const auto analysis = analyse_boot(boot);
+  const LaneStep* step = phase_step(analysis, 3);
+  ASSERT_NE(step, nullptr);
+  const auto points = blocked_in(*step->syscalls, "read");
+  const auto woken = std::find_if(points.begin(), points.end(), [&boot](const BlockingPoint& point) {
+    return point.waker_tid == boot.container_pid;
+  });
+  ASSERT_NE(woken, points.end()) << "no read of step 3 woken by the container " << boot.container_pid;
+  EXPECT_TRUE(has_frame(woken->frames, "pipe_read$")) << testing::PrintToString(woken->frames);
+  EXPECT_TRUE(has_frame(woken->waker_frames, "pipe_write$")) << testing::PrintToString(woken->waker_frames);
+}
+
+// fsync blocks in the filesystem or the block layer, waiting for the device.
+TEST_P(SyscallsTest, FsyncBlocksInAFilesystemOrBlockFrame) {
+  skip_unless_device_waits();
+  if (IsSkipped() || HasFatalFailure()) return;
+  if (KernelSymbols symbols = kernel_symbols(); symbols.hidden()) GTEST_SKIP() << "/proc/kallsyms hides addresses";
+  const auto analysis = one_boot({"--fsync", "13:4", "--io-dir", dir().string()});
+  ASSERT_FALSE(HasFailure());
+  const LaneStep* step = phase_step(analysis, 13);
+  ASSERT_NE(step, nullptr);
+  const auto points = blocked_in(*step->syscalls, "fsync");
+  ASSERT_FALSE(points.empty()) << "fsync never blocked in step 13";
+  const std::string fs_or_block =
+      "^(submit_bio_wait|blkdev_issue_flush|jbd2_.*|ext4_.*|xfs_.*|btrfs_.*|"
+      "folio_wait_.*|__filemap_fdatawait_range|file_write_and_wait_range|blk_.*)$";
+  EXPECT_TRUE(std::any_of(points.begin(), points.end(), [&](const BlockingPoint& point) {
+    return has_frame(point.frames, fs_or_block);
+  })) << testing::PrintToString(points.front().frames);
 }
 
 // A syscall the resolver cannot name (no kernel has 1023: ENOSYS) is

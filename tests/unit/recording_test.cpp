@@ -109,6 +109,32 @@ TEST(Recording, HoldsTheHeaderTheRecordsTheCgroupPathsAndTheEnd) {
   EXPECT_EQ(recording.end->tracked_at_exit, 5U);
 }
 
+// Where a launch's calls blocked, its stacks named as they were live, is
+// read back as written, for the replay's table and JSON.
+TEST(Recording, HoldsTheBlockingAggregatesWithTheirNamedStacks) {
+  const std::vector<BlockingAggregate> blocking{
+      {.tid = 12,
+       .segment_ns = 1'000,
+       .nr = 0,
+       .count = 2,
+       .time_ns = 5'000,
+       .frames = {"schedule+0x23", "anon_pipe_read+0x4fa"},
+       .waker_tid = 14,
+       .waker_frames = {"anon_pipe_write+0x3ad"}},
+      {.tid = 13, .nr = 230, .count = 1, .time_ns = 20, .frames = {"0xffff1"}}};
+  const test::TempDir dir;
+  const auto path = (dir.path() / "run.hbrec").string();
+  {
+    RecordingWriter writer(path, header());
+    writer.blocking(7, blocking);
+    writer.finish(kEnd);
+  }
+  const auto recording = read_recording(path);
+  EXPECT_EQ(recording.blocking, (std::map<std::uint32_t, std::vector<BlockingAggregate>>{{7, blocking}}));
+  EXPECT_EQ(recorded_blocking(recording)(7), blocking);
+  EXPECT_TRUE(recorded_blocking(recording)(8).empty());
+}
+
 TEST(Recording, ReplaysIntoTheFiguresOfTheRecordsFedLive) {
   const auto records = three_launches();
   Pipeline live(recorded_pipeline_config(header(), {}),

@@ -105,7 +105,7 @@ TEST(JsonReport, ParsesWithTheDocumentedKeys) {
                           "tracked_at_exit", "metrics", "phases", "critical_path", "steps"}) {
     EXPECT_TRUE(doc.contains(key)) << key;
   }
-  EXPECT_EQ(doc.at("schema"), 5);
+  EXPECT_EQ(doc.at("schema"), 6);
   EXPECT_EQ(doc.at("tool"), (nlohmann::json{{"name", "hacoboot-sampler"}, {"version", HACOBOOT_EXPECTED_VERSION}}));
   EXPECT_EQ(doc.at("start_phase"), (nlohmann::json{{"phase", 1}, {"name", "START_SV"}}));
   EXPECT_EQ(doc.at("command"), "/u/app/bin/rails");
@@ -308,7 +308,8 @@ TEST(ReportGolden, JsonWithCriticalPaths) {
 }
 
 // analysed_summary() with syscall figures in two steps of each boot: the
-// table's top three per step (or all with --all-syscalls), JSON's per step.
+// table's top three per step and top blocking points (or all, and their
+// stacks, with --all-syscalls), JSON's per step.
 Summary syscalls_summary() {
   Summary s;
   for (auto [boot, analysis] : {analysed_boot(1'000'000, 1'000), analysed_boot(2'000'000, 0)}) {
@@ -318,7 +319,14 @@ Summary syscalls_summary() {
                                {.nr = 56, .count = 1, .max_ns = 60, .states = {.cpu = 60}},
                                {.nr = 22, .count = 2, .max_ns = 20, .states = {.cpu = 30}},
                                {.nr = 1023, .count = 5, .max_ns = 2, .states = {.cpu = 8}}},
-                     .user = {.cpu = 0, .run_queue = 0, .sleep = 2, .io = 0}};
+                     .user = {.cpu = 0, .run_queue = 0, .sleep = 2, .io = 0},
+                     // Where the reads blocked: woken by the container's write in one boot.
+                     .blocking = {{.nr = 0,
+                                   .frames = {"__schedule+0x628", "schedule+0x23", "anon_pipe_read+0x4fa"},
+                                   .waker_tid = boot.container_pid,
+                                   .waker_frames = {"try_to_wake_up+0x3b6", "anon_pipe_write+0x3ad"},
+                                   .count = 1,
+                                   .time_ns = 2'500}}};
     auto& execve = analysis.steps[1];
     execve.syscalls = StepSyscalls{
         .calls = {{.nr = 74, .count = 1, .max_ns = 2'000, .states = {.cpu = 200, .io = 1'800}}}, .user = {.cpu = 700}};

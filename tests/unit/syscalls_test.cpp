@@ -19,7 +19,7 @@ namespace {
 // One aggregate as the loader takes it: the contract's key, then its totals.
 void append(std::vector<std::byte>& bytes, std::uint32_t tid, std::uint64_t segment, std::uint32_t nr,
             std::uint64_t count, const hacoboot_sched_totals& sched) {
-  hacoboot_syscall_key key{.segment_ns = segment, .launch = 7, .tid = tid, .nr = nr, .stack_id = 0};
+  hacoboot_syscall_key key{.segment_ns = segment, .launch = 7, .tid = tid, .nr = nr, .reserved = 0};
   hacoboot_syscall_totals totals{.count = count, .total_ns = 0, .max_ns = 0, .sched = sched};
   for (const auto ns : sched.ns) totals.total_ns += ns;
   totals.max_ns = totals.total_ns;

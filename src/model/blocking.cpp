@@ -1,0 +1,171 @@
+#include "model/blocking.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <tuple>
+
+#include "hacoboot/contract.h"
+
+namespace hacoboot {
+
+namespace {
+
+struct BlockingHead {
+  hacoboot_blocking_key key;
+  hacoboot_blocking_totals totals;
+  hacoboot_blocking_frames frames;
+};
+
+// "do_nanosleep+0x6e [mod]" -> "do_nanosleep".
+std::string_view symbol_of(std::string_view frame) {
+  return frame.substr(0, frame.find_first_of("+ "));
+}
+
+bool starts_with_any(std::string_view name, std::span<const std::string_view> prefixes) {
+  return std::any_of(prefixes.begin(), prefixes.end(),
+                     [name](std::string_view prefix) { return name.starts_with(prefix); });
+}
+
+// The tracer's own frames (the stack is taken inside the sched_switch or
+// sched_waking tracepoint's BPF program) begin every stack.
+constexpr std::array<std::string_view, 5> kTracerFrames{"bpf_", "__bpf_", "__traceiter_", "trace_", "perf_"};
+
+bool is_tracer_frame(const std::string& frame) {
+  return starts_with_any(symbol_of(frame), kTracerFrames);
+}
+
+// Named, the tracer's leading frames left out.
+std::vector<std::string> frame_names(std::span<const std::byte> bytes, std::size_t count,
+                                     const KernelSymbols& symbols) {
+  std::vector<std::string> names;
+  names.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint64_t address = 0;
+    std::memcpy(&address, bytes.data() + i * sizeof address, sizeof address);
+    names.push_back(symbols.describe(address));
+  }
+  names.erase(names.begin(), std::find_if_not(names.begin(), names.end(), is_tracer_frame));
+  return names;
+}
+
+bool is_blocking_plumbing(std::string_view name) {
+  // schedule, __schedule, schedule_timeout, io_schedule, schedule_hrtimeout_range_clock, ...
+  constexpr std::array<std::string_view, 3> kWaitHelpers{"__wait_for_common", "wait_for_completion",
+                                                         "do_wait_for_common"};
+  return starts_with_any(name, kTracerFrames) || name.find("schedule") != std::string_view::npos ||
+         starts_with_any(name, kWaitHelpers);
+}
+
+bool is_waking_plumbing(std::string_view name) {
+  // try_to_wake_up, __wake_up_common, autoremove_wake_function, pollwake, wake_up_q, ttwu_...
+  return starts_with_any(name, kTracerFrames) || name.find("wake") != std::string_view::npos ||
+         name.starts_with("ttwu");
+}
+
+template <typename Plumbing>
+std::string first_named(const std::vector<std::string>& frames, Plumbing plumbing) {
+  if (frames.empty()) return {};
+  const auto found = std::find_if(frames.begin(), frames.end(),
+                                  [&plumbing](const std::string& frame) { return !plumbing(symbol_of(frame)); });
+  return std::string(symbol_of(found == frames.end() ? frames.front() : *found));
+}
+
+}  // namespace
+
+std::optional<std::vector<BlockingAggregate>> decode_blocking(std::span<const std::byte> bytes,
+                                                              const KernelSymbols& symbols) {
+  std::vector<BlockingAggregate> aggregates;
+  while (!bytes.empty()) {
+    BlockingHead head{};
+    if (bytes.size() < sizeof head) return std::nullopt;
+    std::memcpy(&head, bytes.data(), sizeof head);
+    bytes = bytes.subspan(sizeof head);
+    const std::size_t addresses = std::size_t{head.frames.frames} + head.frames.waker_frames;
+    if (head.frames.frames > HACOBOOT_STACK_DEPTH || head.frames.waker_frames > HACOBOOT_STACK_DEPTH ||
+        bytes.size() < addresses * sizeof(std::uint64_t)) {
+      return std::nullopt;
+    }
+    const auto stack = bytes.first(head.frames.frames * sizeof(std::uint64_t));
+    const auto waker = bytes.subspan(stack.size(), head.frames.waker_frames * sizeof(std::uint64_t));
+    bytes = bytes.subspan(addresses * sizeof(std::uint64_t));
+    aggregates.push_back({.tid = head.key.tid,
+                          .segment_ns = head.key.segment_ns,
+                          .nr = head.key.nr,
+                          .count = head.totals.count,
+                          .time_ns = head.totals.time_ns,
+                          .frames = frame_names(stack, head.frames.frames, symbols),
+                          .waker_tid = head.key.waker_tid,
+                          .waker_frames = frame_names(waker, head.frames.waker_frames, symbols)});
+  }
+  // In a stable order whatever order the kernel's map gave them in.
+  std::sort(aggregates.begin(), aggregates.end(), [](const BlockingAggregate& a, const BlockingAggregate& b) {
+    return std::tie(a.tid, a.segment_ns, a.nr, a.frames, a.waker_tid, a.waker_frames) <
+           std::tie(b.tid, b.segment_ns, b.nr, b.frames, b.waker_tid, b.waker_frames);
+  });
+  return aggregates;
+}
+
+void add_blocking_point(std::vector<BlockingPoint>& points, const BlockingPoint& point) {
+  auto same = std::find_if(points.begin(), points.end(),
+                           [&point](const BlockingPoint& mine) { return mine.same_place(point); });
+  if (same == points.end()) {
+    points.push_back(point);
+  } else {
+    same->count += point.count;
+    same->time_ns += point.time_ns;
+    if (same->waker_tid != point.waker_tid) same->waker_tid = 0;
+  }
+  std::stable_sort(points.begin(), points.end(),
+                   [](const BlockingPoint& a, const BlockingPoint& b) { return a.time_ns > b.time_ns; });
+}
+
+std::vector<BlockingPoint> blocking_between(const std::vector<BlockingAggregate>& aggregates, std::uint32_t tid,
+                                            std::uint64_t begin_ns, std::uint64_t end_ns) {
+  std::vector<BlockingPoint> points;
+  for (const auto& aggregate : aggregates) {
+    if (aggregate.tid != tid || aggregate.segment_ns < begin_ns || aggregate.segment_ns >= end_ns) continue;
+    add_blocking_point(points, {.nr = aggregate.nr,
+                                .frames = aggregate.frames,
+                                .waker_tid = aggregate.waker_tid,
+                                .waker_frames = aggregate.waker_frames,
+                                .count = aggregate.count,
+                                .time_ns = aggregate.time_ns});
+  }
+  return points;
+}
+
+std::vector<BlockingSummary> summarize_blocking(const std::vector<BlockingPoint>& points) {
+  std::vector<BlockingSummary> summaries;
+  for (const auto& point : points) {
+    BlockingSummary summary{.nr = point.nr,
+                            .wait = wait_frame(point.frames),
+                            .waking = waking_frame(point.waker_frames),
+                            .waker_tid = point.waker_tid,
+                            .count = point.count,
+                            .time_ns = point.time_ns};
+    auto same = std::find_if(summaries.begin(), summaries.end(), [&summary](const BlockingSummary& mine) {
+      return std::tie(mine.nr, mine.wait, mine.waking) == std::tie(summary.nr, summary.wait, summary.waking);
+    });
+    if (same == summaries.end()) {
+      summaries.push_back(std::move(summary));
+      continue;
+    }
+    same->count += summary.count;
+    same->time_ns += summary.time_ns;
+    if (same->waker_tid != summary.waker_tid) same->waker_tid = 0;
+  }
+  std::stable_sort(summaries.begin(), summaries.end(),
+                   [](const BlockingSummary& a, const BlockingSummary& b) { return a.time_ns > b.time_ns; });
+  return summaries;
+}
+
+std::string wait_frame(const std::vector<std::string>& frames) {
+  return first_named(frames, is_blocking_plumbing);
+}
+
+std::string waking_frame(const std::vector<std::string>& frames) {
+  return first_named(frames, is_waking_plumbing);
+}
+
+}  // namespace hacoboot

@@ -1,0 +1,157 @@
+// Where a step's calls blocked: kernel addresses named from a /proc/kallsyms
+// text, the loader's layout decoded, the wait's short form chosen, and the
+// JSON a reader gets.
+#include <gtest/gtest.h>
+
+#include <sys/syscall.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hacoboot/contract.h"
+#include "model/blocking.hpp"
+#include "model/kernel_symbols.hpp"
+#include "report/sched_json.hpp"
+
+namespace hacoboot {
+namespace {
+
+// Out of order, with a data symbol, a module's symbol and a malformed line.
+constexpr const char* kKallsyms =
+    "ffffffff81200000 T do_nanosleep\n"
+    "ffffffff81100000 T __schedule\n"
+    "ffffffff81100800 T schedule\n"
+    "ffffffff81300000 D some_data\n"
+    "not an address line\n"
+    "ffffffffc0400000 t jbd2_log_wait_commit\t[jbd2]\n"
+    "ffffffff81400000 t anon_pipe_write\n"
+    "ffffffff81000000 t bpf_trace_run4\n";
+
+TEST(KernelSymbols, NameAnAddressByTheNearestTextSymbolAtOrBelowIt) {
+  const auto symbols = KernelSymbols::parse(kKallsyms);
+  ASSERT_FALSE(symbols.hidden());
+  EXPECT_EQ(symbols.describe(0xffffffff8120006eU), "do_nanosleep+0x6e");
+  EXPECT_EQ(symbols.describe(0xffffffff81100000U), "__schedule+0x0");
+  // The data symbol is no text: the nearest text symbol below names it.
+  EXPECT_EQ(symbols.describe(0xffffffff81300010U), "do_nanosleep+0x100010");
+  EXPECT_EQ(symbols.describe(0xffffffffc0400020U), "jbd2_log_wait_commit+0x20 [jbd2]");
+  EXPECT_EQ(symbols.describe(0x1000U), "0x1000");
+}
+
+TEST(KernelSymbols, HiddenAddressesLeaveThemRaw) {
+  // kptr_restrict: every address 0.
+  const auto symbols = KernelSymbols::parse(
+      "0000000000000000 T do_nanosleep\n"
+      "0000000000000000 T schedule\n");
+  EXPECT_TRUE(symbols.hidden());
+  EXPECT_EQ(symbols.describe(0xffffffff8120006eU), "0xffffffff8120006e");
+}
+
+template <typename T>
+void append(std::vector<std::byte>& bytes, const T& value) {
+  const auto* begin = reinterpret_cast<const std::byte*>(&value);
+  bytes.insert(bytes.end(), begin, begin + sizeof value);
+}
+
+TEST(BlockingAggregates, DecodeTheLoadersLayoutWithoutTheTracersFrames) {
+  std::vector<std::byte> bytes;
+  append(bytes, hacoboot_blocking_key{.segment_ns = 1'000,
+                                      .launch = 7,
+                                      .tid = 12,
+                                      .nr = SYS_read,
+                                      .stack_id = 3,
+                                      .waker_tid = 14,
+                                      .waker_stack_id = 4});
+  append(bytes, hacoboot_blocking_totals{.count = 2, .time_ns = 5'000});
+  append(bytes, hacoboot_blocking_frames{.frames = 3, .waker_frames = 1});
+  for (const std::uint64_t address : {0xffffffff81000010U, 0xffffffff81100808U, 0xffffffff81200004U}) {
+    append(bytes, address);
+  }
+  append(bytes, std::uint64_t{0xffffffff81400040U});
+  const auto aggregates = decode_blocking(bytes, KernelSymbols::parse(kKallsyms));
+  ASSERT_TRUE(aggregates.has_value());
+  ASSERT_EQ(aggregates->size(), 1U);
+  EXPECT_EQ(aggregates->front(), (BlockingAggregate{.tid = 12,
+                                                    .segment_ns = 1'000,
+                                                    .nr = SYS_read,
+                                                    .count = 2,
+                                                    .time_ns = 5'000,
+                                                    .frames = {"schedule+0x8", "do_nanosleep+0x4"},
+                                                    .waker_tid = 14,
+                                                    .waker_frames = {"anon_pipe_write+0x40"}}));
+  // Cut short: no whole entry.
+  bytes.pop_back();
+  EXPECT_FALSE(decode_blocking(bytes, KernelSymbols::parse(kKallsyms)).has_value());
+}
+
+TEST(BlockingShortForm, TheFirstFrameThatNamesTheWait) {
+  EXPECT_EQ(wait_frame({"__schedule+0x628", "schedule+0x23", "do_nanosleep+0x6e", "hrtimer_nanosleep+0xd0"}),
+            "do_nanosleep");
+  EXPECT_EQ(wait_frame({"__schedule+0x628", "schedule+0x23", "schedule_timeout+0x9e", "__wait_for_common+0x9a",
+                        "wait_for_completion_io+0x1a", "submit_bio_wait+0x5b"}),
+            "submit_bio_wait");
+  EXPECT_EQ(wait_frame({"__schedule+0x1", "io_schedule+0x4", "jbd2_log_wait_commit+0x9 [jbd2]"}),
+            "jbd2_log_wait_commit");
+  EXPECT_EQ(wait_frame({"schedule+0x23", "anon_pipe_read+0x4fa"}), "anon_pipe_read");
+  // All plumbing, or raw addresses: the first frame.
+  EXPECT_EQ(wait_frame({"0xffffffff81100808", "0xffffffff81200004"}), "0xffffffff81100808");
+  EXPECT_EQ(wait_frame({}), "");
+  EXPECT_EQ(waking_frame({"try_to_wake_up+0x3b6", "autoremove_wake_function+0x12", "__wake_up_common+0x72",
+                          "__wake_up_sync_key+0x3f", "anon_pipe_write+0x3ad", "vfs_write+0x400"}),
+            "anon_pipe_write");
+}
+
+TEST(BlockingPoints, AStepSumsItsSegmentsAndTheTableByTheirShortForm) {
+  const std::vector<BlockingAggregate> aggregates{
+      {.tid = 5,
+       .segment_ns = 100,
+       .nr = SYS_read,
+       .count = 1,
+       .time_ns = 300,
+       .frames = {"schedule+0x1", "pipe_read+0x2"}},
+      {.tid = 5,
+       .segment_ns = 200,
+       .nr = SYS_read,
+       .count = 2,
+       .time_ns = 500,
+       .frames = {"schedule+0x1", "pipe_read+0x2"}},
+      // Another stack under the same wait: one line in the table.
+      {.tid = 5,
+       .segment_ns = 200,
+       .nr = SYS_read,
+       .count = 1,
+       .time_ns = 50,
+       .frames = {"schedule+0x9", "pipe_read+0x2"}},
+      {.tid = 5, .segment_ns = 400, .nr = SYS_fsync, .count = 1, .time_ns = 900, .frames = {"io_schedule+0x1"}},
+      {.tid = 6, .segment_ns = 200, .nr = SYS_fsync, .count = 1, .time_ns = 900, .frames = {"io_schedule+0x1"}}};
+  const auto points = blocking_between(aggregates, 5, 100, 400);
+  ASSERT_EQ(points.size(), 2U);
+  EXPECT_EQ(points[0].count, 3U);
+  EXPECT_EQ(points[0].time_ns, 800U);
+  EXPECT_EQ(summarize_blocking(points),
+            (std::vector<BlockingSummary>{{.nr = SYS_read, .wait = "pipe_read", .count = 4, .time_ns = 850}}));
+}
+
+TEST(BlockingJson, EachPointWithItsFramesAndWaker) {
+  StepSyscalls step;
+  step.blocking = {{.nr = SYS_read,
+                    .frames = {"pipe_read+0x2"},
+                    .waker_tid = 14,
+                    .waker_frames = {"pipe_write+0x4"},
+                    .count = 1,
+                    .time_ns = 300},
+                   {.nr = SYS_clock_nanosleep, .frames = {"do_nanosleep+0x6e"}, .count = 1, .time_ns = 200}};
+  const auto json = syscalls_json(step);
+  ASSERT_EQ(json["blocking"].size(), 2U);
+  EXPECT_EQ(json["blocking"][0],
+            nlohmann::ordered_json::parse(R"({"name": "read", "nr": )" + std::to_string(SYS_read) +
+                                          R"(, "time_ns": 300, "count": 1, "frames": ["pipe_read+0x2"],
+                                "waker": {"tid": 14, "frames": ["pipe_write+0x4"]}})"));
+  EXPECT_EQ(json["blocking"][1]["name"], "clock_nanosleep");
+  EXPECT_TRUE(json["blocking"][1]["waker"].is_null());
+}
+
+}  // namespace
+}  // namespace hacoboot

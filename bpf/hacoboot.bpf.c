@@ -159,8 +159,48 @@ static __always_inline void submit(struct hacoboot_event *e, bool settles)
 	bpf_ringbuf_submit(e, flags);
 }
 
-SEC("usdt")
-int BPF_USDT(on_phase, long phase, long hpid)
+/*
+ * Per CPU: set while a handler changes the current thread's accounting, from
+ * before its clock read on. A hardirq can interrupt a BPF program and run
+ * sched_waking on the same CPU, where current is the interrupted thread: a
+ * wakeup record from it would end that thread's segment in the middle of
+ * the interrupted change, at a later clock read than the handler's own (a
+ * piece of negative length, sums off), and name a waker that is none.
+ * sched_waking then leaves the current thread alone.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} accounting_busy SEC(".maps");
+
+static __always_inline __u32 *accounting_begins(void)
+{
+	__u32 zero = 0;
+	__u32 *busy = bpf_map_lookup_elem(&accounting_busy, &zero);
+
+	if (busy)
+		*busy = 1;
+	return busy;
+}
+
+static __always_inline void accounting_ends(__u32 *busy)
+{
+	if (busy)
+		*busy = 0;
+}
+
+/* Whether this CPU interrupted a handler changing the current thread's accounting. */
+static __always_inline bool accounting_interrupted(void)
+{
+	__u32 zero = 0;
+	__u32 *busy = bpf_map_lookup_elem(&accounting_busy, &zero);
+
+	return busy && *busy;
+}
+
+static __always_inline void phase_passed(long phase, long hpid)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct tracked_process *t = bpf_map_lookup_elem(&tracked, &pid);
@@ -170,7 +210,7 @@ int BPF_USDT(on_phase, long phase, long hpid)
 
 	/* Tracked processes descend from a watched launcher already. */
 	if (watched_tgid && !t && !under_watched_process())
-		return 0;
+		return;
 
 	/*
 	 * The clock is read once the event is known to be the tool's, before
@@ -192,7 +232,7 @@ int BPF_USDT(on_phase, long phase, long hpid)
 
 		if (!owner) {
 			count_untracked_phase();
-			return 0;
+			return;
 		}
 		now = bpf_ktime_get_ns();
 		launch = owner->launch;
@@ -203,14 +243,21 @@ int BPF_USDT(on_phase, long phase, long hpid)
 
 	e = reserve_event(HACOBOOT_EV_PHASE, HACOBOOT_EVENT_BASE_SIZE, phase, pid, &launch_ids,
 			  now);
-	if (!e)
-		return 0;
-	submit(e, false);
+	if (e)
+		submit(e, false);
+}
+
+SEC("usdt")
+int BPF_USDT(on_phase, long phase, long hpid)
+{
+	__u32 *busy = accounting_begins();
+
+	phase_passed(phase, hpid);
+	accounting_ends(busy);
 	return 0;
 }
 
-SEC("raw_tp/sched_process_fork")
-int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+static __always_inline void process_forked(struct task_struct *parent, struct task_struct *child)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u32 child_pid = BPF_CORE_READ(child, pid);
@@ -231,11 +278,11 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 				start_thread(child_pid, parent_pid, t->launch,
 					     HACOBOOT_SCHED_RUN_QUEUE, now);
 		}
-		return 0;
+		return;
 	}
 	t = bpf_map_lookup_elem(&tracked, &parent_pid);
 	if (!t)
-		return 0;
+		return;
 
 	member = child_of(t);
 	/* Other launcher forks are reported untracked: they link a CLI to its supervisor. */
@@ -246,6 +293,15 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 			  &member, now);
 	if (e)
 		submit(e, false);
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 *busy = accounting_begins();
+
+	process_forked(parent, child);
+	accounting_ends(busy);
 	return 0;
 }
 
@@ -256,15 +312,15 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
  * Haconiwa, like libc's exec family, calls execve. An execveat (fexecve) is
  * timed when it completes, at sched_process_exec, with either set of hooks.
  */
-static __always_inline int execve_entered(__u64 now)
+static __always_inline void execve_entered(__u64 now)
 {
 	struct execve_entry entry;
 	__u32 tid;
 
 	if (!members_alive)
-		return 0;
+		return;
 	if (!member_of_container(bpf_get_current_pid_tgid() >> 32))
-		return 0;
+		return;
 	/*
 	 * `now`: read first, by either hook. The raw hook's is the call's entry
 	 * time: the call's time then starts with the step after.
@@ -272,7 +328,6 @@ static __always_inline int execve_entered(__u64 now)
 	entry.ts_ns = now;
 	tid = current_totals(entry.ts_ns, &entry.flags, &entry.sched);
 	bpf_map_update_elem(&execing, &tid, &entry, BPF_ANY);
-	return 0;
 }
 
 /*
@@ -312,12 +367,17 @@ static __always_inline bool self_checking(void)
 SEC("tracepoint/syscalls/sys_enter_execve")
 int on_execve(struct syscall_enter_record *ctx)
 {
+	__u32 *busy;
+
 	/* Another syscall's tracepoint, whose record has the same layout: not ours. */
 	if (ctx->syscall_nr != __NR_execve)
 		return 0;
 	if (self_checking() && ctx->args[0] == self_check_filename)
 		self_check_execve_seen = 1;
-	return execve_entered(bpf_ktime_get_ns());
+	busy = accounting_begins();
+	execve_entered(bpf_ktime_get_ns());
+	accounting_ends(busy);
+	return 0;
 }
 
 /*
@@ -365,12 +425,19 @@ static __always_inline void call_returned(__u64 now)
 SEC("raw_tp/sys_enter")
 int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 {
+	bool accounting = threads_alive && account_syscalls;
+	bool execve = milestones_from_raw_syscalls && id == __NR_execve;
 	__u64 now = 0;
+	__u32 *busy;
 
-	if (threads_alive && account_syscalls)
+	if (!accounting && !execve)
+		return 0;
+	busy = accounting_begins();
+	if (accounting)
 		now = call_entered(id);
-	if (milestones_from_raw_syscalls && id == __NR_execve)
-		return execve_entered(now ? now : bpf_ktime_get_ns());
+	if (execve)
+		execve_entered(now ? now : bpf_ktime_get_ns());
+	accounting_ends(busy);
 	return 0;
 }
 
@@ -435,8 +502,8 @@ static __always_inline void catch_unprobed_exec(struct task_struct *task, struct
  * The filename comes from the kernel's copy (bprm->filename): reading the
  * user pointer at syscall entry fails when its page is not resident.
  */
-SEC("raw_tp/sched_process_exec")
-int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+static __always_inline void process_execed(struct task_struct *task, pid_t old_pid,
+					   struct linux_binprm *bprm)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u32 old_tid = old_pid;
@@ -449,11 +516,11 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 		catch_unprobed_exec(task, bprm, pid, now);
 	t = member_of_container(pid);
 	if (!t)
-		return 0;
+		return;
 	thread_renamed(old_tid, (__u32)bpf_get_current_pid_tgid());
 	e = reserve_event(HACOBOOT_EV_EXEC, sizeof(*e), 0, pid, t, now);
 	if (!e)
-		return 0;
+		return;
 	entry = bpf_map_lookup_elem(&execing, &old_tid);
 	if (entry) {
 		/* The event's time is the entry's, and so are the sums. */
@@ -465,6 +532,15 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 	e->cgroup_id = bpf_get_current_cgroup_id(); /* after cgroup set-up: the container's own */
 	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), BPF_CORE_READ(bprm, filename));
 	submit(e, false);
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 *busy = accounting_begins();
+
+	process_execed(task, old_pid, bprm);
+	accounting_ends(busy);
 	return 0;
 }
 
@@ -473,7 +549,7 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
  * hook's, which runs on every syscall of the host, so its syscall number is
  * read only past the cheaper checks; NULL from the listen tracepoint.
  */
-static __always_inline int listen_returned(long ret, struct pt_regs *regs)
+static __always_inline void listen_returned(long ret, struct pt_regs *regs)
 {
 	struct tracked_process *t;
 	struct hacoboot_event *e;
@@ -481,14 +557,14 @@ static __always_inline int listen_returned(long ret, struct pt_regs *regs)
 	__u32 pid;
 
 	if (ret != 0 || !members_alive)
-		return 0;
+		return;
 	if (regs && SYSCALL_NR(regs) != __NR_listen)
-		return 0;
+		return;
 	now = bpf_ktime_get_ns();
 	pid = bpf_get_current_pid_tgid() >> 32;
 	t = member_of_container(pid);
 	if (!t)
-		return 0;
+		return;
 	/*
 	 * The call returns here for the accounting, which it ends: in the step
 	 * its event ends, whether or not the raw exit hook ran first.
@@ -498,26 +574,38 @@ static __always_inline int listen_returned(long ret, struct pt_regs *regs)
 	if (e)
 		submit(e, true);
 	stop_accounting(t->launch);
-	return 0;
 }
 
 SEC("tracepoint/syscalls/sys_exit_listen")
 int on_listen_exit(struct syscall_exit_record *ctx)
 {
+	__u32 *busy;
+
 	if (ctx->syscall_nr != __NR_listen)
 		return 0;
 	if (self_checking() && ctx->ret == -EBADF)
 		self_check_listen_seen = 1;
-	return listen_returned(ctx->ret, NULL);
+	busy = accounting_begins();
+	listen_returned(ctx->ret, NULL);
+	accounting_ends(busy);
+	return 0;
 }
 
 SEC("raw_tp/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
-	if (threads_alive && account_syscalls)
+	bool accounting = threads_alive && account_syscalls;
+	bool listened = milestones_from_raw_syscalls && ret == 0 && members_alive;
+	__u32 *busy;
+
+	if (!accounting && !listened)
+		return 0;
+	busy = accounting_begins();
+	if (accounting)
 		call_returned(bpf_ktime_get_ns());
-	if (milestones_from_raw_syscalls)
-		return listen_returned(ret, regs);
+	if (listened)
+		listen_returned(ret, regs);
+	accounting_ends(busy);
 	return 0;
 }
 
@@ -540,14 +628,18 @@ SEC("raw_tp/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *task)
 {
 	__u64 current = bpf_get_current_pid_tgid();
+	__u32 *busy;
 
 	/*
 	 * Only the last thread to leave ends the process; its exit event carries
 	 * its sums. do_exit() has set its exit_code by now, to the group's on an
 	 * exit_group() or a fatal signal.
 	 */
-	if (BPF_CORE_READ(task, signal, live.counter) == 0)
+	if (BPF_CORE_READ(task, signal, live.counter) == 0) {
+		busy = accounting_begins();
 		process_exited(current >> 32, BPF_CORE_READ(task, exit_code));
+		accounting_ends(busy);
+	}
 	forget_thread((__u32)current);
 	return 0;
 }
@@ -623,15 +715,16 @@ static __always_inline void report_wakeup(struct thread_states *wakee, __u32 wak
 
 /*
  * A blocked thread with a pending block is woken at `now`: its blocked time
- * is charged, with the waker (current) and its stack when it is accounted.
+ * is charged, with the waker (current, unless an interrupt woke it amid a
+ * handler) and its stack when it is accounted.
  */
 static __always_inline void wakee_unblocked(void *ctx, struct thread_states *wakee, __u32 tid,
-					    __u64 now)
+					    __u64 now, bool waker_is_current)
 {
 	__u32 waker_tid = (__u32)bpf_get_current_pid_tgid();
 	__u32 waker_stack_id = HACOBOOT_NO_STACK;
 
-	if (waker_tid != tid && bpf_map_lookup_elem(&threads, &waker_tid))
+	if (waker_is_current && waker_tid != tid && bpf_map_lookup_elem(&threads, &waker_tid))
 		waker_stack_id = current_stack(ctx);
 	else
 		waker_tid = 0;
@@ -650,6 +743,7 @@ int BPF_PROG(on_sched_waking, struct task_struct *task)
 {
 	__u32 tid;
 	struct thread_states *wakee;
+	bool waker_is_current;
 	__u64 now;
 
 	if (!threads_alive)
@@ -659,9 +753,11 @@ int BPF_PROG(on_sched_waking, struct task_struct *task)
 	wakee = bpf_map_lookup_elem(&threads, &tid);
 	if (!wakee || !blocked(wakee))
 		return 0;
-	report_wakeup(wakee, tid, now);
+	waker_is_current = !accounting_interrupted();
+	if (waker_is_current)
+		report_wakeup(wakee, tid, now);
 	if (wakee->block.pending)
-		wakee_unblocked(ctx, wakee, tid, now);
+		wakee_unblocked(ctx, wakee, tid, now, waker_is_current);
 	enter_state(wakee, HACOBOOT_SCHED_RUN_QUEUE, now);
 	return 0;
 }

@@ -200,26 +200,31 @@ static __always_inline bool accounting_interrupted(void)
 	return busy && *busy;
 }
 
-static __always_inline void phase_passed(long phase, long hpid)
+SEC("usdt")
+int BPF_USDT(on_phase, long phase, long hpid)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct tracked_process *t = bpf_map_lookup_elem(&tracked, &pid);
 	struct hacoboot_event *e;
+	__u32 *busy;
 	__u32 launch;
 	__u64 now;
 
 	/* Tracked processes descend from a watched launcher already. */
 	if (watched_tgid && !t && !under_watched_process())
-		return;
+		return 0;
 
 	/*
 	 * The clock is read once the event is known to be the tool's, before
 	 * any update: the two lookups before it cost every record the same,
 	 * while a hit of a launch not followed (a flood of made-up hpids) is
 	 * spared a clock read (row 8a of BENCHMARKS.md measures those hits).
+	 * For the same reason the handler marks this CPU busy only from there
+	 * on: a hit of a launch not followed changes no accounting.
 	 */
 	/* CLI (phase 0) and supervisor (1, 2) pass phases with their own pid. */
 	if (phase <= HACOBOOT_PHASE_START_FORK && pid == hpid) {
+		busy = accounting_begins();
 		now = bpf_ktime_get_ns();
 		launch = launcher_passed(pid, t, phase, now);
 	} else {
@@ -232,8 +237,9 @@ static __always_inline void phase_passed(long phase, long hpid)
 
 		if (!owner) {
 			count_untracked_phase();
-			return;
+			return 0;
 		}
+		busy = accounting_begins();
 		now = bpf_ktime_get_ns();
 		launch = owner->launch;
 	}
@@ -245,14 +251,6 @@ static __always_inline void phase_passed(long phase, long hpid)
 			  now);
 	if (e)
 		submit(e, false);
-}
-
-SEC("usdt")
-int BPF_USDT(on_phase, long phase, long hpid)
-{
-	__u32 *busy = accounting_begins();
-
-	phase_passed(phase, hpid);
 	accounting_ends(busy);
 	return 0;
 }

@@ -141,11 +141,11 @@ def run(ctx: Context, argv: list[str], timeout: float = 600.0) -> str:
     return result.stdout
 
 
-def start_ours(ctx: Context, name: str, extra: list[str], tool: str = OURS) -> Process:
+def start_ours(ctx: Context, name: str, extra: list[str], tool: str = OURS, wrapper: tuple[str, ...] = ()) -> Process:
     """hacoboot-sampler (of this revision, or PREV) until SIGINT, returned
     once every probe is live: it prints 'Tracing ...' after its last attach
-    (not with -q)."""
-    p = Process(ctx, ctx.sampler_argv(tool, extra), name)
+    (not with -q). WRAPPER runs it (it must exec it, keeping the pid)."""
+    p = Process(ctx, [*wrapper, *ctx.sampler_argv(tool, extra)], name)
     p.wait_for(r"Tracing Haconiwa boots in .*Hit Ctrl-C to end\.\n")
     return p
 

@@ -543,24 +543,16 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 }
 
 /*
- * A successful listen(2) by a container process. `regs`: the raw sys_exit
- * hook's, which runs on every syscall of the host, so its syscall number is
- * read only past the cheaper checks; NULL from the listen tracepoint.
+ * A successful listen(2) by a container process, whose call returned at
+ * `now`: the callers read the clock first, past only the checks that spare
+ * other syscalls one.
  */
-static __always_inline void listen_returned(long ret, struct pt_regs *regs)
+static __always_inline void listen_returned(long ret, __u64 now)
 {
-	struct tracked_process *t;
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct tracked_process *t = member_of_container(pid);
 	struct hacoboot_event *e;
-	__u64 now;
-	__u32 pid;
 
-	if (ret != 0 || !members_alive)
-		return;
-	if (regs && SYSCALL_NR(regs) != __NR_listen)
-		return;
-	now = bpf_ktime_get_ns();
-	pid = bpf_get_current_pid_tgid() >> 32;
-	t = member_of_container(pid);
 	if (!t)
 		return;
 	/*
@@ -583,8 +575,10 @@ int on_listen_exit(struct syscall_exit_record *ctx)
 		return 0;
 	if (self_checking() && ctx->ret == -EBADF)
 		self_check_listen_seen = 1;
+	if (ctx->ret != 0 || !members_alive)
+		return 0;
 	busy = accounting_begins();
-	listen_returned(ctx->ret, NULL);
+	listen_returned(ctx->ret, bpf_ktime_get_ns());
 	accounting_ends(busy);
 	return 0;
 }
@@ -593,16 +587,20 @@ SEC("raw_tp/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
 	bool accounting = threads_alive && account_syscalls;
-	bool listened = milestones_from_raw_syscalls && ret == 0 && members_alive;
+	/* Runs on every syscall of the host: the syscall number is read last. */
+	bool listened = milestones_from_raw_syscalls && ret == 0 && members_alive &&
+			SYSCALL_NR(regs) == __NR_listen;
 	__u32 *busy;
+	__u64 now;
 
 	if (!accounting && !listened)
 		return 0;
 	busy = accounting_begins();
+	now = bpf_ktime_get_ns();
 	if (accounting)
-		call_returned(bpf_ktime_get_ns());
+		call_returned(now);
 	if (listened)
-		listen_returned(ret, regs);
+		listen_returned(ret, now);
 	accounting_ends(busy);
 	return 0;
 }

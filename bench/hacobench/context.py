@@ -26,14 +26,17 @@ class Sizes:
     flood_hits: int  # probe hits with made-up hpids in the flood runs
     observer_reps: int  # repetitions of the observer-effect measurement
     observer_boots: int  # launcher boots per tracer there
+    observer_pairs: int  # traced/untraced pairs of boots per tracer run (10e)
 
 
 FULL = Sizes(reps=5, session_reps=3, hits=1_000_000, forks=500, syscalls=1_000_000, round_trips=200_000,
              capacity_hits=300_000,
-             boots=100, idle_s=10.0, pipeline_min_time=1.0, flood_hits=1_600_000, observer_reps=9, observer_boots=40)
+             boots=100, idle_s=10.0, pipeline_min_time=1.0, flood_hits=1_600_000, observer_reps=9, observer_boots=40,
+             observer_pairs=60)
 QUICK = Sizes(reps=1, session_reps=1, hits=100_000, forks=200, syscalls=200_000, round_trips=50_000,
               capacity_hits=100_000,
-              boots=10, idle_s=2.0, pipeline_min_time=0.1, flood_hits=200_000, observer_reps=1, observer_boots=10)
+              boots=10, idle_s=2.0, pipeline_min_time=0.1, flood_hits=200_000, observer_reps=1, observer_boots=10,
+              observer_pairs=3)
 
 
 @dataclass

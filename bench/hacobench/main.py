@@ -30,7 +30,7 @@ from .context import Context, FULL, QUICK
 from .flood import measure_flood
 from .host_overhead import measure_host_overhead, measure_sched_hooks
 from .idle import measure_count_stop, measure_idle_and_interrupt
-from .observer_effect import measure_observer_effect
+from .observer_effect import measure_observer_effect, measure_observer_pairs
 from .per_hit import measure_usdt_hits
 from .serve import measure_serve
 from .startup import measure_launch
@@ -81,7 +81,8 @@ def main() -> int:
     if ctx.root:
         measurements = [measure_launch, measure_usdt_hits, measure_host_overhead, measure_sched_hooks, measure_capacity,
                         measure_pipeline, measure_accuracy, measure_parity, measure_idle_and_interrupt, measure_count_stop,
-                        measure_serve, measure_flood, measure_observer_effect, measure_syscall_cost]
+                        measure_serve, measure_flood, measure_observer_effect, measure_observer_pairs,
+                        measure_syscall_cost]
     else:
         results.errors.append("not root: BPF measurements skipped (run scripts/bench.sh with sudo)")
     if args.only:

@@ -108,6 +108,14 @@ struct {
 __u64 threads_alive = 0;
 
 /*
+ * Set false by the loader when no output reads the states (--format
+ * bpftrace alone): no thread is ever accounted, the scheduler hooks are not
+ * loaded, and the verifier, reading this constant, drops the accounting
+ * from every other program.
+ */
+const volatile bool account_states = true;
+
+/*
  * A launch's threads in `threads`, so that ending its accounting deletes
  * those few entries: walking `threads` visits all of its buckets however
  * few entries it holds (BENCHMARKS.md), inside the container's listen.
@@ -298,7 +306,8 @@ static __always_inline __u32 current_totals(__u64 now, __u32 *flags,
 					    struct hacoboot_sched_totals *totals)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct thread_states *thread = threads_alive ? bpf_map_lookup_elem(&threads, &tid) : NULL;
+	struct thread_states *thread =
+	    account_states && threads_alive ? bpf_map_lookup_elem(&threads, &tid) : NULL;
 
 	if (thread) {
 		take_reading(thread, now, totals);
@@ -343,6 +352,8 @@ static __always_inline void start_thread(__u32 tid, __u32 pid, __u32 launch, __u
 {
 	struct thread_states thread = {.pid = pid, .state = state, .since = now, .launch = launch};
 
+	if (!account_states)
+		return;
 	if (state == HACOBOOT_SCHED_CPU)
 		mark_stretch_start(&thread, (struct task_struct *)bpf_get_current_task());
 	syscalls_start(&thread.syscalls, thread.since);
@@ -354,7 +365,7 @@ static __always_inline void start_thread(__u32 tid, __u32 pid, __u32 launch, __u
 /* A thread's accounting ends: at its exit, its rename, or its launch's end. */
 static __always_inline void forget_thread(__u32 tid)
 {
-	if (threads_alive && !bpf_map_delete_elem(&threads, &tid))
+	if (account_states && threads_alive && !bpf_map_delete_elem(&threads, &tid))
 		__sync_fetch_and_sub(&threads_alive, 1);
 }
 
@@ -372,14 +383,16 @@ static __always_inline void start_accounting(__u32 launch)
 {
 	struct accounted_launch fresh = {};
 
-	bpf_map_update_elem(&accounted_launches, &launch, &fresh, BPF_ANY);
+	if (account_states)
+		bpf_map_update_elem(&accounted_launches, &launch, &fresh, BPF_ANY);
 }
 
 /* Ends the accounting of a launch: its threads' entries go, once. */
 static __always_inline void stop_accounting(__u32 launch_id)
 {
-	struct accounted_launch *found =
-	    launch_id ? bpf_map_lookup_elem(&accounted_launches, &launch_id) : NULL;
+	struct accounted_launch *found = account_states && launch_id
+					     ? bpf_map_lookup_elem(&accounted_launches, &launch_id)
+					     : NULL;
 	struct accounted_launch launch;
 	struct thread_states *thread;
 
@@ -409,7 +422,7 @@ static __always_inline void thread_renamed(__u32 old_tid, __u32 tid)
 	struct thread_states *thread;
 	struct thread_states moved;
 
-	if (old_tid == tid || !threads_alive)
+	if (old_tid == tid || !account_states || !threads_alive)
 		return;
 	thread = bpf_map_lookup_elem(&threads, &old_tid);
 	if (!thread)

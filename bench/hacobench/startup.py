@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from .context import Context, OURS, PREV, order
+from .context import Context, OURS, PREV, monotonic_ns, order
 from .running import Process, bpftrace_argv, end_run, fill_btf_cache, launch_ours, reference_with_readiness
 from .table import Results, Row, within_previous
 
@@ -49,3 +49,22 @@ def measure_launch(ctx: Context, results: Results) -> None:
         fast = statistics.median(row.ours) <= 40
         row.met = (fast and (not row.ref or statistics.median(row.ref) >= 5 * statistics.median(row.ours))
                    and within_previous(row))
+    ready_after(ctx, results)
+
+
+def ready_after(ctx: Context, results: Results) -> None:
+    """From exec to the 'Tracing ...' line, printed once every probe is
+    attached: with the default outputs, and with --format bpftrace alone,
+    which reads no scheduler state and loads none of its hooks."""
+    default = results.add(Row("1c. launch -> 'Tracing' line, default outputs", "ms"))
+    lean = results.add(Row("1d. launch -> 'Tracing' line, --format bpftrace alone (no scheduler hooks)", "ms"))
+    for rep in range(ctx.sizes.reps):
+        for row, extra in order(rep, [(default, []), (lean, ["-f", "bpftrace"])]):
+            p = Process(ctx, ctx.sampler_argv(OURS, ["--haconiwa", ctx.launcher, *extra, ctx.app]),
+                        f"ready-{len(extra)}-{rep}")
+            try:
+                p.wait_for(r"Tracing Haconiwa boots in .*Hit Ctrl-C to end\.\n")
+                row.ours.append((monotonic_ns() - p.started_ns) / 1e6)
+                end_run(p, results, f"1c/1d: repetition {rep}")
+            finally:
+                p.kill()

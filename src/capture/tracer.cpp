@@ -189,6 +189,7 @@ Expected<void, StartFailure> Tracer::start_up(const Config& config) {
   if (!skeleton_) fail("opening the BPF object", errno);
 
   choose_syscall_programs(config);
+  choose_state_programs(config);
   const auto phase_probe = plan_phase_probe(config);
   if (phase_probe) {
     bpf_program__set_expected_attach_type(skeleton_->progs.on_phase,
@@ -252,6 +253,20 @@ void Tracer::choose_syscall_programs(const Config& config) {
   // Without --syscalls no aggregate is ever made: a hash map's buckets cost
   // its creation time in proportion to its size.
   if (!config.account_syscalls) (void)bpf_map__set_max_entries(skeleton_->maps.syscall_aggregates, 1);
+}
+
+// Without the states, the scheduler hooks would only return, and the maps
+// of accounted threads stay empty: neither is worth its start-up time.
+void Tracer::choose_state_programs(const Config& config) {
+  const bool states = config.account_states || config.account_syscalls;
+  skeleton_->rodata->account_states = states;
+  if (states) return;
+  for (bpf_program* program : {skeleton_->progs.on_sched_switch, skeleton_->progs.on_sched_waking}) {
+    bpf_program__set_autoload(program, false);
+  }
+  for (bpf_map* map : {skeleton_->maps.threads, skeleton_->maps.accounted_launches}) {
+    (void)bpf_map__set_max_entries(map, 1);
+  }
 }
 
 Expected<void, StartFailure> Tracer::attach_syscall_hooks(const Config& config) {

@@ -121,6 +121,11 @@ class Tracer {
     // run while the tool runs; off, they stay detached unless execve and
     // listen need them.
     bool account_syscalls = false;
+    // Each step's time in CPU, run queue, sleep and I/O: the scheduler
+    // hooks, on every context switch and wakeup of the host. Off (no output
+    // reads them: --format bpftrace alone), they are not even loaded, and
+    // the events carry no states. account_syscalls needs them.
+    bool account_states = true;
     // A BTF file with the kernel types the programs read (CoreBtfCache);
     // empty: libbpf reads the kernel's whole BTF.
     std::string core_btf{};  // NOLINT(readability-redundant-member-init)
@@ -213,6 +218,7 @@ class Tracer {
   Expected<void, StartFailure> start_up(const Config& config);
   static int on_record(void* self, void* data, std::size_t size);
   void choose_syscall_programs(const Config& config);
+  void choose_state_programs(const Config& config);
   Expected<void, StartFailure> attach_syscall_hooks(const Config& config);
   Expected<void, StartFailure> attach_syscall_tracepoints(const SyscallTracepointIds& ids);
   // One attachment of the phase probe: a uprobe_multi link with its

@@ -639,6 +639,15 @@ void check_command(CommandLine& result) {
   }
 }
 
+// --format bpftrace alone prints what the reference script printed, of
+// which no scheduler state is part: the tracer then leaves its scheduler
+// hooks out (Tracer::Config::account_states). Any other output reads them.
+bool outputs_read_states(const Options& opt) {
+  return opt.format != ReportFormat::Bpftrace || opt.syscalls || !opt.events.empty() || !opt.timeline.empty() ||
+         !opt.trace_out.empty() || !opt.record.empty() || opt.serve.has_value() || !opt.textfile.empty() ||
+         !opt.baseline.empty();
+}
+
 // The Options of the parsed arguments, with the warnings worth telling.
 CommandLine validated(const CLI::App& app, const Arguments& args) {
   CommandLine result{.options = args.options, .exit_message = std::nullopt, .warnings = {}};
@@ -656,6 +665,7 @@ CommandLine validated(const CLI::App& app, const Arguments& args) {
     // The recording's bytes and the summary's text would interleave.
     throw UsageError("--record -: standard output carries the summary; write the summary elsewhere with -o FILE");
   }
+  result.options.states = outputs_read_states(result.options);
   return result;
 }
 

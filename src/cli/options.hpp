@@ -52,6 +52,7 @@ struct Options {
   bool histograms = false;
   bool syscalls = false;      // syscalls per step (the raw syscall hooks attached)
   bool all_syscalls = false;  // the table: every syscall of each step
+  bool states = true;         // scheduler states per step: some output reads them
   std::string output;         // empty: stdout
   std::string events;         // per-boot rows; empty: none
   EventsFormat events_format = EventsFormat::Tsv;

@@ -220,6 +220,7 @@ Tracer::Config tracer_config(const Options& options, const HaconiwaFile& haconiw
           .ring_buffer_bytes = options.ring_buffer_bytes,
           .raw_syscalls_fallback = options.syscall_hooks != SyscallHooks::Tracepoints,
           .account_syscalls = options.syscalls,
+          .account_states = options.states,
           .phase_probe_sites = haconiwa.phase_sites(),
           .usdt_attach = options.usdt_attach,
           .watched_pid = options.pid.value_or(0),

@@ -1,15 +1,18 @@
-// --format bpftrace against the reference bpftrace script itself
-// (bench/reference.bt, shared with the benchmarks), both tracing the same
-// boots at the same time.
+// --format bpftrace: what it loads, and its figures against the reference
+// bpftrace script itself (bench/reference.bt, shared with the benchmarks),
+// both tracing the same boots at the same time.
 //
-// Optional: skipped, even with HACOBOOT_REQUIRE_BPF=1, when bpftrace is not
-// installed.
+// The comparison is optional: skipped, even with HACOBOOT_REQUIRE_BPF=1, when
+// bpftrace is not installed.
+#include <algorithm>
 #include <array>
+#include <climits>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -192,6 +195,51 @@ TEST_F(ReferenceTest, SameCountsAndAveragesAsTheReferenceScript) {
         << "averages differ by " << difference << " ns (hacoboot-sampler minus reference)";
     RecordProperty(metric + "_avg_difference_ns", std::to_string(difference));
   }
+}
+
+// Alone, --format bpftrace prints nothing the scheduler states feed: the
+// tracer leaves their hooks out (a shorter start, no program on every
+// context switch) and still times every boot.
+TEST_F(ReferenceTest, AloneItLoadsNoSchedulerHookAndTimesEveryBoot) {
+  Process tracer(sampler_argv({"--format", "bpftrace", "-d", "120s", app().string()}), dir());
+  ASSERT_TRUE(tracer.wait_for_text("Hit Ctrl-C", true, 60s)) << tracer.err();
+  std::set<std::string> names;
+  const auto held = bpf_ids_held_by(tracer.pid()).programs;
+  for (const auto& prog : bpftool_list("prog", dir())) {
+    if (held.count(prog.value("id", 0U)) > 0) names.insert(prog.value("name", std::string()));
+  }
+  std::string seen;
+  for (const auto& name : names) seen += name + " ";
+  EXPECT_EQ(names.count("on_phase"), 1U) << "programs held: " << seen;
+  EXPECT_EQ(names.count("on_sched_switch"), 0U) << "programs held: " << seen;
+  EXPECT_EQ(names.count("on_sched_waking"), 0U) << "programs held: " << seen;
+
+  constexpr int kLeanBoots = 3;
+  const auto truth_path = new_file("truth.tsv");
+  const auto boots = run_process(
+      {launcher().string(), "-n", std::to_string(kLeanBoots), "--truth", truth_path.string(), "--", app().string()},
+      dir(), 60s);
+  ASSERT_TRUE(boots.status.exited && boots.status.code == 0) << boots.status.describe() << '\n' << boots.err;
+  tracer.send_signal(SIGINT);
+  const auto status = tracer.wait_or_kill(30s);
+  ASSERT_TRUE(status.exited && status.code == 0) << status.describe() << '\n' << tracer.err();
+
+  const auto mine = map_values(parse_map_lines(tracer.out()));
+  SCOPED_TRACE("--- hacoboot-sampler ---\n" + tracer.out());
+  ASSERT_EQ(mine.count("listen__count"), 1U);
+  EXPECT_EQ(mine.at("execve__count"), static_cast<std::uint64_t>(kLeanBoots));
+  EXPECT_EQ(mine.at("listen__count"), static_cast<std::uint64_t>(kLeanBoots));
+  // Every boot's true start -> listen lies in its bracket, so the average
+  // lies between the least low edge and the greatest high edge.
+  std::int64_t lowest = INT64_MAX;
+  std::int64_t highest = 0;
+  for (const auto& [hpid, facts] : parse_truth(read_file(truth_path))) {
+    lowest = std::min(lowest, facts.at("listen_lo") - facts.at("start_hi"));
+    highest = std::max(highest, facts.at("listen_hi") - facts.at("start_lo"));
+  }
+  const auto average = static_cast<std::int64_t>(mine.at("listen_avg"));
+  EXPECT_GE(average, lowest);
+  EXPECT_LE(average, highest);
 }
 
 }  // namespace

@@ -331,6 +331,33 @@ TEST(Options, StacksImplySyscalls) {
   EXPECT_FALSE(parse("/bin/app").options.syscalls);
 }
 
+// Only --format bpftrace, alone, reads no scheduler state: every other
+// output, beside it or instead of it, needs the states' hooks.
+TEST(Options, OnlyBpftraceFormatAloneGoesWithoutTheStates) {
+  EXPECT_TRUE(parse("/bin/app").options.states);
+  EXPECT_FALSE(parse("-f", "bpftrace", "/bin/app").options.states);
+  EXPECT_FALSE(parse("-f", "bpftrace", "-o", "sum.txt", "-n", "3", "/bin/app").options.states);
+  for (const auto& beside : std::vector<std::vector<std::string>>{{"-f", "json"},
+                                                                  {"-f", "tsv"},
+                                                                  {"--events", "rows.tsv"},
+                                                                  {"--timeline", "b.svg"},
+                                                                  {"--trace-out", "t.json"},
+                                                                  {"--stacks", "s.folded"},
+                                                                  {"--syscalls"},
+                                                                  {"--record", "run.hbrec"},
+                                                                  {"--serve", "127.0.0.1:0"},
+                                                                  {"--textfile", "m.prom"},
+                                                                  {"--baseline", "base.json"}}) {
+    std::vector<std::string> args{"-f", "bpftrace"};
+    if (beside.front() == "-f") args.clear();
+    args.insert(args.end(), beside.begin(), beside.end());
+    args.emplace_back("/bin/app");
+    std::vector<const char*> argv{"hacoboot-sampler"};
+    for (const auto& arg : args) argv.push_back(arg.c_str());
+    EXPECT_TRUE(parse_command_line(static_cast<int>(argv.size()), argv.data()).options.states) << beside.front();
+  }
+}
+
 // `report FILE`: the outputs' and the gate's options, nothing that traces.
 TEST(Options, ReportTakesTheOutputAndGateOptionsOnly) {
   const auto o = parse("report", "run.hbrec", "-f", "json", "-o", "s.json", "--events", "rows.jsonl", "--events-format",

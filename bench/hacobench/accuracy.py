@@ -115,7 +115,7 @@ def measure_accuracy(ctx: Context, results: Results) -> None:
                 avg_low[what][tool].append((tool_avg - truth_low_avg) / 1e3)
 
     results.add(Row("2. peak RSS of the tracer (VmHWM at Ctrl-C, accuracy runs)", "MB", ours=hwm[OURS], ref=hwm[REF],
-                    goal="<= 16 MB", met=statistics.median(hwm[OURS]) <= 16))
+                    goal="<= 8 MB", met=statistics.median(hwm[OURS]) <= 8))
     # wait4's ru_maxrss also counts the image the process replaced at exec:
     # the fork of this Python driver, whatever the tracer uses (row 2b
     # against row 2 in BENCHMARKS.md).

@@ -20,10 +20,13 @@
 #define HACOBOOT_PHASE_START_FORK 2
 
 /*
- * Ring buffer size unless --ringbuf-size says otherwise: 1 MiB holds ~10,900
- * events (HACOBOOT_EVENT_BASE_SIZE plus an 8-byte header each).
+ * Ring buffer size unless --ringbuf-size says otherwise: 512 KiB holds ~5,400
+ * events (HACOBOOT_EVENT_BASE_SIZE plus an 8-byte header each), a hundred
+ * boots' worth, and the reader is woken once a quarter is used. Its pages are
+ * mapped twice in the tool (and all present from the start): the size counts
+ * double in its resident memory.
  */
-#define HACOBOOT_DEFAULT_RINGBUF_BYTES (1 << 20)
+#define HACOBOOT_DEFAULT_RINGBUF_BYTES (1 << 19)
 
 /* Bytes of the execve filename carried in an exec event, NUL included. */
 #define HACOBOOT_FILENAME_LEN 256

@@ -386,8 +386,8 @@ void add_kernel_side(CLI::App& app, Arguments& args) {
   auto& opt = args.options;
   const OptionGroup group(app);
   group.value("--ringbuf-size", args.ring_buffer_size, "SIZE",
-              fmt::format("BPF ring buffer size (default {}M; rounded up to a power of two)",
-                          HACOBOOT_DEFAULT_RINGBUF_BYTES >> 20));
+              fmt::format("BPF ring buffer size (default {}K; rounded up to a power of two)",
+                          HACOBOOT_DEFAULT_RINGBUF_BYTES >> 10));
   group.value("--btf", opt.btf, "FILE",
               "Kernel types (BTF) from FILE, for a kernel without /sys/kernel/btf/vmlinux (e.g. BTFHub's "
               "file of it); no BTF cache then");

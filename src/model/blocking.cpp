@@ -71,6 +71,18 @@ std::string first_named(const std::vector<std::string>& frames, Plumbing plumbin
   return std::string(symbol_of(found == frames.end() ? frames.front() : *found));
 }
 
+// Added figures keep the waker's tid and role where both agree.
+template <typename Point>
+void keep_agreed_waker(Point& sum, const Point& added) {
+  if (sum.waker_tid != added.waker_tid) sum.waker_tid = 0;
+  if (sum.waker_lane != added.waker_lane) sum.waker_lane.reset();
+}
+
+std::optional<Lane> lane_in(const ThreadLanes& lanes, std::uint32_t tid) {
+  const auto found = lanes.find(tid);
+  return found == lanes.end() ? std::nullopt : std::optional(found->second);
+}
+
 }  // namespace
 
 std::optional<std::vector<BlockingAggregate>> decode_blocking(std::span<const std::byte> bytes,
@@ -114,20 +126,21 @@ void add_blocking_point(std::vector<BlockingPoint>& points, const BlockingPoint&
   } else {
     same->count += point.count;
     same->time_ns += point.time_ns;
-    if (same->waker_tid != point.waker_tid) same->waker_tid = 0;
+    keep_agreed_waker(*same, point);
   }
   std::stable_sort(points.begin(), points.end(),
                    [](const BlockingPoint& a, const BlockingPoint& b) { return a.time_ns > b.time_ns; });
 }
 
 std::vector<BlockingPoint> blocking_between(const std::vector<BlockingAggregate>& aggregates, std::uint32_t tid,
-                                            std::uint64_t begin_ns, std::uint64_t end_ns) {
+                                            std::uint64_t begin_ns, std::uint64_t end_ns, const ThreadLanes& lanes) {
   std::vector<BlockingPoint> points;
   for (const auto& aggregate : aggregates) {
     if (aggregate.tid != tid || aggregate.segment_ns < begin_ns || aggregate.segment_ns >= end_ns) continue;
     add_blocking_point(points, {.nr = aggregate.nr,
                                 .frames = aggregate.frames,
                                 .waker_tid = aggregate.waker_tid,
+                                .waker_lane = lane_in(lanes, aggregate.waker_tid),
                                 .waker_frames = aggregate.waker_frames,
                                 .count = aggregate.count,
                                 .time_ns = aggregate.time_ns});
@@ -142,6 +155,7 @@ std::vector<BlockingSummary> summarize_blocking(const std::vector<BlockingPoint>
                             .wait = wait_frame(point.frames),
                             .waking = waking_frame(point.waker_frames),
                             .waker_tid = point.waker_tid,
+                            .waker_lane = point.waker_lane,
                             .count = point.count,
                             .time_ns = point.time_ns};
     auto same = std::find_if(summaries.begin(), summaries.end(), [&summary](const BlockingSummary& mine) {
@@ -153,7 +167,7 @@ std::vector<BlockingSummary> summarize_blocking(const std::vector<BlockingPoint>
     }
     same->count += summary.count;
     same->time_ns += summary.time_ns;
-    if (same->waker_tid != summary.waker_tid) same->waker_tid = 0;
+    keep_agreed_waker(*same, summary);
   }
   std::stable_sort(summaries.begin(), summaries.end(),
                    [](const BlockingSummary& a, const BlockingSummary& b) { return a.time_ns > b.time_ns; });

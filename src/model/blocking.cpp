@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <iterator>
+#include <string_view>
 #include <tuple>
 
 #include "hacoboot/contract.h"
@@ -63,12 +65,42 @@ bool is_waking_plumbing(std::string_view name) {
          name.starts_with("ttwu");
 }
 
+// The first frame past `plumbing`'s, the first one when all are; end()
+// without frames.
 template <typename Plumbing>
-std::string first_named(const std::vector<std::string>& frames, Plumbing plumbing) {
-  if (frames.empty()) return {};
+std::vector<std::string>::const_iterator first_named_at(const std::vector<std::string>& frames, Plumbing plumbing) {
   const auto found = std::find_if(frames.begin(), frames.end(),
                                   [&plumbing](const std::string& frame) { return !plumbing(symbol_of(frame)); });
-  return std::string(symbol_of(found == frames.end() ? frames.front() : *found));
+  return found == frames.end() ? frames.begin() : found;
+}
+
+template <typename Plumbing>
+std::string first_named(const std::vector<std::string>& frames, Plumbing plumbing) {
+  const auto found = first_named_at(frames, plumbing);
+  return found == frames.end() ? std::string() : std::string(symbol_of(*found));
+}
+
+// How a syscall enters the kernel (x86-64, its 32-bit entries, arm64):
+// frames outside the call's own work.
+bool is_syscall_entry(const std::string& frame) {
+  constexpr std::array<std::string_view, 17> kEntries{"entry_SYSCALL",
+                                                      "entry_SYSENTER",
+                                                      "entry_INT80",
+                                                      "do_syscall_",
+                                                      "x64_sys_call",
+                                                      "__x64_sys_",
+                                                      "__ia32_sys_",
+                                                      "__arm64_sys_",
+                                                      "__se_sys_",
+                                                      "__do_sys_",
+                                                      "do_fast_syscall_",
+                                                      "__do_fast_syscall_",
+                                                      "do_int80_syscall_",
+                                                      "invoke_syscall",
+                                                      "el0_svc",
+                                                      "do_el0_svc",
+                                                      "el0t_"};
+  return starts_with_any(symbol_of(frame), kEntries);
 }
 
 // Added figures keep the waker's tid and role where both agree.
@@ -180,6 +212,15 @@ std::string wait_frame(const std::vector<std::string>& frames) {
 
 std::string waking_frame(const std::vector<std::string>& frames) {
   return first_named(frames, is_waking_plumbing);
+}
+
+std::vector<std::string> wait_path(const std::vector<std::string>& frames) {
+  const auto wait = first_named_at(frames, is_blocking_plumbing);
+  if (wait == frames.end()) return {};
+  const auto entry = std::find_if(std::next(wait), frames.end(), is_syscall_entry);
+  std::vector<std::string> path;
+  for (auto frame = entry; frame != wait;) path.emplace_back(symbol_of(*--frame));
+  return path;
 }
 
 }  // namespace hacoboot

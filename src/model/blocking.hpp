@@ -96,4 +96,12 @@ std::string wait_frame(const std::vector<std::string>& frames);
 // (try_to_wake_up, __wake_up_common...), "pipe_write".
 std::string waking_frame(const std::vector<std::string>& frames);
 
+// A blocked stack as a flame graph draws it under its call: outermost
+// first, function names without their offsets and modules, from the first
+// frame past the syscall's entry (entry_SYSCALL_64, do_syscall_64,
+// __x64_sys_read...: the call's own frame says it) down to the wait_frame,
+// the scheduler's frames below it left out: "ksys_read", "vfs_read",
+// "anon_pipe_read". Every frame, reversed, when none is named.
+std::vector<std::string> wait_path(const std::vector<std::string>& frames);
+
 }  // namespace hacoboot

@@ -104,6 +104,23 @@ TEST(BlockingShortForm, TheFirstFrameThatNamesTheWait) {
             "anon_pipe_write");
 }
 
+// The path a flame graph draws under a call: from past the syscall's entry
+// to the wait, outermost first, names alone.
+TEST(BlockingFrames, TheWaitPathRunsFromTheCallsEntryToTheWait) {
+  EXPECT_EQ(wait_path({"__schedule+0x628", "schedule+0x23", "schedule_timeout+0xb6", "io_schedule_timeout+0x51",
+                       "wait_for_completion_io_timeout+0x7f", "submit_bio_wait+0x74", "blkdev_issue_flush+0x1c",
+                       "ext4_sync_file+0x2a [ext4]", "__x64_sys_fsync+0x3b", "do_syscall_64+0x71",
+                       "entry_SYSCALL_64_after_hwframe+0x76"}),
+            (std::vector<std::string>{"ext4_sync_file", "blkdev_issue_flush", "submit_bio_wait"}));
+  // A wait in the call's own frame keeps it.
+  EXPECT_EQ(wait_path({"__schedule+0x1", "schedule+0x2", "__x64_sys_pause+0x3", "do_syscall_64+0x4"}),
+            (std::vector<std::string>{"__x64_sys_pause"}));
+  // Raw addresses (kptr_restrict): all of them, outermost first.
+  EXPECT_EQ(wait_path({"0xffffffff81100808", "0xffffffff81200004"}),
+            (std::vector<std::string>{"0xffffffff81200004", "0xffffffff81100808"}));
+  EXPECT_TRUE(wait_path({}).empty());
+}
+
 TEST(BlockingPoints, AStepSumsItsSegmentsAndTheTableByTheirShortForm) {
   const std::vector<BlockingAggregate> aggregates{
       {.tid = 5,

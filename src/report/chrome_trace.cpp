@@ -216,7 +216,7 @@ Json blocking_args(const std::vector<BlockingPoint>& blocking, std::uint32_t nr)
     row["waker"] = Json();
     if (point.waker_tid != 0 || !point.waker_frames.empty()) {
       row["waker"] = {{"tid", point.waker_tid},
-                      {"role", point.waker_lane ? Json(lane_name(*point.waker_lane)) : Json()},
+                      {"role", role_json(point.waker_lane)},
                       {"waking", waking_frame(point.waker_frames)}};
     }
     if (points.size() < kStackedPoints) {

@@ -58,15 +58,17 @@ inline void put_states(nlohmann::ordered_json& object, const std::optional<Sched
 // (null unless a traced thread woke it: its "tid", 0 when several, its
 // "role", the boot's lane it is of, null when unknown or several, and its
 // "frames").
+// A waker's role: its lane's name, null when unknown.
+inline nlohmann::ordered_json role_json(const std::optional<Lane>& lane) {
+  return lane ? nlohmann::ordered_json(lane_name(*lane)) : nlohmann::ordered_json();
+}
+
 inline nlohmann::ordered_json blocking_json(const std::vector<BlockingPoint>& points) {
   auto rows = nlohmann::ordered_json::array();
   for (const auto& point : points) {
     nlohmann::ordered_json waker;
     if (!point.waker_frames.empty() || point.waker_tid != 0) {
-      waker = {
-          {"tid", point.waker_tid},
-          {"role", point.waker_lane ? nlohmann::ordered_json(lane_name(*point.waker_lane)) : nlohmann::ordered_json()},
-          {"frames", point.waker_frames}};
+      waker = {{"tid", point.waker_tid}, {"role", role_json(point.waker_lane)}, {"frames", point.waker_frames}};
     }
     rows.push_back({{"name", syscall_name(point.nr)},
                     {"nr", point.nr},

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <iterator>
+#include <string_view>
 #include <tuple>
 
 #include "hacoboot/contract.h"
@@ -63,12 +65,54 @@ bool is_waking_plumbing(std::string_view name) {
          name.starts_with("ttwu");
 }
 
+// The first frame past `plumbing`'s, the first one when all are; end()
+// without frames.
 template <typename Plumbing>
-std::string first_named(const std::vector<std::string>& frames, Plumbing plumbing) {
-  if (frames.empty()) return {};
+std::vector<std::string>::const_iterator first_named_at(const std::vector<std::string>& frames, Plumbing plumbing) {
   const auto found = std::find_if(frames.begin(), frames.end(),
                                   [&plumbing](const std::string& frame) { return !plumbing(symbol_of(frame)); });
-  return std::string(symbol_of(found == frames.end() ? frames.front() : *found));
+  return found == frames.end() ? frames.begin() : found;
+}
+
+template <typename Plumbing>
+std::string first_named(const std::vector<std::string>& frames, Plumbing plumbing) {
+  const auto found = first_named_at(frames, plumbing);
+  return found == frames.end() ? std::string() : std::string(symbol_of(*found));
+}
+
+// How a syscall enters the kernel (x86-64, its 32-bit entries, arm64):
+// frames outside the call's own work.
+bool is_syscall_entry(const std::string& frame) {
+  constexpr std::array<std::string_view, 17> kEntries{"entry_SYSCALL",
+                                                      "entry_SYSENTER",
+                                                      "entry_INT80",
+                                                      "do_syscall_",
+                                                      "x64_sys_call",
+                                                      "__x64_sys_",
+                                                      "__ia32_sys_",
+                                                      "__arm64_sys_",
+                                                      "__se_sys_",
+                                                      "__do_sys_",
+                                                      "do_fast_syscall_",
+                                                      "__do_fast_syscall_",
+                                                      "do_int80_syscall_",
+                                                      "invoke_syscall",
+                                                      "el0_svc",
+                                                      "do_el0_svc",
+                                                      "el0t_"};
+  return starts_with_any(symbol_of(frame), kEntries);
+}
+
+// Added figures keep the waker's tid and role where both agree.
+template <typename Point>
+void keep_agreed_waker(Point& sum, const Point& added) {
+  if (sum.waker_tid != added.waker_tid) sum.waker_tid = 0;
+  if (sum.waker_lane != added.waker_lane) sum.waker_lane.reset();
+}
+
+std::optional<Lane> lane_in(const ThreadLanes& lanes, std::uint32_t tid) {
+  const auto found = lanes.find(tid);
+  return found == lanes.end() ? std::nullopt : std::optional(found->second);
 }
 
 }  // namespace
@@ -114,20 +158,21 @@ void add_blocking_point(std::vector<BlockingPoint>& points, const BlockingPoint&
   } else {
     same->count += point.count;
     same->time_ns += point.time_ns;
-    if (same->waker_tid != point.waker_tid) same->waker_tid = 0;
+    keep_agreed_waker(*same, point);
   }
   std::stable_sort(points.begin(), points.end(),
                    [](const BlockingPoint& a, const BlockingPoint& b) { return a.time_ns > b.time_ns; });
 }
 
 std::vector<BlockingPoint> blocking_between(const std::vector<BlockingAggregate>& aggregates, std::uint32_t tid,
-                                            std::uint64_t begin_ns, std::uint64_t end_ns) {
+                                            std::uint64_t begin_ns, std::uint64_t end_ns, const ThreadLanes& lanes) {
   std::vector<BlockingPoint> points;
   for (const auto& aggregate : aggregates) {
     if (aggregate.tid != tid || aggregate.segment_ns < begin_ns || aggregate.segment_ns >= end_ns) continue;
     add_blocking_point(points, {.nr = aggregate.nr,
                                 .frames = aggregate.frames,
                                 .waker_tid = aggregate.waker_tid,
+                                .waker_lane = lane_in(lanes, aggregate.waker_tid),
                                 .waker_frames = aggregate.waker_frames,
                                 .count = aggregate.count,
                                 .time_ns = aggregate.time_ns});
@@ -142,6 +187,7 @@ std::vector<BlockingSummary> summarize_blocking(const std::vector<BlockingPoint>
                             .wait = wait_frame(point.frames),
                             .waking = waking_frame(point.waker_frames),
                             .waker_tid = point.waker_tid,
+                            .waker_lane = point.waker_lane,
                             .count = point.count,
                             .time_ns = point.time_ns};
     auto same = std::find_if(summaries.begin(), summaries.end(), [&summary](const BlockingSummary& mine) {
@@ -153,7 +199,7 @@ std::vector<BlockingSummary> summarize_blocking(const std::vector<BlockingPoint>
     }
     same->count += summary.count;
     same->time_ns += summary.time_ns;
-    if (same->waker_tid != summary.waker_tid) same->waker_tid = 0;
+    keep_agreed_waker(*same, summary);
   }
   std::stable_sort(summaries.begin(), summaries.end(),
                    [](const BlockingSummary& a, const BlockingSummary& b) { return a.time_ns > b.time_ns; });
@@ -166,6 +212,15 @@ std::string wait_frame(const std::vector<std::string>& frames) {
 
 std::string waking_frame(const std::vector<std::string>& frames) {
   return first_named(frames, is_waking_plumbing);
+}
+
+std::vector<std::string> wait_path(const std::vector<std::string>& frames) {
+  const auto wait = first_named_at(frames, is_blocking_plumbing);
+  if (wait == frames.end()) return {};
+  const auto entry = std::find_if(std::next(wait), frames.end(), is_syscall_entry);
+  std::vector<std::string> path;
+  for (auto frame = entry; frame != wait;) path.emplace_back(symbol_of(*--frame));
+  return path;
 }
 
 }  // namespace hacoboot

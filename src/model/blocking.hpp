@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "model/kernel_symbols.hpp"
+#include "model/lane.hpp"
 
 namespace hacoboot {
 
@@ -42,6 +44,9 @@ struct BlockingPoint {
   std::uint32_t nr = 0;
   std::vector<std::string> frames;
   std::uint32_t waker_tid = 0;  // 0: none known, or several (across boots)
+  // The waker's role in the boot; nullopt: no traced waker, one of another
+  // launch, or wakers of different roles.
+  std::optional<Lane> waker_lane;
   std::vector<std::string> waker_frames;
   std::uint64_t count = 0;
   std::uint64_t time_ns = 0;
@@ -53,13 +58,17 @@ struct BlockingPoint {
   }
 };
 
+// The lanes of a boot's threads by tid.
+using ThreadLanes = std::map<std::uint32_t, Lane>;
+
 // The points of thread `tid` in the segments beginning in [begin, end),
-// the most time first.
+// the most time first, each waker's role read from `lanes` (none for a tid
+// it does not hold).
 std::vector<BlockingPoint> blocking_between(const std::vector<BlockingAggregate>& aggregates, std::uint32_t tid,
-                                            std::uint64_t begin_ns, std::uint64_t end_ns);
+                                            std::uint64_t begin_ns, std::uint64_t end_ns, const ThreadLanes& lanes);
 
 // Adds `point` to `points` (to the same place's figures when there is one;
-// the waker's tid kept only when both agree), keeping the order.
+// the waker's tid and role kept only when both agree), keeping the order.
 void add_blocking_point(std::vector<BlockingPoint>& points, const BlockingPoint& point);
 
 // A step's blocking points as the table shows them: those of one call
@@ -70,6 +79,7 @@ struct BlockingSummary {
   std::string wait;             // wait_frame
   std::string waking;           // waking_frame; empty without a traced waker
   std::uint32_t waker_tid = 0;  // 0: none known, or several
+  std::optional<Lane> waker_lane;
   std::uint64_t count = 0;
   std::uint64_t time_ns = 0;
 
@@ -85,5 +95,13 @@ std::string wait_frame(const std::vector<std::string>& frames);
 // The same for a waker's stack: the first frame past the wakeup's own
 // (try_to_wake_up, __wake_up_common...), "pipe_write".
 std::string waking_frame(const std::vector<std::string>& frames);
+
+// A blocked stack as a flame graph draws it under its call: outermost
+// first, function names without their offsets and modules, from the first
+// frame past the syscall's entry (entry_SYSCALL_64, do_syscall_64,
+// __x64_sys_read...: the call's own frame says it) down to the wait_frame,
+// the scheduler's frames below it left out: "ksys_read", "vfs_read",
+// "anon_pipe_read". Every frame, reversed, when none is named.
+std::vector<std::string> wait_path(const std::vector<std::string>& frames);
 
 }  // namespace hacoboot

@@ -9,16 +9,6 @@
 
 namespace hacoboot {
 
-std::string_view lane_name(Lane lane) {
-  switch (lane) {
-    case Lane::Supervisor: return "supervisor";
-    case Lane::Container: return "container";
-    case Lane::Listener: return "listener";
-    case Lane::Other: break;
-  }
-  return "other";
-}
-
 std::optional<std::uint64_t> BootAnalysis::noise_free_listen() const {
   if (!to_listen || forks_only) return std::nullopt;
   return to_listen->noise_free();
@@ -161,13 +151,23 @@ std::optional<Span> forking_of(const BootRecord& boot, const Readings& readings,
   return Span{forker->tid, mark->ts_ns, thread.created_ns};
 }
 
+// The lane of each of the boot's threads: those the kernel side timed the
+// syscalls of, as it does of every accounted thread that ran (a thread of
+// another launch may wake one of the boot's: it has none).
+ThreadLanes thread_lanes(const BootRecord& boot) {
+  ThreadLanes lanes;
+  for (const auto& aggregate : boot.syscalls) lanes.try_emplace(aggregate.tid, lane_of_thread(boot, aggregate.tid));
+  return lanes;
+}
+
 // What the step's thread (and for the container's first step, its parent
-// from START_FORK to the fork) did in syscalls and in user space.
-std::optional<StepSyscalls> step_syscalls(const BootRecord& boot, const Row& row) {
+// from START_FORK to the fork) did in syscalls and in user space; `lanes`
+// name its wakers' roles.
+std::optional<StepSyscalls> step_syscalls(const BootRecord& boot, const Row& row, const ThreadLanes& lanes) {
   if (!row.step.states || boot.syscalls.empty()) return std::nullopt;
-  const auto between = [&boot](const Span& span) {
+  const auto between = [&boot, &lanes](const Span& span) {
     auto syscalls = syscalls_between(boot.syscalls, span.tid, span.begin_ns, span.end_ns);
-    syscalls.blocking = blocking_between(boot.blocking, span.tid, span.begin_ns, span.end_ns);
+    syscalls.blocking = blocking_between(boot.blocking, span.tid, span.begin_ns, span.end_ns, lanes);
     return syscalls;
   };
   auto syscalls = between(row.own);
@@ -180,6 +180,7 @@ std::optional<StepSyscalls> step_syscalls(const BootRecord& boot, const Row& row
 // START_FORK) for its first. start_ns: the boot's.
 std::vector<Row> thread_rows(const BootRecord& boot, std::uint64_t start_ns, const std::vector<StepTiming>& timings) {
   const Readings readings(boot);
+  const auto lanes = thread_lanes(boot);
   std::map<std::uint32_t, std::uint64_t> last_step{{boot.start_tid, start_ns}};
   std::vector<Row> rows;
   rows.reserve(timings.size());
@@ -205,7 +206,7 @@ std::vector<Row> thread_rows(const BootRecord& boot, std::uint64_t start_ns, con
     row.own = Span{thread->tid, own_begin, timing.ts_ns};
     row.step.begin_ns = row.forking ? row.forking->begin_ns : own_begin;
     row.step.states = exact_states(readings, row.own, row.forking);
-    row.step.syscalls = step_syscalls(boot, row);
+    row.step.syscalls = step_syscalls(boot, row, lanes);
     last_step[thread->tid] = timing.ts_ns;
     rows.push_back(row);
   }

@@ -3,27 +3,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
-#include <string_view>
 #include <vector>
 
 #include "model/boot.hpp"
 #include "model/critical_path.hpp"
+#include "model/lane.hpp"
 #include "model/syscalls.hpp"
 
 namespace hacoboot {
-
-// The process roles a boot's steps are grouped by (Haconiwa's numbering:
-// phases 0-10 and 31+ are the supervisor's, 11-30 and execve the container
-// child's).
-enum class Lane : std::uint8_t {
-  Supervisor,  // the hpid
-  Container,   // the container child: phases 11-30, execve, listen when it listened itself
-  Listener,    // a descendant of the container that made the first listen
-  Other,       // any other traced thread the critical path went through
-};
-
-// "supervisor", "container", "listener", "other".
-std::string_view lane_name(Lane lane);
 
 // The lane of one of the boot's threads, by its role.
 Lane lane_of_thread(const BootRecord& boot, std::uint32_t tid);

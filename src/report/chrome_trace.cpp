@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "model/blocking.hpp"
+#include "model/lane.hpp"
 #include "model/phases.hpp"
 #include "model/syscall_names.hpp"
 #include "model/syscalls.hpp"
@@ -195,6 +198,36 @@ constexpr std::string_view kSyscallOrder =
     "the most time first, then user space: the kernel side sums a step's calls, it does not time each one, so "
     "a slice is a total, not when the calls ran";
 
+// The blocking points of call `nr` (kUserTime: the user time's), the most
+// time first: the first kTopPoints with their wait's short form (null
+// without a stack), time, count and waker (null without a traced one; its
+// tid, role and waking frame), the first kStackedPoints of them with both
+// whole stacks too: a slice's args stay small.
+Json blocking_args(const std::vector<BlockingPoint>& blocking, std::uint32_t nr) {
+  constexpr std::size_t kTopPoints = 3;
+  constexpr std::size_t kStackedPoints = 2;
+  auto points = Json::array();
+  for (const auto& point : blocking) {
+    if (point.nr != nr) continue;
+    if (points.size() == kTopPoints) break;
+    Json row{{"wait", point.frames.empty() ? Json() : Json(wait_frame(point.frames))},
+             {"time_ns", point.time_ns},
+             {"count", point.count}};
+    row["waker"] = Json();
+    if (point.waker_tid != 0 || !point.waker_frames.empty()) {
+      row["waker"] = {{"tid", point.waker_tid},
+                      {"role", role_json(point.waker_lane)},
+                      {"waking", waking_frame(point.waker_frames)}};
+    }
+    if (points.size() < kStackedPoints) {
+      row["frames"] = point.frames;
+      if (!point.waker_frames.empty()) row["waker_frames"] = point.waker_frames;
+    }
+    points.push_back(std::move(row));
+  }
+  return points;
+}
+
 // A step's syscalls as slices nested under its slice, each a total: the
 // calls by time, then the time in user space, tiling the step.
 void add_syscalls(const LaneStep& step, const std::string& label, const Track& track, TraceBuilder& trace) {
@@ -208,6 +241,9 @@ void add_syscalls(const LaneStep& step, const std::string& label, const Track& t
     args["total_ns"] = ns;
     if (call) args["max_ns"] = call->max_ns;
     put_states(args, states);
+    if (auto blocked = blocking_args(step.syscalls->blocking, call ? call->nr : kUserTime); !blocked.empty()) {
+      args["blocking"] = std::move(blocked);
+    }
     args["order"] = kSyscallOrder;
     auto slice = trace.slice(track, name + " (total)", "syscall", begin_ns, begin_ns + ns);
     slice["args"] = std::move(args);

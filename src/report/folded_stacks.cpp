@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -9,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "model/blocking.hpp"
 #include "model/syscall_names.hpp"
 #include "model/syscalls.hpp"
 
@@ -30,6 +32,26 @@ std::string folded_frame(std::string_view frame) {
   return text;
 }
 
+// A call's stacks (or the user time's, nr kUserTime) under `frames`: its
+// time blocked at each of its blocking points under kBlockedFrame and the
+// point's wait_path, the rest on `frames` alone. The blocked time is part
+// of the call's, so its stacks add up to `total_ns`.
+void add_call_stacks(const std::vector<std::string>& frames, std::uint32_t nr, std::uint64_t total_ns,
+                     const std::vector<BlockingPoint>& blocking, std::vector<FoldedStack>& stacks) {
+  std::uint64_t left_ns = total_ns;
+  for (const auto& point : blocking) {
+    if (point.nr != nr) continue;
+    auto blocked = frames;
+    blocked.emplace_back(kBlockedFrame);
+    const auto path = wait_path(point.frames);
+    blocked.insert(blocked.end(), path.begin(), path.end());
+    const auto blocked_ns = std::min(point.time_ns, left_ns);
+    stacks.push_back({std::move(blocked), blocked_ns});
+    left_ns -= blocked_ns;
+  }
+  stacks.push_back({frames, left_ns});
+}
+
 // The syscalls' and user time's stacks under one step's frames.
 void add_syscall_stacks(const std::vector<std::string>& step, const StepSyscalls& syscalls,
                         std::vector<FoldedStack>& stacks) {
@@ -39,9 +61,9 @@ void add_syscall_stacks(const std::vector<std::string>& step, const StepSyscalls
     return frames;
   };
   for (const auto& call : syscalls.calls) {
-    stacks.push_back({under_step(syscall_name(call.nr)), call.states.total()});
+    add_call_stacks(under_step(syscall_name(call.nr)), call.nr, call.states.total(), syscalls.blocking, stacks);
   }
-  stacks.push_back({under_step(std::string(kUserFrame)), syscalls.user.total()});
+  add_call_stacks(under_step(std::string(kUserFrame)), kUserTime, syscalls.user.total(), syscalls.blocking, stacks);
 }
 
 }  // namespace

@@ -24,14 +24,17 @@ struct FoldedStack {
 
 // The user time leaf, beside the syscalls under a step.
 inline constexpr std::string_view kUserFrame = "[user]";
+// Under a syscall (or kUserFrame), the frame its time blocked goes under.
+inline constexpr std::string_view kBlockedFrame = "[blocked]";
 
 // A boot's steps that have syscall figures as stacks of
 // `boot-N;LANE;STEP;SYSCALL` (STEP: "03 START_UNSHARE" with the phase
 // number zero-padded so that steps sort in phase order, "execve", "listen",
 // "after last step"; SYSCALL: its name, or kUserFrame for the time in user
-// space) valued in ns. A step's stacks add up to its time exactly. Frames
-// below the syscall (a kernel stack where it blocked) go after its frame,
-// the syscall's time split among them.
+// space) valued in ns, and under a syscall its time blocked at each of its
+// blocking points, `...;SYSCALL;[blocked];ksys_read;vfs_read;anon_pipe_read`
+// (wait_path of the point's kernel stack), the rest of its time on
+// `...;SYSCALL` alone. A step's stacks add up to its time exactly.
 std::vector<FoldedStack> step_stacks(const BootRecord& boot, const BootAnalysis& analysis, const PhaseNames& names);
 
 // Writes stacks as folded-stacks lines, `frame;frame;frame value`, the format

@@ -50,7 +50,7 @@ std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, TableDetai
 
 // The layout of `--format json` summaries (docs/outputs.md, "json"); the gate reads
 // this one and the older ones.
-inline constexpr int kSummarySchema = 6;
+inline constexpr int kSummarySchema = 7;
 
 // The tool's version ("0.1.0"), as --version prints it.
 const char* tool_version();

@@ -170,6 +170,7 @@ class JsonWriter final : public ReportWriter {
   // 4: per step, samples of its own time and of its time on the paths.
   // 5: per step, its syscalls and user time; syscalls_dropped.
   // 6: per step, where its calls blocked; blocking_dropped, stacks_dropped.
+  // 7: the role of a blocking point's waker.
   static constexpr int kSchema = kSummarySchema;
 
   void write(const Summary& summary, const RunFacts& facts, std::ostream& out) const override {

@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string>
 
+#include "model/lane.hpp"
 #include "model/path_breakdown.hpp"
 #include "model/phases.hpp"
 #include "model/syscall_names.hpp"
@@ -169,15 +170,29 @@ class TableWriter final : public ReportWriter {
     if (!line.empty()) out << fmt::format("{:>{}}{}\n", "", kSyscallIndent, line);
   }
 
-  // "blocked: clock_nanosleep in do_nanosleep 20.1 ms x1, woken by pipe_write
-  // (tid 812)": per boot, with the waker where a traced thread woke it.
+  // "blocked: read in anon_pipe_read 20.1 ms x1, woken by the container's
+  // anon_pipe_write (tid 812)": per boot, with the waker where a traced
+  // thread woke it.
   static std::string blocking_line(const BlockingSummary& point, std::uint64_t boots) {
     const double per_boot = static_cast<double>(point.count) / static_cast<double>(boots);
     auto line = fmt::format("blocked: {} in {} {} x{:.3g}", syscall_name(point.nr), point.wait,
                             format_duration(point.time_ns), per_boot);
-    if (!point.waking.empty()) line += fmt::format(", woken by {}", point.waking);
-    if (point.waker_tid != 0) line += fmt::format(" (tid {})", point.waker_tid);
+    if (const auto waker = woken_by(point); !waker.empty()) line += ", woken by " + waker;
     return line;
+  }
+
+  // "the container's anon_pipe_write (tid 812)", "anon_pipe_write", "the
+  // supervisor": what is known of the waker; empty without one.
+  static std::string woken_by(const BlockingSummary& point) {
+    std::string waker;
+    if (point.waker_lane) {
+      waker = point.waker_lane == Lane::Other ? "another thread" : fmt::format("the {}", lane_name(*point.waker_lane));
+      if (!point.waking.empty()) waker += "'s ";
+    }
+    waker += point.waking;
+    if (point.waker_tid == 0) return waker;
+    return waker.empty() ? fmt::format("tid {}", point.waker_tid) : fmt::format("{} (tid {})", waker, point.waker_tid);
+    return waker;
   }
 
   // Under a step's top calls: where it blocked most, per boot.

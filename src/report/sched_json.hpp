@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "model/boot.hpp"
+#include "model/lane.hpp"
 #include "model/phases.hpp"
 #include "model/sched_totals.hpp"
 #include "model/syscall_names.hpp"
@@ -54,14 +55,20 @@ inline void put_states(nlohmann::ordered_json& object, const std::optional<Sched
 // to the step's own time and states, per boot. Then "blocking", where the
 // calls blocked, the most time first: "name", "nr", "time_ns", "count",
 // "frames" (innermost first, "symbol+0xoff" or a raw address) and "waker"
-// (null unless a traced thread woke it: its "tid", 0 when several, and its
+// (null unless a traced thread woke it: its "tid", 0 when several, its
+// "role", the boot's lane it is of, null when unknown or several, and its
 // "frames").
+// A waker's role: its lane's name, null when unknown.
+inline nlohmann::ordered_json role_json(const std::optional<Lane>& lane) {
+  return lane ? nlohmann::ordered_json(lane_name(*lane)) : nlohmann::ordered_json();
+}
+
 inline nlohmann::ordered_json blocking_json(const std::vector<BlockingPoint>& points) {
   auto rows = nlohmann::ordered_json::array();
   for (const auto& point : points) {
     nlohmann::ordered_json waker;
     if (!point.waker_frames.empty() || point.waker_tid != 0) {
-      waker = {{"tid", point.waker_tid}, {"frames", point.waker_frames}};
+      waker = {{"tid", point.waker_tid}, {"role", role_json(point.waker_lane)}, {"frames", point.waker_frames}};
     }
     rows.push_back({{"name", syscall_name(point.nr)},
                     {"nr", point.nr},

@@ -218,7 +218,7 @@ TEST_P(SyscallsTest, SleepBeforePhase13BlocksInANanosleepFrame) {
 
 // The supervisor waits for its container on the done pipe (END_SETUP):
 // blocked in a pipe read, woken by the container's write, its tid the
-// container's. The container sleeps first, so that the wait comes before
+// container's and its role the container. The container sleeps first, so that the wait comes before
 // its listen, while the supervisor is accounted. (A --pipe-wait in the
 // supervisor is woken by a child of it that is no traced thread.)
 TEST_P(SyscallsTest, SupervisorBlocksInAPipeReadWokenByTheContainer) {
@@ -234,6 +234,7 @@ TEST_P(SyscallsTest, SupervisorBlocksInAPipeReadWokenByTheContainer) {
     return point.waker_tid == boot.container_pid;
   });
   ASSERT_NE(woken, points.end()) << "no read of step 3 woken by the container " << boot.container_pid;
+  EXPECT_EQ(woken->waker_lane, Lane::Container) << "the waker's role is not the container's";
   EXPECT_TRUE(has_frame(woken->frames, "pipe_read$")) << testing::PrintToString(woken->frames);
   EXPECT_TRUE(has_frame(woken->waker_frames, "pipe_write$")) << testing::PrintToString(woken->waker_frames);
 }

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,23 @@ TEST(BlockingShortForm, TheFirstFrameThatNamesTheWait) {
             "anon_pipe_write");
 }
 
+// The path a flame graph draws under a call: from past the syscall's entry
+// to the wait, outermost first, names alone.
+TEST(BlockingFrames, TheWaitPathRunsFromTheCallsEntryToTheWait) {
+  EXPECT_EQ(wait_path({"__schedule+0x628", "schedule+0x23", "schedule_timeout+0xb6", "io_schedule_timeout+0x51",
+                       "wait_for_completion_io_timeout+0x7f", "submit_bio_wait+0x74", "blkdev_issue_flush+0x1c",
+                       "ext4_sync_file+0x2a [ext4]", "__x64_sys_fsync+0x3b", "do_syscall_64+0x71",
+                       "entry_SYSCALL_64_after_hwframe+0x76"}),
+            (std::vector<std::string>{"ext4_sync_file", "blkdev_issue_flush", "submit_bio_wait"}));
+  // A wait in the call's own frame keeps it.
+  EXPECT_EQ(wait_path({"__schedule+0x1", "schedule+0x2", "__x64_sys_pause+0x3", "do_syscall_64+0x4"}),
+            (std::vector<std::string>{"__x64_sys_pause"}));
+  // Raw addresses (kptr_restrict): all of them, outermost first.
+  EXPECT_EQ(wait_path({"0xffffffff81100808", "0xffffffff81200004"}),
+            (std::vector<std::string>{"0xffffffff81200004", "0xffffffff81100808"}));
+  EXPECT_TRUE(wait_path({}).empty());
+}
+
 TEST(BlockingPoints, AStepSumsItsSegmentsAndTheTableByTheirShortForm) {
   const std::vector<BlockingAggregate> aggregates{
       {.tid = 5,
@@ -126,7 +144,7 @@ TEST(BlockingPoints, AStepSumsItsSegmentsAndTheTableByTheirShortForm) {
        .frames = {"schedule+0x9", "pipe_read+0x2"}},
       {.tid = 5, .segment_ns = 400, .nr = SYS_fsync, .count = 1, .time_ns = 900, .frames = {"io_schedule+0x1"}},
       {.tid = 6, .segment_ns = 200, .nr = SYS_fsync, .count = 1, .time_ns = 900, .frames = {"io_schedule+0x1"}}};
-  const auto points = blocking_between(aggregates, 5, 100, 400);
+  const auto points = blocking_between(aggregates, 5, 100, 400, {});
   ASSERT_EQ(points.size(), 2U);
   EXPECT_EQ(points[0].count, 3U);
   EXPECT_EQ(points[0].time_ns, 800U);
@@ -134,11 +152,77 @@ TEST(BlockingPoints, AStepSumsItsSegmentsAndTheTableByTheirShortForm) {
             (std::vector<BlockingSummary>{{.nr = SYS_read, .wait = "pipe_read", .count = 4, .time_ns = 850}}));
 }
 
+// The supervisor's read woken by the container, twice: its role is the
+// container's, from the boot's lanes; a waker the boot has no lane for (a
+// thread of another launch) has none.
+TEST(BlockingPoints, AWakerOfTheBootIsNamedByItsLane) {
+  const std::vector<std::string> read{"schedule+0x1", "pipe_read+0x2"};
+  const std::vector<std::string> write{"try_to_wake_up+0x3b6", "pipe_write+0x4"};
+  const std::vector<BlockingAggregate> aggregates{{.tid = 5,
+                                                   .segment_ns = 100,
+                                                   .nr = SYS_read,
+                                                   .count = 1,
+                                                   .time_ns = 300,
+                                                   .frames = read,
+                                                   .waker_tid = 14,
+                                                   .waker_frames = write},
+                                                  {.tid = 5,
+                                                   .segment_ns = 200,
+                                                   .nr = SYS_read,
+                                                   .count = 1,
+                                                   .time_ns = 200,
+                                                   .frames = read,
+                                                   .waker_tid = 14,
+                                                   .waker_frames = write},
+                                                  {.tid = 5,
+                                                   .segment_ns = 200,
+                                                   .nr = SYS_fsync,
+                                                   .count = 1,
+                                                   .time_ns = 100,
+                                                   .frames = {"io_schedule+0x1"},
+                                                   .waker_tid = 99,
+                                                   .waker_frames = {"blk_mq_end_request+0x1"}}};
+  const ThreadLanes lanes{{5, Lane::Supervisor}, {14, Lane::Container}};
+  const auto points = blocking_between(aggregates, 5, 100, 300, lanes);
+  ASSERT_EQ(points.size(), 2U);
+  EXPECT_EQ(points[0].waker_tid, 14U);
+  EXPECT_EQ(points[0].waker_lane, Lane::Container);
+  EXPECT_EQ(points[0].time_ns, 500U);
+  EXPECT_EQ(points[1].waker_tid, 99U);
+  EXPECT_EQ(points[1].waker_lane, std::nullopt);
+  EXPECT_EQ(summarize_blocking(points).front().waker_lane, Lane::Container);
+}
+
+// Across boots the waker's tid differs and its role does not: the role
+// stays; wakers of two roles leave none.
+TEST(BlockingPoints, AddedPointsKeepTheRoleTheirWakersShare) {
+  const BlockingPoint container{.nr = SYS_read,
+                                .frames = {"pipe_read+0x2"},
+                                .waker_tid = 14,
+                                .waker_lane = Lane::Container,
+                                .waker_frames = {"pipe_write+0x4"},
+                                .count = 1,
+                                .time_ns = 300};
+  std::vector<BlockingPoint> points{container};
+  auto next_boot = container;
+  next_boot.waker_tid = 24;
+  add_blocking_point(points, next_boot);
+  ASSERT_EQ(points.size(), 1U);
+  EXPECT_EQ(points[0].count, 2U);
+  EXPECT_EQ(points[0].waker_tid, 0U);
+  EXPECT_EQ(points[0].waker_lane, Lane::Container);
+  auto other = container;
+  other.waker_lane = Lane::Other;
+  add_blocking_point(points, other);
+  EXPECT_EQ(points[0].waker_lane, std::nullopt);
+}
+
 TEST(BlockingJson, EachPointWithItsFramesAndWaker) {
   StepSyscalls step;
   step.blocking = {{.nr = SYS_read,
                     .frames = {"pipe_read+0x2"},
                     .waker_tid = 14,
+                    .waker_lane = Lane::Container,
                     .waker_frames = {"pipe_write+0x4"},
                     .count = 1,
                     .time_ns = 300},
@@ -148,7 +232,7 @@ TEST(BlockingJson, EachPointWithItsFramesAndWaker) {
   EXPECT_EQ(json["blocking"][0],
             nlohmann::ordered_json::parse(R"({"name": "read", "nr": )" + std::to_string(SYS_read) +
                                           R"(, "time_ns": 300, "count": 1, "frames": ["pipe_read+0x2"],
-                                "waker": {"tid": 14, "frames": ["pipe_write+0x4"]}})"));
+                                "waker": {"tid": 14, "role": "container", "frames": ["pipe_write+0x4"]}})"));
   EXPECT_EQ(json["blocking"][1]["name"], "clock_nanosleep");
   EXPECT_TRUE(json["blocking"][1]["waker"].is_null());
 }

@@ -105,7 +105,7 @@ TEST(JsonReport, ParsesWithTheDocumentedKeys) {
                           "tracked_at_exit", "metrics", "phases", "critical_path", "steps"}) {
     EXPECT_TRUE(doc.contains(key)) << key;
   }
-  EXPECT_EQ(doc.at("schema"), 6);
+  EXPECT_EQ(doc.at("schema"), 7);
   EXPECT_EQ(doc.at("tool"), (nlohmann::json{{"name", "hacoboot-sampler"}, {"version", HACOBOOT_EXPECTED_VERSION}}));
   EXPECT_EQ(doc.at("start_phase"), (nlohmann::json{{"phase", 1}, {"name", "START_SV"}}));
   EXPECT_EQ(doc.at("command"), "/u/app/bin/rails");
@@ -320,10 +320,11 @@ Summary syscalls_summary() {
                                {.nr = 22, .count = 2, .max_ns = 20, .states = {.cpu = 30}},
                                {.nr = 1023, .count = 5, .max_ns = 2, .states = {.cpu = 8}}},
                      .user = {.cpu = 0, .run_queue = 0, .sleep = 2, .io = 0},
-                     // Where the reads blocked: woken by the container's write in one boot.
+                     // Where the reads blocked: woken by the container's write.
                      .blocking = {{.nr = 0,
                                    .frames = {"__schedule+0x628", "schedule+0x23", "anon_pipe_read+0x4fa"},
                                    .waker_tid = boot.container_pid,
+                                   .waker_lane = Lane::Container,
                                    .waker_frames = {"try_to_wake_up+0x3b6", "anon_pipe_write+0x3ad"},
                                    .count = 1,
                                    .time_ns = 2'500}}};

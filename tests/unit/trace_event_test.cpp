@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "model/blocking.hpp"
 #include "model/boot_analysis.hpp"
+#include "model/lane.hpp"
 #include "model/syscalls.hpp"
 #include "report/chrome_trace.hpp"
 
@@ -463,6 +465,55 @@ TEST(ChromeTraceSyscalls, CarryTheirCallsTotalLongestAndStates) {
 
 // Perfetto nests a slice under the one open on its track when it starts:
 // the step comes first, even where its first syscall starts with it.
+// The container's reads blocked at four places, the most time woken by
+// the supervisor's pipe write; an fsync blocked where no stack was taken.
+BootAnalysis analysis_with_blocking() {
+  auto analysis = analysis_with_syscalls();
+  const std::vector<std::string> pipe_read{"__schedule+0x628", "schedule+0x23", "anon_pipe_read+0x4fa",
+                                           "vfs_read+0x397"};
+  auto& blocking = analysis.steps.at(1).syscalls->blocking;
+  blocking = {
+      {.nr = SYS_read,
+       .frames = pipe_read,
+       .waker_tid = 200,
+       .waker_lane = Lane::Supervisor,
+       .waker_frames = {"try_to_wake_up+0x3b6", "anon_pipe_write+0x3ad"},
+       .count = 2,
+       .time_ns = 20'000},
+      {.nr = SYS_fsync, .count = 1, .time_ns = 18'000},
+      {.nr = SYS_read, .frames = {"schedule+0x23", "do_epoll_wait+0x1"}, .count = 1, .time_ns = 15'000},
+      {.nr = SYS_read, .frames = {"schedule+0x23", "unix_stream_read_generic+0x2"}, .count = 1, .time_ns = 10'000},
+      {.nr = SYS_read, .frames = {"schedule+0x23", "n_tty_read+0x3"}, .count = 1, .time_ns = 5'000}};
+  return analysis;
+}
+
+// Selected in Perfetto, a syscall's slice says where the call blocked: its
+// top three points (short form, time, count, waker and its role), the
+// whole stacks of the top two; user space, which did not block, has none.
+TEST(ChromeTraceSyscalls, CarryTheirTopBlockingPointsAndTheWakersRole) {
+  const auto trace = trace_of(lanes_boot(), analysis_with_blocking());
+  const auto slices = syscall_slices(trace, "boot 2 container (tid 201)");
+  ASSERT_EQ(slices.size(), 3U);
+  const auto& read = slices[1].at("args").at("blocking");
+  ASSERT_EQ(read.size(), 3U) << "the top three points, not all four: " << read;
+  EXPECT_EQ(read[0], (json{{"wait", "anon_pipe_read"},
+                           {"time_ns", 20'000},
+                           {"count", 2},
+                           {"waker", {{"tid", 200}, {"role", "supervisor"}, {"waking", "anon_pipe_write"}}},
+                           {"frames", {"__schedule+0x628", "schedule+0x23", "anon_pipe_read+0x4fa", "vfs_read+0x397"}},
+                           {"waker_frames", {"try_to_wake_up+0x3b6", "anon_pipe_write+0x3ad"}}}));
+  EXPECT_EQ(read[1].at("wait"), "do_epoll_wait");
+  EXPECT_TRUE(read[1].at("waker").is_null()) << read[1];
+  EXPECT_TRUE(read[1].contains("frames")) << read[1];
+  EXPECT_EQ(read[2].at("wait"), "unix_stream_read_generic");
+  EXPECT_FALSE(read[2].contains("frames")) << "only the top two carry their stacks: " << read[2];
+  const auto& fsync = slices[0].at("args").at("blocking");
+  ASSERT_EQ(fsync.size(), 1U);
+  EXPECT_TRUE(fsync[0].at("wait").is_null()) << "no stack, no wait: " << fsync[0];
+  EXPECT_EQ(fsync[0].at("time_ns"), 18'000);
+  EXPECT_FALSE(slices[2].at("args").contains("blocking")) << slices[2];
+}
+
 TEST(ChromeTraceSyscalls, FollowTheirStepInTheFile) {
   const auto trace = trace_of(lanes_boot(), analysis_with_syscalls());
   const auto events = track_named(trace, "boot 2 container (tid 201)");

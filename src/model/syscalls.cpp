@@ -25,16 +25,6 @@ SchedTotals states_of(const hacoboot_sched_totals& sched) {
           .io = sched.ns[HACOBOOT_SCHED_IO]};
 }
 
-// The states' sum as the kernel side adds them up; nullopt when it would
-// wrap, which no real pair's does.
-std::optional<std::uint64_t> checked_total(const hacoboot_sched_totals& sched) {
-  std::uint64_t total = 0;
-  for (const auto ns : sched.ns) {
-    if (__builtin_add_overflow(total, ns, &total)) return std::nullopt;
-  }
-  return total;
-}
-
 bool same_key(const SyscallAggregate& a, const SyscallAggregate& b) {
   return std::tie(a.tid, a.segment_ns, a.nr) == std::tie(b.tid, b.segment_ns, b.nr);
 }
@@ -54,7 +44,7 @@ std::optional<std::vector<SyscallAggregate>> decode_syscall_aggregates(std::span
                                      .count = pair.totals.count,
                                      .max_ns = pair.totals.max_ns,
                                      .states = states_of(pair.totals.sched)};
-    if (checked_total(pair.totals.sched) != pair.totals.total_ns || aggregate.max_ns > pair.totals.total_ns) {
+    if (aggregate.states.checked_total() != pair.totals.total_ns || aggregate.max_ns > pair.totals.total_ns) {
       return std::nullopt;
     }
     aggregates.push_back(aggregate);

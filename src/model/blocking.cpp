@@ -63,11 +63,19 @@ bool is_waking_plumbing(std::string_view name) {
          name.starts_with("ttwu");
 }
 
+bool is_raw_address(std::string_view frame) {
+  return frame.starts_with("0x");
+}
+
 template <typename Plumbing>
 std::string first_named(const std::vector<std::string>& frames, Plumbing plumbing) {
   if (frames.empty()) return {};
-  const auto found = std::find_if(frames.begin(), frames.end(),
-                                  [&plumbing](const std::string& frame) { return !plumbing(symbol_of(frame)); });
+  // Raw addresses (kptr_restrict) name nothing, and the first of them is the
+  // tracer's own program, the same in every stack: no short form to give.
+  if (std::all_of(frames.begin(), frames.end(), is_raw_address)) return std::string(kHiddenFrame);
+  const auto found = std::find_if(frames.begin(), frames.end(), [&plumbing](const std::string& frame) {
+    return !is_raw_address(frame) && !plumbing(symbol_of(frame));
+  });
   return std::string(symbol_of(found == frames.end() ? frames.front() : *found));
 }
 

@@ -95,8 +95,13 @@ TEST(BlockingShortForm, TheFirstFrameThatNamesTheWait) {
   EXPECT_EQ(wait_frame({"__schedule+0x1", "io_schedule+0x4", "jbd2_log_wait_commit+0x9 [jbd2]"}),
             "jbd2_log_wait_commit");
   EXPECT_EQ(wait_frame({"schedule+0x23", "anon_pipe_read+0x4fa"}), "anon_pipe_read");
-  // All plumbing, or raw addresses: the first frame.
-  EXPECT_EQ(wait_frame({"0xffffffff81100808", "0xffffffff81200004"}), "0xffffffff81100808");
+  // All plumbing: the first frame.
+  EXPECT_EQ(wait_frame({"__schedule+0x1", "schedule+0x23"}), "__schedule");
+  // Raw addresses (kptr_restrict): the first is the tracer's own program,
+  // in every stack; named nothing, not that. An unnamed frame among named ones is passed.
+  EXPECT_EQ(wait_frame({"0xffffffffc002f4af", "0xffffffff814cc73d"}), kHiddenFrame);
+  EXPECT_EQ(waking_frame({"0xffffffffc00304da", "0xffffffff814cc1ae"}), kHiddenFrame);
+  EXPECT_EQ(wait_frame({"schedule+0x23", "0xffffffff81100808", "do_nanosleep+0x6e"}), "do_nanosleep");
   EXPECT_EQ(wait_frame({}), "");
   EXPECT_EQ(waking_frame({"try_to_wake_up+0x3b6", "autoremove_wake_function+0x12", "__wake_up_common+0x72",
                           "__wake_up_sync_key+0x3f", "anon_pipe_write+0x3ad", "vfs_write+0x400"}),

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <iterator>
 #include <tuple>
 
 #include "hacoboot/contract.h"
@@ -119,13 +120,18 @@ void add_blocking_point(std::vector<BlockingPoint>& points, const BlockingPoint&
                            [&point](const BlockingPoint& mine) { return mine.same_place(point); });
   if (same == points.end()) {
     points.push_back(point);
+    same = std::prev(points.end());
   } else {
     same->count += point.count;
     same->time_ns += point.time_ns;
     if (same->waker_tid != point.waker_tid) same->waker_tid = 0;
   }
-  std::stable_sort(points.begin(), points.end(),
-                   [](const BlockingPoint& a, const BlockingPoint& b) { return a.time_ns > b.time_ns; });
+  // Only its time grew: it moves ahead of the points with less, as a stable
+  // sort would put it, without sorting them all again (a step may have
+  // thousands of points, and they come one by one).
+  for (; same != points.begin() && std::prev(same)->time_ns < same->time_ns; --same) {
+    std::iter_swap(same, std::prev(same));
+  }
 }
 
 std::vector<BlockingPoint> blocking_between(const std::vector<BlockingAggregate>& aggregates, std::uint32_t tid,

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hacoboot/contract.h"
@@ -137,6 +138,22 @@ TEST(BlockingPoints, AStepSumsItsSegmentsAndTheTableByTheirShortForm) {
   EXPECT_EQ(points[0].time_ns, 800U);
   EXPECT_EQ(summarize_blocking(points),
             (std::vector<BlockingSummary>{{.nr = SYS_read, .wait = "pipe_read", .count = 4, .time_ns = 850}}));
+}
+
+// Points come one by one (a step's aggregates, then every boot's steps):
+// each place once, the most time first, equal times in the order they came.
+TEST(BlockingPoints, AddedOneByOneTheyStayTheMostTimeFirst) {
+  const auto at = [](std::string frame, std::uint64_t time_ns) {
+    return BlockingPoint{.nr = SYS_read, .frames = {std::move(frame)}, .count = 1, .time_ns = time_ns};
+  };
+  std::vector<BlockingPoint> points;
+  for (const auto& point : {at("a", 10), at("b", 30), at("c", 20), at("d", 20), at("a", 25), at("d", 0)}) {
+    add_blocking_point(points, point);
+  }
+  std::vector<std::pair<std::string, std::uint64_t>> order;
+  for (const auto& point : points) order.emplace_back(point.frames.front(), point.time_ns);
+  EXPECT_EQ(order, (std::vector<std::pair<std::string, std::uint64_t>>{{"a", 35}, {"b", 30}, {"c", 20}, {"d", 20}}));
+  EXPECT_EQ(points.front().count, 2U);
 }
 
 TEST(BlockingJson, EachPointWithItsFramesAndWaker) {

@@ -170,7 +170,11 @@ class LiveView {
   // use fails fast. Served once the probes are live (serve_metrics).
   LiveView(const Options& options, Pipeline& pipeline)
       : pipeline_(pipeline), progress_(!options.quiet), metrics_(metrics_export_config(options)) {
-    pipeline_.on_boot_done([this](const BootRecord& boot) { progress_.boot_done(boot); });
+    pipeline_.on_boot_done([this](const BootRecord& boot) {
+      progress_.boot_done(boot);
+      // Its syscalls: the loader takes them when the boot ends, after it settled.
+      if (metrics_.enabled()) metrics_.add_syscalls(boot);
+    });
     if (metrics_.enabled()) pipeline_.on_boot_settled([this](const BootRecord& boot) { metrics_.add(boot); });
   }
 

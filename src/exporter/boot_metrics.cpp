@@ -135,11 +135,21 @@ void BootMetrics::add_states(const BootAnalysis& analysis) {
     ++states.count;
     states.cpu_ns += step.states->cpu;
     states.run_queue_ns += step.states->run_queue;
-    if (step.syscalls) add_syscalls(key, *step.syscalls);
   }
 }
 
-void BootMetrics::add_syscalls(const LaneStepKey& key, const StepSyscalls& syscalls) {
+void BootMetrics::add_syscalls(const BootRecord& boot) {
+  if (boot.started() && !boot.syscalls.empty()) add_syscalls(analyse_boot(boot));
+}
+
+void BootMetrics::add_syscalls(const BootAnalysis& analysis) {
+  for (const auto& step : analysis.steps) {
+    const LaneStepKey key{step.lane, step.step};
+    if (step.syscalls && has_series(key)) add_step_syscalls(key, *step.syscalls);
+  }
+}
+
+void BootMetrics::add_step_syscalls(const LaneStepKey& key, const StepSyscalls& syscalls) {
   auto& step = lane_step_syscalls_[key];
   // calls come the most time first: the heaviest of the first boots get the series.
   for (const auto& call : syscalls.calls) {

@@ -47,6 +47,11 @@ class BootMetrics {
   void add(const BootRecord& boot);
   // The same with the boot's analysis given.
   void add(const BootRecord& boot, const BootAnalysis& analysis);
+  // A boot's syscalls, once it ended: the loader takes them then, after the
+  // boot settled and was added. Boots without syscalls count nowhere.
+  void add_syscalls(const BootRecord& boot);
+  // The same with the boot's analysis given.
+  void add_syscalls(const BootAnalysis& analysis);
   // Events lost (kernel side) or undecodable, cumulative.
   void set_lost_events(std::uint64_t total) { lost_events_ = total; }
   // The kernel side's count of phase events it dropped, cumulative.
@@ -95,7 +100,7 @@ class BootMetrics {
   class Exposition;
 
   void add_states(const BootAnalysis& analysis);
-  void add_syscalls(const LaneStepKey& key, const StepSyscalls& syscalls);
+  void add_step_syscalls(const LaneStepKey& key, const StepSyscalls& syscalls);
   // The families of write(), in their order.
   void write_milestones(Exposition& e) const;
   void write_steps(Exposition& e, const PhaseNames& names) const;

@@ -15,6 +15,11 @@ void MetricsExport::add(const BootRecord& boot) {
   metrics_.add(boot);
 }
 
+void MetricsExport::add_syscalls(const BootRecord& boot) {
+  const std::scoped_lock lock(mutex_);
+  metrics_.add_syscalls(boot);
+}
+
 void MetricsExport::set_haconiwa_files(std::uint64_t attached, std::uint64_t replacements) {
   const std::scoped_lock lock(mutex_);
   metrics_.set_haconiwa_files(attached, replacements);

@@ -41,6 +41,8 @@ class MetricsExport {
   }
 
   void add(const BootRecord& boot);
+  // A boot that ended, for its syscalls (BootMetrics::add_syscalls).
+  void add_syscalls(const BootRecord& boot);
   void set_haconiwa_files(std::uint64_t attached, std::uint64_t replacements);
   // From the event loop: fresh gauges, and the textfile when due (or when
   // `write_now`, at the run's end).

@@ -338,9 +338,11 @@ std::optional<SyscallMeans> syscalls_of(const Field& row) {
     const auto states = states_of(call);
     if (!states) refuse(member(call, "cpu_ns"), "a time in ns");
     const auto time = member(call, "time_ns");
-    if (integer<std::uint64_t>(time) != states->total()) {
-      throw NotASummary(fmt::format("\"{}\" is {}, but its states add up to {}", time.path,
-                                    integer<std::uint64_t>(time), states->total()));
+    const auto total = states->checked_total();
+    if (!total) throw NotASummary(fmt::format("\"{}\": its states add up to more than 2^64 ns", call.path));
+    if (integer<std::uint64_t>(time) != *total) {
+      throw NotASummary(
+          fmt::format("\"{}\" is {}, but its states add up to {}", time.path, integer<std::uint64_t>(time), *total));
     }
     if (!means.emplace(name, *states).second) {
       throw NotASummary(fmt::format("\"{}.name\" is a second '{}' of the step", call.path, printable(name)));

@@ -65,19 +65,27 @@ bool is_waking_plumbing(std::string_view name) {
          name.starts_with("ttwu");
 }
 
-// The first frame past `plumbing`'s, the first one when all are; end()
-// without frames.
+bool is_raw_address(std::string_view frame) {
+  return frame.starts_with("0x");
+}
+
+// The first frame past `plumbing`'s and past raw addresses (kptr_restrict),
+// the first one when all are; end() without frames.
 template <typename Plumbing>
 std::vector<std::string>::const_iterator first_named_at(const std::vector<std::string>& frames, Plumbing plumbing) {
-  const auto found = std::find_if(frames.begin(), frames.end(),
-                                  [&plumbing](const std::string& frame) { return !plumbing(symbol_of(frame)); });
+  const auto found = std::find_if(frames.begin(), frames.end(), [&plumbing](const std::string& frame) {
+    return !is_raw_address(frame) && !plumbing(symbol_of(frame));
+  });
   return found == frames.end() ? frames.begin() : found;
 }
 
 template <typename Plumbing>
 std::string first_named(const std::vector<std::string>& frames, Plumbing plumbing) {
-  const auto found = first_named_at(frames, plumbing);
-  return found == frames.end() ? std::string() : std::string(symbol_of(*found));
+  if (frames.empty()) return {};
+  // Raw addresses (kptr_restrict) name nothing, and the first of them is the
+  // tracer's own program, the same in every stack: no short form to give.
+  if (std::all_of(frames.begin(), frames.end(), is_raw_address)) return std::string(kHiddenFrame);
+  return std::string(symbol_of(*first_named_at(frames, plumbing)));
 }
 
 // How a syscall enters the kernel (x86-64, its 32-bit entries, arm64):
@@ -155,13 +163,18 @@ void add_blocking_point(std::vector<BlockingPoint>& points, const BlockingPoint&
                            [&point](const BlockingPoint& mine) { return mine.same_place(point); });
   if (same == points.end()) {
     points.push_back(point);
+    same = std::prev(points.end());
   } else {
     same->count += point.count;
     same->time_ns += point.time_ns;
     keep_agreed_waker(*same, point);
   }
-  std::stable_sort(points.begin(), points.end(),
-                   [](const BlockingPoint& a, const BlockingPoint& b) { return a.time_ns > b.time_ns; });
+  // Only its time grew: it moves ahead of the points with less, as a stable
+  // sort would put it, without sorting them all again (a step may have
+  // thousands of points, and they come one by one).
+  for (; same != points.begin() && std::prev(same)->time_ns < same->time_ns; --same) {
+    std::iter_swap(same, std::prev(same));
+  }
 }
 
 std::vector<BlockingPoint> blocking_between(const std::vector<BlockingAggregate>& aggregates, std::uint32_t tid,
@@ -215,8 +228,9 @@ std::string waking_frame(const std::vector<std::string>& frames) {
 }
 
 std::vector<std::string> wait_path(const std::vector<std::string>& frames) {
+  // Raw addresses alone (kptr_restrict) say nothing of the way down.
+  if (std::all_of(frames.begin(), frames.end(), is_raw_address)) return {};
   const auto wait = first_named_at(frames, is_blocking_plumbing);
-  if (wait == frames.end()) return {};
   const auto entry = std::find_if(std::next(wait), frames.end(), is_syscall_entry);
   std::vector<std::string> path;
   for (auto frame = entry; frame != wait;) path.emplace_back(symbol_of(*--frame));

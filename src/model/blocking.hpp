@@ -87,10 +87,14 @@ struct BlockingSummary {
 };
 std::vector<BlockingSummary> summarize_blocking(const std::vector<BlockingPoint>& points);
 
+// The short form of a stack whose frames are all raw addresses
+// (kptr_restrict hides the kernel's symbols).
+inline constexpr std::string_view kHiddenFrame = "(hidden)";
+
 // The first frame of a blocked stack that names the wait ("do_nanosleep",
-// "pipe_read"), past the scheduler's and the tracer's own frames, without
-// its offset; the first frame when all are such (or raw addresses); empty
-// without frames.
+// "pipe_read"), past the scheduler's and the tracer's own frames and raw
+// addresses, without its offset; the first frame when all are such,
+// kHiddenFrame when all are raw addresses; empty without frames.
 std::string wait_frame(const std::vector<std::string>& frames);
 // The same for a waker's stack: the first frame past the wakeup's own
 // (try_to_wake_up, __wake_up_common...), "pipe_write".

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 namespace hacoboot {
 
@@ -15,6 +16,9 @@ struct SchedTotals {
   std::uint64_t io = 0;         // blocked uninterruptibly: disk I/O and the like
 
   [[nodiscard]] std::uint64_t total() const { return cpu + run_queue + sleep + io; }
+  // total(), or nullopt when the sum would wrap: no real reading's does, a
+  // crafted input's may (a recording, a baseline).
+  [[nodiscard]] std::optional<std::uint64_t> checked_total() const;
   // The stretch between an earlier reading and this one.
   SchedTotals operator-(const SchedTotals& earlier) const;
   SchedTotals& operator+=(const SchedTotals& other);

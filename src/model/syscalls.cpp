@@ -25,6 +25,10 @@ SchedTotals states_of(const hacoboot_sched_totals& sched) {
           .io = sched.ns[HACOBOOT_SCHED_IO]};
 }
 
+bool same_key(const SyscallAggregate& a, const SyscallAggregate& b) {
+  return std::tie(a.tid, a.segment_ns, a.nr) == std::tie(b.tid, b.segment_ns, b.nr);
+}
+
 }  // namespace
 
 std::optional<std::vector<SyscallAggregate>> decode_syscall_aggregates(std::span<const std::byte> bytes) {
@@ -40,7 +44,7 @@ std::optional<std::vector<SyscallAggregate>> decode_syscall_aggregates(std::span
                                      .count = pair.totals.count,
                                      .max_ns = pair.totals.max_ns,
                                      .states = states_of(pair.totals.sched)};
-    if (aggregate.states.total() != pair.totals.total_ns || aggregate.max_ns > pair.totals.total_ns) {
+    if (aggregate.states.checked_total() != pair.totals.total_ns || aggregate.max_ns > pair.totals.total_ns) {
       return std::nullopt;
     }
     aggregates.push_back(aggregate);
@@ -49,6 +53,9 @@ std::optional<std::vector<SyscallAggregate>> decode_syscall_aggregates(std::span
   std::sort(aggregates.begin(), aggregates.end(), [](const SyscallAggregate& a, const SyscallAggregate& b) {
     return std::tie(a.tid, a.segment_ns, a.nr) < std::tie(b.tid, b.segment_ns, b.nr);
   });
+  // A map's key comes once: a second one (a recording's frame repeated)
+  // would count its calls twice and break "calls + user = step".
+  if (std::adjacent_find(aggregates.begin(), aggregates.end(), same_key) != aggregates.end()) return std::nullopt;
   return aggregates;
 }
 

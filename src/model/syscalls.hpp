@@ -31,8 +31,8 @@ struct SyscallAggregate {
 
 // A launch's aggregates as the loader takes them from the kernel (its
 // hacoboot_syscall_key and hacoboot_syscall_totals, one pair after another)
-// into `into`; nullopt when the bytes are no whole pairs, or a pair's states
-// do not add up to its time (it is no such pair).
+// into `into`; nullopt when the bytes are no whole pairs, a pair's states
+// do not add up to its time (it is no such pair), or a key comes twice.
 std::optional<std::vector<SyscallAggregate>> decode_syscall_aggregates(std::span<const std::byte> bytes);
 
 // One syscall's figures within a stretch of a thread (a step).

@@ -743,5 +743,21 @@ TEST_F(ExporterTest, NodeExporterReadsTheTextfile) {
   EXPECT_EQ(left, std::vector<std::string>{"hacoboot.prom"}) << "no temporary file may be left behind";
 }
 
+// The loader takes a boot's syscalls when it ends, after it settled (when
+// the other figures are counted): they reach the metrics all the same.
+TEST_F(ExporterTest, TextfileHasTheStepsSyscallSeconds) {
+  constexpr int kBoots = 2;
+  const auto prom = dir() / "hacoboot.prom";
+  const auto r = run_sampler({"--syscalls", "--textfile", prom.string(), "--format", "json", "--run",
+                              launcher_command({"-n", std::to_string(kBoots), "--sleep", "13:5"}), app().string()});
+  ASSERT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << "\nstderr: " << r.err;
+  const auto text = read_file(prom);
+  const std::string series = R"(hacoboot_step_syscall_seconds_count{lane="container",phase="13",)"
+                             R"(phase_name="CONTAINER_FILESYSTEM_SETUP",syscall="clock_nanosleep"})";
+  EXPECT_TRUE(has_line(text, series + " " + std::to_string(kBoots)))
+      << "one clock_nanosleep per boot in step 13: " << line_starting(text, series) << "\nthe file holds:\n"
+      << text;
+}
+
 }  // namespace
 }  // namespace hacoboot::it

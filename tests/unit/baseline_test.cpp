@@ -466,7 +466,12 @@ TEST(Baseline, Schema5StepsKeepTheirSyscalls) {
            {call_row(R"("mkdir")", "8"), R"("steps[0].syscalls.calls[0].time_ns" is 8, but its states add up to 7)"},
            {call_row(R"("mkdir")") + ", " + call_row(R"("mkdir")"),
             R"("steps[0].syscalls.calls[1].name" is a second 'mkdir' of the step)"},
-           {call_row("83"), R"("steps[0].syscalls.calls[0].name" is 83, not a string)"}}) {
+           {call_row("83"), R"("steps[0].syscalls.calls[0].name" is 83, not a string)"},
+           // 3 x 2^63 wraps to 2^63, its time
+           {R"({"name": "mkdir", "nr": 83, "calls": 2, "time_ns": 9223372036854775808, "max_ns": 4,
+                "cpu_ns": 9223372036854775808, "run_queue_ns": 9223372036854775808,
+                "sleep_ns": 9223372036854775808, "io_ns": 0})",
+            R"("steps[0].syscalls.calls[0]": its states add up to more than 2^64 ns)"}}) {
     EXPECT_TRUE(refused_for(with_steps(traced_step(calls), 5), fault)) << refusal_of(with_steps(traced_step(calls), 5));
   }
   EXPECT_TRUE(refused_for(with_steps(step_row("container", kPhase18), 5), R"(no "steps[0].syscalls")"));

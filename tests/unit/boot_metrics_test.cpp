@@ -102,6 +102,7 @@ BootMetrics golden_metrics() {
                      {{0, 900'000}, {1, 1'000'000}, {2, 1'250'000}, {11, 1'500'000}, {21, 3'000'000}, {123, 3'500'000}},
                      4'000'000, 13'000'000),
         golden_analysis());
+  m.add_syscalls(golden_analysis());
   m.add(started_boot(2'000'000, {{1, 2'000'000}, {2, 2'100'000}, {11, 2'400'000}, {21, 4'500'000}}, 4'600'000,
                      1'502'000'000));
   m.add(started_boot(3'000'000, {{1, 3'000'000}, {2, 3'300'000}, {11, 3'700'000}}, std::nullopt, std::nullopt));
@@ -313,6 +314,8 @@ TEST(BootMetrics, SyscallSecondsArePerLaneStepAndSyscallWithTheirCalls) {
   const auto boot = started_boot(1'000'000, {{1, 1'000'000}}, 4'000'000, 13'000'000);
   m.add(boot, golden_analysis());
   m.add(boot, golden_analysis());
+  m.add_syscalls(golden_analysis());
+  m.add_syscalls(golden_analysis());
   const auto text = render(m);
   const std::string read = R"({lane="container",phase="21",phase_name="CONTAINER_EXECING",syscall="read"})";
   EXPECT_EQ(sample(text, "hacoboot_step_syscall_seconds_sum" + read), "0.0008");
@@ -322,6 +325,18 @@ TEST(BootMetrics, SyscallSecondsArePerLaneStepAndSyscallWithTheirCalls) {
             "0.00024");
   EXPECT_EQ(text.find(R"(syscall="other"})"), std::string::npos) << "no step has more syscalls than the bound";
   EXPECT_EQ(text.find(R"(phase="2",phase_name="START_FORK",syscall)"), std::string::npos) << "no figures there";
+}
+
+// Live, a boot settles (add) before it ends and its syscalls are taken
+// (add_syscalls): each call counts what it is given, once.
+TEST(BootMetrics, SyscallSecondsComeFromTheEndedBootNotTheSettledOne) {
+  const auto boot = started_boot(1'000'000, {{1, 1'000'000}}, 4'000'000, 13'000'000);
+  const std::string read = R"({lane="container",phase="21",phase_name="CONTAINER_EXECING",syscall="read"})";
+  BootMetrics m;
+  m.add(boot, golden_analysis());
+  EXPECT_FALSE(sample(render(m), "hacoboot_step_syscall_seconds_count" + read));
+  m.add_syscalls(golden_analysis());
+  EXPECT_EQ(sample(render(m), "hacoboot_step_syscall_seconds_count" + read), "3");
 }
 
 // A step with one syscall per number 1..n, number k taking k ns: the most
@@ -345,12 +360,12 @@ TEST(BootMetrics, AStepHasAtMostTheBoundOfSyscallsByNameAndTheRestAsOther) {
   auto analysis = golden_analysis();
   analysis.steps.at(2).syscalls = syscalls_numbered(kBound + 2);
   BootMetrics m;
-  m.add(boot, analysis);
+  m.add_syscalls(analysis);
   // The next boot: the lightest named one, and one never seen, which finds no free series.
   analysis.steps.at(2).syscalls = StepSyscalls{.calls = {{.nr = 100, .count = 5, .max_ns = 90, .states = {.io = 500}},
                                                          {.nr = 3, .count = 1, .max_ns = 1, .states = {.cpu = 1}}},
                                                .user = {}};
-  m.add(boot, analysis);
+  m.add_syscalls(analysis);
   const auto text = render(m);
   for (std::uint32_t nr = 3; nr <= kBound + 2; ++nr) EXPECT_TRUE(sample(text, syscall_series(nr))) << nr;
   EXPECT_EQ(sample(text, syscall_series(3)), "2") << "a series once made stays";

@@ -58,6 +58,22 @@ TEST(SyscallAggregates, NoWholePairsOrStatesThatDoNotAddUpAreRefused) {
   EXPECT_TRUE(decode_syscall_aggregates({})->empty());
 }
 
+// What a recording's repeated frame or crafted totals would hold: counted,
+// they would break "calls + user = step".
+TEST(SyscallAggregates, AKeyTwiceOrStatesWhoseSumWrapsAreRefused) {
+  std::vector<std::byte> bytes;
+  append(bytes, 11, 1'000, SYS_read, 1, {{10, 0, 500, 0}});
+  append(bytes, 11, 2'000, SYS_read, 1, {{10, 0, 500, 0}});
+  ASSERT_TRUE(decode_syscall_aggregates(bytes).has_value());
+  append(bytes, 11, 1'000, SYS_read, 1, {{10, 0, 500, 0}});
+  EXPECT_FALSE(decode_syscall_aggregates(bytes).has_value());
+
+  std::vector<std::byte> wrapping;
+  constexpr std::uint64_t kHalf = std::uint64_t{1} << 63;
+  append(wrapping, 11, 1'000, SYS_read, 1, {{kHalf, kHalf, kHalf, 0}});  // its total: the sum wrapped, kHalf
+  EXPECT_FALSE(decode_syscall_aggregates(wrapping).has_value());
+}
+
 // A step of a thread holds the segments that begin within it: those of
 // other threads, and before or from its end, are another step's.
 TEST(SyscallAggregates, AStepSumsTheSegmentsBeginningWithinIt) {

@@ -221,42 +221,43 @@ TEST(BlockingPoints, AddedPointsKeepTheRoleTheirWakersShare) {
   other.waker_lane = Lane::Other;
   add_blocking_point(points, other);
   EXPECT_EQ(points[0].waker_lane, std::nullopt);
+}
 
-  // Points come one by one (a step's aggregates, then every boot's steps):
-  // each place once, the most time first, equal times in the order they came.
-  TEST(BlockingPoints, AddedOneByOneTheyStayTheMostTimeFirst) {
-    const auto at = [](std::string frame, std::uint64_t time_ns) {
-      return BlockingPoint{.nr = SYS_read, .frames = {std::move(frame)}, .count = 1, .time_ns = time_ns};
-    };
-    std::vector<BlockingPoint> points;
-    for (const auto& point : {at("a", 10), at("b", 30), at("c", 20), at("d", 20), at("a", 25), at("d", 0)}) {
-      add_blocking_point(points, point);
-    }
-    std::vector<std::pair<std::string, std::uint64_t>> order;
-    for (const auto& point : points) order.emplace_back(point.frames.front(), point.time_ns);
-    EXPECT_EQ(order, (std::vector<std::pair<std::string, std::uint64_t>>{{"a", 35}, {"b", 30}, {"c", 20}, {"d", 20}}));
-    EXPECT_EQ(points.front().count, 2U);
+// Points come one by one (a step's aggregates, then every boot's steps):
+// each place once, the most time first, equal times in the order they came.
+TEST(BlockingPoints, AddedOneByOneTheyStayTheMostTimeFirst) {
+  const auto at = [](std::string frame, std::uint64_t time_ns) {
+    return BlockingPoint{.nr = SYS_read, .frames = {std::move(frame)}, .count = 1, .time_ns = time_ns};
+  };
+  std::vector<BlockingPoint> points;
+  for (const auto& point : {at("a", 10), at("b", 30), at("c", 20), at("d", 20), at("a", 25), at("d", 0)}) {
+    add_blocking_point(points, point);
   }
+  std::vector<std::pair<std::string, std::uint64_t>> order;
+  for (const auto& point : points) order.emplace_back(point.frames.front(), point.time_ns);
+  EXPECT_EQ(order, (std::vector<std::pair<std::string, std::uint64_t>>{{"a", 35}, {"b", 30}, {"c", 20}, {"d", 20}}));
+  EXPECT_EQ(points.front().count, 2U);
+}
 
-  TEST(BlockingJson, EachPointWithItsFramesAndWaker) {
-    StepSyscalls step;
-    step.blocking = {{.nr = SYS_read,
-                      .frames = {"pipe_read+0x2"},
-                      .waker_tid = 14,
-                      .waker_lane = Lane::Container,
-                      .waker_frames = {"pipe_write+0x4"},
-                      .count = 1,
-                      .time_ns = 300},
-                     {.nr = SYS_clock_nanosleep, .frames = {"do_nanosleep+0x6e"}, .count = 1, .time_ns = 200}};
-    const auto json = syscalls_json(step);
-    ASSERT_EQ(json["blocking"].size(), 2U);
-    EXPECT_EQ(json["blocking"][0],
-              nlohmann::ordered_json::parse(R"({"name": "read", "nr": )" + std::to_string(SYS_read) +
-                                            R"(, "time_ns": 300, "count": 1, "frames": ["pipe_read+0x2"],
+TEST(BlockingJson, EachPointWithItsFramesAndWaker) {
+  StepSyscalls step;
+  step.blocking = {{.nr = SYS_read,
+                    .frames = {"pipe_read+0x2"},
+                    .waker_tid = 14,
+                    .waker_lane = Lane::Container,
+                    .waker_frames = {"pipe_write+0x4"},
+                    .count = 1,
+                    .time_ns = 300},
+                   {.nr = SYS_clock_nanosleep, .frames = {"do_nanosleep+0x6e"}, .count = 1, .time_ns = 200}};
+  const auto json = syscalls_json(step);
+  ASSERT_EQ(json["blocking"].size(), 2U);
+  EXPECT_EQ(json["blocking"][0],
+            nlohmann::ordered_json::parse(R"({"name": "read", "nr": )" + std::to_string(SYS_read) +
+                                          R"(, "time_ns": 300, "count": 1, "frames": ["pipe_read+0x2"],
                                 "waker": {"tid": 14, "role": "container", "frames": ["pipe_write+0x4"]}})"));
-    EXPECT_EQ(json["blocking"][1]["name"], "clock_nanosleep");
-    EXPECT_TRUE(json["blocking"][1]["waker"].is_null());
-  }
+  EXPECT_EQ(json["blocking"][1]["name"], "clock_nanosleep");
+  EXPECT_TRUE(json["blocking"][1]["waker"].is_null());
+}
 
 }  // namespace
 }  // namespace hacoboot

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +24,10 @@ class KernelSymbols {
   // "name+0x1a", "name+0x1a [module]" from the nearest symbol at or below
   // `address`; "0xffffffff81234567" when none is.
   [[nodiscard]] std::string describe(std::uint64_t address) const;
+  // The `count` addresses in `bytes` (the contract's unsigned long longs,
+  // innermost first) described, the tracer's own leading frames (the BPF
+  // program and the tracepoint or perf event that ran it) left out.
+  [[nodiscard]] std::vector<std::string> stack(std::span<const std::byte> bytes, std::size_t count) const;
 
  private:
   struct Symbol {
@@ -31,5 +37,22 @@ class KernelSymbols {
   };
   std::vector<Symbol> symbols_;  // by address
 };
+
+// "do_nanosleep+0x6e [mod]" -> "do_nanosleep".
+std::string_view symbol_of(std::string_view frame);
+bool starts_with_any(std::string_view name, std::span<const std::string_view> prefixes);
+// A frame of the tracer's own (its BPF program, the tracepoint or perf event that ran it).
+bool is_tracer_frame(std::string_view frame);
+
+// The symbol of the first frame `plumbing` does not take for generic
+// (innermost first); the first frame's when all are; empty without frames.
+template <typename Plumbing>
+std::string first_named_frame(const std::vector<std::string>& frames, Plumbing plumbing) {
+  if (frames.empty()) return {};
+  for (const auto& frame : frames) {
+    if (!plumbing(symbol_of(frame))) return std::string(symbol_of(frame));
+  }
+  return std::string(symbol_of(frames.front()));
+}
 
 }  // namespace hacoboot

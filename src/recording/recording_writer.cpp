@@ -1,5 +1,6 @@
 #include "recording/recording_writer.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <vector>
@@ -65,6 +66,21 @@ void RecordingWriter::blocking(std::uint32_t launch, const std::vector<BlockingA
     payload.insert(payload.end(), text.begin(), text.end());
     frame(FrameKind::Blocking, payload);
   }
+}
+
+void RecordingWriter::kernel_profile(std::uint32_t launch, const KernelProfile& profile) {
+  // Each entry's frames are some hundreds of bytes: a frame stays far below kMaxFrameBytes.
+  constexpr std::size_t kEntriesPerFrame = 16;
+  std::size_t next = 0;
+  do {
+    const auto end = std::min(profile.samples.size(), next + kEntriesPerFrame);
+    std::vector<std::byte> payload;
+    append_le(payload, launch, 4);
+    const auto text = bytes_of(kernel_profile_json(profile, next, end).dump());
+    payload.insert(payload.end(), text.begin(), text.end());
+    frame(FrameKind::KernelProfile, payload);
+    next = end;
+  } while (next < profile.samples.size());
 }
 
 void RecordingWriter::flush() {

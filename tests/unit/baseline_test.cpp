@@ -133,10 +133,10 @@ TEST(Baseline, ASchema2SummaryLoadsItsNoiseFreeFiguresWithoutSamples) {
 
 TEST(Baseline, ASchemaNewerThanTheToolIsRefused) {
   try {
-    parse_baseline(R"({"schema": 7, "metrics": {}, "phases": []})", "future.json");
-    ADD_FAILURE() << "accepted schema 7";
+    parse_baseline(R"({"schema": 8, "metrics": {}, "phases": []})", "future.json");
+    ADD_FAILURE() << "accepted schema 8";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("schema 7 is not supported (this version reads schemas 1 to 6)"),
+    EXPECT_NE(std::string(e.what()).find("schema 8 is not supported (this version reads schemas 1 to 7)"),
               std::string::npos)
         << e.what();
   }

@@ -45,14 +45,16 @@ bool is_generic_code(std::string_view name) {
                                                       "rcu_",
                                                       "__rcu_",
                                                       "_find_"};
-  constexpr std::array<std::string_view, 6> kEntry{"entry_SYSCALL", "do_syscall_",    "x64_sys_call",
-                                                   "el0_",          "invoke_syscall", "asm_"};
+  constexpr std::array<std::string_view, 7> kEntry{"entry_SYSCALL",  "do_syscall_", "x64_sys_call", "el0_",
+                                                   "invoke_syscall", "asm_",        "__pi_"};
   // Where interrupts come back on: a CPU clock's sample lands there after a
   // stretch with them off (pvm_irq_enable, _raw_spin_unlock_irqrestore...).
   constexpr std::array<std::string_view, 6> kInterrupts{"native_", "pvm_",           "xen_",
                                                         "pv_",     "arch_local_irq", "finish_task_switch"};
-  const bool interrupts_on =
-      name.find("irq_enable") != std::string_view::npos || name.find("irqrestore") != std::string_view::npos;
+  // And the scheduler's own frames, as blocking points leave them out.
+  const bool interrupts_on = name.find("irq_enable") != std::string_view::npos ||
+                             name.find("irqrestore") != std::string_view::npos ||
+                             name.find("schedule") != std::string_view::npos;
   return is_tracer_frame(name) || interrupts_on || starts_with_any(name, kGeneric) || starts_with_any(name, kEntry) ||
          starts_with_any(name, kInterrupts);
 }

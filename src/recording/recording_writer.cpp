@@ -76,7 +76,8 @@ void RecordingWriter::kernel_profile(std::uint32_t launch, const KernelProfile& 
     const auto end = std::min(profile.samples.size(), next + kEntriesPerFrame);
     std::vector<std::byte> payload;
     append_le(payload, launch, 4);
-    const auto text = bytes_of(kernel_profile_json(profile, next, end).dump());
+    const auto json = kernel_profile_json(profile, next, end).dump();
+    const auto text = bytes_of(json);
     payload.insert(payload.end(), text.begin(), text.end());
     frame(FrameKind::KernelProfile, payload);
     next = end;

@@ -68,6 +68,9 @@ TEST(KernelCpuShortForm, TheInnermostFrameThatIsNoGenericCode) {
             "shmem_fill_super");
   EXPECT_EQ(cpu_frame({"pvm_irq_enable+0x19", "_raw_spin_unlock_irqrestore+0x18", "free_percpu+0x2"}), "free_percpu");
   EXPECT_EQ(cpu_frame({"path_mount+0x5", "__x64_sys_mount+0x121"}), "path_mount");
+  EXPECT_EQ(
+      cpu_frame({"__schedule+0x628", "schedule+0x23", "synchronize_rcu_expedited+0x1ec", "namespace_unlock+0x291"}),
+      "synchronize_rcu_expedited");
   // All generic: the innermost; none: empty.
   EXPECT_EQ(cpu_frame({"_raw_spin_lock+0x1", "do_syscall_64+0x71"}), "_raw_spin_lock");
   EXPECT_EQ(cpu_frame({}), "");

@@ -52,7 +52,7 @@ CpuSampling::CpuSampling(bpf_program* program, std::size_t possible_cpus, std::u
       fail("attaching the kernel profile's program", cpu, err);
     }
     links_.push_back(link);  // owns the perf event fd from now on
-    perf_fds_.push_back(static_cast<int>(fd));
+    perf_fds_.push_back({.fd = static_cast<int>(fd), .cpu = cpu});
   }
   // libbpf enables an event as it attaches to it: off until a boot runs.
   enabled_ = true;
@@ -75,9 +75,10 @@ void CpuSampling::follow(bool threads_accounted) {
 
 void CpuSampling::set_enabled(bool enabled) {
   if (!enabled && !stretches_.empty() && stretches_.back().off_ns == kOpen) stretches_.back().off_ns = monotonic_ns();
-  for (std::size_t i = 0; i < perf_fds_.size(); ++i) {
-    if (::ioctl(perf_fds_[i], enabled ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) != 0) {
-      fail(enabled ? "enabling the kernel profile's CPU clock" : "disabling the kernel profile's CPU clock", i, errno);
+  for (const auto& event : perf_fds_) {
+    if (::ioctl(event.fd, enabled ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) != 0) {
+      fail(enabled ? "enabling the kernel profile's CPU clock" : "disabling the kernel profile's CPU clock", event.cpu,
+           errno);
     }
   }
   enabled_ = enabled;

@@ -51,7 +51,11 @@ class CpuSampling {
   void set_enabled(bool enabled);
 
   std::vector<bpf_link*> links_;
-  std::vector<int> perf_fds_;  // owned by their links
+  struct PerfEvent {
+    int fd = -1;  // owned by its link
+    std::size_t cpu = 0;
+  };
+  std::vector<PerfEvent> perf_fds_;
   std::deque<Stretch> stretches_;
   bool enabled_ = false;
 };

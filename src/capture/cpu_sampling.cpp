@@ -45,13 +45,14 @@ CpuSampling::CpuSampling(bpf_program* program, std::size_t possible_cpus, std::u
     const long fd = ::syscall(__NR_perf_event_open, &attr, -1, static_cast<int>(cpu), -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0 && errno == ENODEV) continue;  // a possible CPU that is offline
     if (fd < 0) fail("opening the kernel profile's CPU clock", cpu, errno);
-    bpf_link* link = bpf_program__attach_perf_event(program, static_cast<int>(fd));
-    if (link == nullptr) {
+    links_.emplace_back(bpf_program__attach_perf_event(program, static_cast<int>(fd)));
+    if (links_.back() == nullptr) {
       const int err = errno;
+      links_.pop_back();
       ::close(static_cast<int>(fd));
       fail("attaching the kernel profile's program", cpu, err);
     }
-    links_.push_back(link);  // owns the perf event fd from now on
+    // The link owns the perf event fd from now on.
     perf_fds_.push_back({.fd = static_cast<int>(fd), .cpu = cpu});
   }
   // libbpf enables an event as it attaches to it: off until a boot runs.
@@ -59,14 +60,18 @@ CpuSampling::CpuSampling(bpf_program* program, std::size_t possible_cpus, std::u
   set_enabled(false);
 }
 
-CpuSampling::~CpuSampling() {
-  for (bpf_link* link : links_) bpf_link__destroy(link);
+void CpuSampling::LinkDeleter::operator()(bpf_link* link) const {
+  bpf_link__destroy(link);
 }
 
 std::vector<bpf_link*> CpuSampling::release_links() {
   perf_fds_.clear();
   enabled_ = false;
-  return std::exchange(links_, {});
+  std::vector<bpf_link*> released;
+  released.reserve(links_.size());
+  for (auto& link : links_) released.push_back(link.release());
+  links_.clear();
+  return released;
 }
 
 void CpuSampling::follow(bool threads_accounted) {

@@ -22,7 +22,7 @@ class CpuSampling {
  public:
   // Throws RuntimeError naming what failed (the CPU, why).
   CpuSampling(bpf_program* program, std::size_t possible_cpus, std::uint32_t hz);
-  ~CpuSampling();
+  ~CpuSampling() = default;
   CpuSampling(const CpuSampling&) = delete;
   CpuSampling& operator=(const CpuSampling&) = delete;
   CpuSampling(CpuSampling&&) = delete;
@@ -50,7 +50,10 @@ class CpuSampling {
   static constexpr std::size_t kStretchesKept = 64;
   void set_enabled(bool enabled);
 
-  std::vector<bpf_link*> links_;
+  struct LinkDeleter {
+    void operator()(bpf_link* link) const;
+  };
+  std::vector<std::unique_ptr<bpf_link, LinkDeleter>> links_;
   struct PerfEvent {
     int fd = -1;  // owned by its link
     std::size_t cpu = 0;

@@ -446,6 +446,36 @@ int list_probes(const Options& options, std::ostream& out) {
   return kExitOk;
 }
 
+// Each boot's syscalls, blocking points and kernel CPU samples, as asked,
+// taken from the tracer when it ends, and recorded. The kernel's symbols
+// are read at the first boot's end, not before the probes are live.
+void take_kernel_figures(const Options& options, Tracer& tracer, Pipeline& pipeline, LiveRecording& recording,
+                         std::ostream& diagnostics) {
+  auto symbols = std::make_shared<std::optional<KernelSymbols>>();
+  const auto kernel_symbols = [symbols, &diagnostics]() -> const KernelSymbols& {
+    if (!*symbols) *symbols = read_kernel_symbols(diagnostics);
+    return **symbols;
+  };
+  if (options.syscalls) {
+    pipeline.take_syscalls_from([&tracer, &recording](std::uint32_t launch) {
+      return recording.syscalls(launch, tracer.take_syscalls(launch));
+    });
+    pipeline.take_blocking_from([&tracer, &recording, kernel_symbols](std::uint32_t launch) {
+      auto blocking = decode_blocking(tracer.take_blocking(launch), kernel_symbols());
+      return recording.blocking(launch, blocking.value_or(std::vector<BlockingAggregate>()));
+    });
+  }
+  if (options.kernel_profile_hz != 0) {
+    pipeline.take_kernel_profile_from([&tracer, &recording, kernel_symbols, hz = options.kernel_profile_hz](
+                                          std::uint32_t launch, std::uint64_t at_ns) {
+      auto samples = decode_kernel_samples(tracer.take_kernel_samples(launch), kernel_symbols());
+      return recording.kernel_profile(launch, {.hz = hz,
+                                               .sampled_since_ns = tracer.kernel_profile_since(at_ns),
+                                               .samples = samples.value_or(std::vector<CpuSampleAggregate>())});
+    });
+  }
+}
+
 // The run once every check passed: traced, reported, judged.
 int trace(const Options& options, Preflight& checked, std::ostream& diagnostics) {
   // Before loading: a Ctrl-C while attaching still ends with a summary.
@@ -466,31 +496,7 @@ int trace(const Options& options, Preflight& checked, std::ostream& diagnostics)
         pipeline.on_record(record);
       });
   if (upgrades) upgrades->started(*tracer);
-  // Read at the first boot's end, not before the probes are live.
-  std::optional<KernelSymbols> symbols;
-  const auto kernel_symbols = [&symbols, &diagnostics]() -> const KernelSymbols& {
-    if (!symbols) symbols = read_kernel_symbols(diagnostics);
-    return *symbols;
-  };
-  if (options.syscalls) {
-    pipeline.take_syscalls_from([&tracer, &recording](std::uint32_t launch) {
-      return recording.syscalls(launch, tracer->take_syscalls(launch));
-    });
-    pipeline.take_blocking_from([&tracer, &recording, &kernel_symbols](std::uint32_t launch) {
-      auto blocking = decode_blocking(tracer->take_blocking(launch), kernel_symbols());
-      return recording.blocking(launch, blocking.value_or(std::vector<BlockingAggregate>()));
-    });
-  }
-  if (options.kernel_profile_hz != 0) {
-    pipeline.take_kernel_profile_from(
-        [&tracer, &recording, &kernel_symbols, &options](std::uint32_t launch, std::uint64_t at_ns) {
-          KernelProfile profile{
-              .hz = options.kernel_profile_hz, .sampled_since_ns = tracer->kernel_profile_since(at_ns), .samples = {}};
-          auto samples = decode_kernel_samples(tracer->take_kernel_samples(launch), kernel_symbols());
-          profile.samples = samples.value_or(std::vector<CpuSampleAggregate>());
-          return recording.kernel_profile(launch, std::move(profile));
-        });
-  }
+  take_kernel_figures(options, *tracer, pipeline, recording, diagnostics);
   pipeline.sinks().open_rows();
   recording.open(options);
   // Ready means tracing: whatever waits for /metrics or for systemd before

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "capture/tracer.hpp"
 #include "fixture.hpp"
 #include "model/boot_analysis.hpp"
@@ -154,6 +156,31 @@ TEST_F(KernelProfileTest, SyscallAndUserTimeStillAddUpToEveryStep) {
     }
   }
   EXPECT_GE(checked, 2U * 15U);
+}
+
+// Through the command line: the JSON summary's step 17 carries the mount
+// storm's samples, and so does the report of the run's recording.
+TEST_F(KernelProfileTest, TheSummaryAndTheRecordingCarryTheSamples) {
+  const auto recording = new_file("run.hbrec");
+  const auto r = run_sampler({"--kernel-profile", "-n", "2", "--format", "json", "--record", recording.string(),
+                              "--run", launcher_command({"-n", "2", "--mounts", "17:400"}), app().string()});
+  ASSERT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << '\n' << r.err;
+  const auto kernel_cpu_of_step_17 = [](const std::string& json) {
+    const auto summary = nlohmann::json::parse(json);
+    for (const auto& step : summary.at("steps")) {
+      if (step.value("phase", nlohmann::json()) == 17 && step.at("lane") == "container") {
+        return step.at("syscalls").at("kernel_cpu");
+      }
+    }
+    return nlohmann::json();
+  };
+  const auto live = kernel_cpu_of_step_17(r.out);
+  ASSERT_TRUE(live.is_object()) << "no kernel_cpu in step 17 of the container";
+  EXPECT_EQ(live.at("hz"), 999);
+  EXPECT_GT(live.at("samples").get<std::uint64_t>(), 0U);
+  const auto replayed = run_process({sampler().string(), "report", recording.string(), "--format", "json"}, dir());
+  ASSERT_TRUE(replayed.status.exited && replayed.status.code == 0) << replayed.err;
+  EXPECT_EQ(kernel_cpu_of_step_17(replayed.out), live);
 }
 
 // Without --kernel-profile no perf event is opened for it (as many as a

@@ -71,17 +71,16 @@ void RecordingWriter::blocking(std::uint32_t launch, const std::vector<BlockingA
 void RecordingWriter::kernel_profile(std::uint32_t launch, const KernelProfile& profile) {
   // Each entry's frames are some hundreds of bytes: a frame stays far below kMaxFrameBytes.
   constexpr std::size_t kEntriesPerFrame = 16;
-  std::size_t next = 0;
-  do {
-    const auto end = std::min(profile.samples.size(), next + kEntriesPerFrame);
+  // One frame at least: a profile without samples still says it was taken.
+  for (std::size_t first = 0; first == 0 || first < profile.samples.size(); first += kEntriesPerFrame) {
+    const auto end = std::min(profile.samples.size(), first + kEntriesPerFrame);
     std::vector<std::byte> payload;
     append_le(payload, launch, 4);
-    const auto json = kernel_profile_json(profile, next, end).dump();
+    const auto json = kernel_profile_json(profile, first, end).dump();
     const auto text = bytes_of(json);
     payload.insert(payload.end(), text.begin(), text.end());
     frame(FrameKind::KernelProfile, payload);
-    next = end;
-  } while (next < profile.samples.size());
+  }
 }
 
 void RecordingWriter::flush() {

@@ -57,6 +57,12 @@
 const volatile __u64 wakeup_bytes = 0;
 /* -n N: the reader stops after N settled boots, so the events that settle one wake it. */
 const volatile bool wake_on_settle = false;
+/*
+ * --kernel-profile: a launch's start wakes the reader at once, which then
+ * enables the CPU sampling; at its next poll the boot's first steps would
+ * go unsampled.
+ */
+const volatile bool wake_on_start = false;
 /* --pid: only launches by this process or its descendants; 0: any. */
 const volatile __u32 watched_tgid = 0;
 /*
@@ -84,6 +90,7 @@ struct hacoboot_counters counters = {};
 #include "blocking.bpf.h"
 #include "state_accounting.bpf.h"
 #include "launch_tracking.bpf.h"
+#include "kernel_profile.bpf.h"
 
 /* What execve entry leaves for sched_process_exec: the event's time and the thread's sums then. */
 struct execve_entry {
@@ -152,6 +159,8 @@ static __always_inline struct hacoboot_event *reserve_event(__u32 kind, __u64 si
 static __always_inline void submit(struct hacoboot_event *e, bool settles)
 {
 	__u64 flags = (settles && wake_on_settle) ||
+			      (e->kind == HACOBOOT_EV_PHASE && e->arg == HACOBOOT_PHASE_START_SV &&
+			       wake_on_start) ||
 			      bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes
 			  ? BPF_RB_FORCE_WAKEUP
 			  : BPF_RB_NO_WAKEUP;
@@ -755,6 +764,27 @@ int BPF_PROG(on_sched_waking, struct task_struct *task)
 	if (wakee->block.pending)
 		wakee_unblocked(ctx, wakee, tid, now, waker_is_current);
 	enter_state(wakee, HACOBOOT_SCHED_RUN_QUEUE, now);
+	return 0;
+}
+
+/*
+ * A CPU sample (--kernel-profile): the perf events run it on every CPU at
+ * their frequency while enabled (the loader enables them while threads are
+ * accounted); it returns on the lookup of the thread on the CPU unless that
+ * thread is accounted.
+ */
+SEC("perf_event")
+int on_cpu_sample(void *ctx)
+{
+	__u32 tid;
+	struct thread_states *thread;
+
+	if (!threads_alive)
+		return 0;
+	tid = (__u32)bpf_get_current_pid_tgid();
+	thread = bpf_map_lookup_elem(&threads, &tid);
+	if (thread)
+		count_sample(ctx, thread, tid);
 	return 0;
 }
 

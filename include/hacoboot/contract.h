@@ -181,6 +181,8 @@ struct hacoboot_counters {
 	unsigned long long blocking_dropped;
 	/* kernel stacks not taken (bpf_get_stackid failed: the stack map full, a hash clash) */
 	unsigned long long stacks_dropped;
+	/* CPU samples not aggregated: the map kernel_samples was full (--kernel-profile) */
+	unsigned long long samples_dropped;
 };
 
 /*
@@ -248,9 +250,17 @@ struct hacoboot_syscall_totals {
  * Distinct kernel stacks held at once: those of the boots in flight (a boot
  * blocks at some tens of places; its wakers' stacks as many). Preallocated
  * by the kernel (HACOBOOT_STACK_DEPTH frames each, 256 bytes): 1 MiB with
- * the buckets. The loader shrinks it to 1 entry without --syscalls.
+ * the buckets. The loader shrinks it to 1 entry without --syscalls, and
+ * grows it by HACOBOOT_MAX_SAMPLED_STACKS with --kernel-profile.
  */
 #define HACOBOOT_MAX_STACKS 4096
+
+/*
+ * The stacks the CPU samples add (--kernel-profile): a boot's samples land
+ * on some hundreds of distinct stacks at most, and a stack map is best kept
+ * far from full (a bucket clash fails bpf_get_stackid).
+ */
+#define HACOBOOT_MAX_SAMPLED_STACKS 4096
 
 /* Frames kept per stack: deep enough for a syscall's wait under its entry code. */
 #define HACOBOOT_STACK_DEPTH 32
@@ -281,6 +291,42 @@ struct hacoboot_blocking_totals {
 struct hacoboot_blocking_frames {
 	unsigned int frames;
 	unsigned int waker_frames;
+};
+
+/*
+ * Kernel CPU, sampled (--kernel-profile): a perf event per online CPU
+ * (PERF_COUNT_SW_CPU_CLOCK, at the frequency the user asked for) runs a
+ * program that, when the thread on that CPU is accounted, counts the sample
+ * in the map kernel_samples under (segment, launch, tid, the call the
+ * thread is in or HACOBOOT_SYSCALL_USER, its kernel stack in
+ * blocking_stacks). A sample taken in user mode has no kernel stack: its
+ * stack_id is HACOBOOT_USER_MODE. A full map is counted in
+ * hacoboot_counters.samples_dropped, a stack not taken in stacks_dropped
+ * (the entry then has HACOBOOT_NO_STACK). The loader enables the perf
+ * events only while some thread is accounted.
+ */
+#define HACOBOOT_MAX_KERNEL_SAMPLES 16384
+
+/* hacoboot_sample_key.stack_id of a sample taken in user mode. */
+#define HACOBOOT_USER_MODE 0xfffffffeU
+
+struct hacoboot_sample_key {
+	unsigned long long segment_ns; /* as hacoboot_syscall_key's */
+	unsigned int launch;
+	unsigned int tid;
+	unsigned int nr;       /* as hacoboot_syscall_key's */
+	unsigned int stack_id; /* blocking_stacks' id, HACOBOOT_NO_STACK or HACOBOOT_USER_MODE */
+};
+
+/*
+ * What the loader hands over per sample entry (take_kernel_samples): the
+ * key, this header, then `frames` addresses of its stack (unsigned long
+ * long each, innermost first).
+ */
+struct hacoboot_sample_entry {
+	unsigned long long samples;
+	unsigned int frames;
+	unsigned int reserved;
 };
 
 /*

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "capture/capture_errors.hpp"
+#include "capture/cpu_sampling.hpp"
 #include "capture/kernel_support.hpp"
 #include "capture/usdt_multi_link.hpp"
 #include "hacoboot/contract.h"  // the skeleton's .bss holds a struct hacoboot_counters
@@ -199,16 +200,18 @@ Expected<void, StartFailure> Tracer::start_up(const Config& config) {
   if (const int err = bpf_map__set_max_entries(skeleton_->maps.events, static_cast<__u32>(rb_size)); err != 0) {
     fail("sizing the ring buffer", err);
   }
-  // Preallocated by the kernel: only the syscall accounting takes stacks.
-  if (!config.account_syscalls) {
-    if (const int err = bpf_map__set_max_entries(skeleton_->maps.blocking_stacks, 1); err != 0) {
-      fail("sizing the stack map", err);
-    }
+  // Preallocated by the kernel: only the syscall accounting and the kernel
+  // profile take stacks.
+  const __u32 stacks = (config.account_syscalls ? HACOBOOT_MAX_STACKS : 0U) +
+                       (config.kernel_profile_hz != 0 ? HACOBOOT_MAX_SAMPLED_STACKS : 0U);
+  if (const int err = bpf_map__set_max_entries(skeleton_->maps.blocking_stacks, std::max(stacks, 1U)); err != 0) {
+    fail("sizing the stack map", err);
   }
   // Wake the reader early once a quarter is used; it reads on a timer before that.
   skeleton_->rodata->wakeup_bytes = rb_size / 4;
   skeleton_->rodata->watched_tgid = config.watched_pid;
   skeleton_->rodata->wake_on_settle = config.wake_on_settle;
+  skeleton_->rodata->wake_on_start = config.kernel_profile_hz != 0;
   watch_haconiwa_path(config);
 
   const int cpus = libbpf_num_possible_cpus();
@@ -223,6 +226,9 @@ Expected<void, StartFailure> Tracer::start_up(const Config& config) {
   }
   if (auto hooked = attach_syscall_hooks(config); !hooked) return hooked;
   attach_first_phase_probe(config, phase_probe);
+  if (config.kernel_profile_hz != 0) {
+    sampling_ = std::make_unique<CpuSampling>(skeleton_->progs.on_cpu_sample, possible_cpus_, config.kernel_profile_hz);
+  }
 
   ring_buffer_.reset(ring_buffer__new(bpf_map__fd(skeleton_->maps.events), on_record, this, nullptr));
   if (!ring_buffer_) fail("opening the ring buffer", errno);
@@ -253,6 +259,10 @@ void Tracer::choose_syscall_programs(const Config& config) {
   // Without --syscalls no aggregate is ever made: a hash map's buckets cost
   // its creation time in proportion to its size.
   if (!config.account_syscalls) (void)bpf_map__set_max_entries(skeleton_->maps.syscall_aggregates, 1);
+  // Attached by CpuSampling, only with --kernel-profile.
+  bpf_program__set_autoload(progs.on_cpu_sample, config.kernel_profile_hz != 0);
+  bpf_program__set_autoattach(progs.on_cpu_sample, false);
+  if (config.kernel_profile_hz == 0) (void)bpf_map__set_max_entries(skeleton_->maps.kernel_samples, 1);
 }
 
 // Without the states, the scheduler hooks would only return, and the maps
@@ -452,6 +462,9 @@ Tracer::~Tracer() {
                           &links.on_execve, &links.on_listen_exit, &links.on_sched_switch, &links.on_sched_waking}) {
     if (*link != nullptr) detaching.emplace_back(bpf_link__destroy, std::exchange(*link, nullptr));
   }
+  if (sampling_) {
+    for (bpf_link* link : sampling_->release_links()) detaching.emplace_back(bpf_link__destroy, link);
+  }
   for (auto& thread : detaching) thread.join();
 }
 
@@ -492,6 +505,8 @@ void Tracer::poll(std::chrono::milliseconds timeout) {
   if (err >= 0 || err == -EINTR) err = ring_buffer__consume(ring_buffer_.get());
   if (sink_error_) std::rethrow_exception(std::exchange(sink_error_, nullptr));
   if (err < 0 && err != -EINTR) fail("reading the ring buffer", err);
+  // After the records: a boot begun since the last poll is sampled from now.
+  if (sampling_) sampling_->follow(accounted_threads() > 0);
 }
 
 std::uint64_t Tracer::tracked_processes() const {
@@ -529,7 +544,8 @@ TracerCounters Tracer::counters() const {
                         .repaired_switch_ins = __atomic_load_n(&counters.repaired_switch_ins, __ATOMIC_RELAXED),
                         .syscalls_dropped = __atomic_load_n(&counters.syscalls_dropped, __ATOMIC_RELAXED),
                         .blocking_dropped = __atomic_load_n(&counters.blocking_dropped, __ATOMIC_RELAXED),
-                        .stacks_dropped = __atomic_load_n(&counters.stacks_dropped, __ATOMIC_RELAXED)};
+                        .stacks_dropped = __atomic_load_n(&counters.stacks_dropped, __ATOMIC_RELAXED),
+                        .samples_dropped = __atomic_load_n(&counters.samples_dropped, __ATOMIC_RELAXED)};
 }
 
 namespace {
@@ -627,9 +643,34 @@ void append_bytes(std::vector<std::byte>& out, const T& value) {
 // a block without frames).
 std::vector<std::uint64_t> stack_frames(int fd, std::uint32_t id) {
   std::vector<std::uint64_t> frames(HACOBOOT_STACK_DEPTH);
-  if (id == HACOBOOT_NO_STACK || bpf_map_lookup_elem(fd, &id, frames.data()) != 0) return {};
+  if (id == HACOBOOT_NO_STACK || id == HACOBOOT_USER_MODE || bpf_map_lookup_elem(fd, &id, frames.data()) != 0) {
+    return {};
+  }
   frames.erase(std::find(frames.begin(), frames.end(), 0U), frames.end());
   return frames;
+}
+
+// Adds the stack ids the entries of the other map that takes stacks (its
+// key `Key`) refer to: a stack of the same path has one id in both.
+template <typename Key>
+void add_stacks_in_use(int fd, std::unordered_set<std::uint32_t>& in_use) {
+  Key key{};
+  const void* previous = nullptr;
+  while (bpf_map_get_next_key(fd, previous, &key) == 0) {
+    previous = &key;
+    in_use.insert(key.stack_id);
+    if constexpr (requires { key.waker_stack_id; }) in_use.insert(key.waker_stack_id);
+  }
+}
+
+// Deletes the stacks of `read` that no entry left refers to.
+void delete_unused_stacks(int stacks_fd, const std::unordered_set<std::uint32_t>& read,
+                          const std::unordered_set<std::uint32_t>& in_use) {
+  for (const auto id : read) {
+    if (id != HACOBOOT_NO_STACK && id != HACOBOOT_USER_MODE && !in_use.contains(id)) {
+      bpf_map_delete_elem(stacks_fd, &id);
+    }
+  }
 }
 
 }  // namespace
@@ -661,6 +702,8 @@ std::vector<std::byte> Tracer::take_blocking(std::uint32_t launch) {
       still_used.insert({key.stack_id, key.waker_stack_id});
     }
   }
+  // The samples' stacks share the map: theirs are freed as they are taken.
+  add_stacks_in_use<hacoboot_sample_key>(bpf_map__fd(skeleton_->maps.kernel_samples), still_used);
   std::vector<std::byte> out;
   std::unordered_set<std::uint32_t> read;  // the stack ids of the deleted entries
   for (const auto& [entry, totals] : taken) {
@@ -678,10 +721,51 @@ std::vector<std::byte> Tracer::take_blocking(std::uint32_t launch) {
     bpf_map_delete_elem(fd, &gone);
     read.insert({gone.stack_id, gone.waker_stack_id});
   }
-  for (const auto id : read) {
-    if (id != HACOBOOT_NO_STACK && !still_used.contains(id)) bpf_map_delete_elem(stacks_fd, &id);
-  }
+  delete_unused_stacks(stacks_fd, read, still_used);
   return out;
+}
+
+// As take_blocking, for the sample entries of one launch.
+std::vector<std::byte> Tracer::take_kernel_samples(std::uint32_t launch) {
+  const int fd = bpf_map__fd(skeleton_->maps.kernel_samples);
+  const int stacks_fd = bpf_map__fd(skeleton_->maps.blocking_stacks);
+  std::vector<std::pair<hacoboot_sample_key, std::uint64_t>> taken;
+  std::vector<hacoboot_sample_key> deleted;
+  std::unordered_set<std::uint32_t> still_used;
+  hacoboot_sample_key key{};
+  const void* previous = nullptr;
+  while (bpf_map_get_next_key(fd, previous, &key) == 0) {
+    previous = &key;
+    if (key.launch == launch) {
+      std::uint64_t samples = 0;
+      if (bpf_map_lookup_elem(fd, &key, &samples) == 0) taken.emplace_back(key, samples);
+    } else if (taken_launches_.contains(key.launch)) {
+      deleted.push_back(key);
+    } else {
+      still_used.insert(key.stack_id);
+    }
+  }
+  add_stacks_in_use<hacoboot_blocking_key>(bpf_map__fd(skeleton_->maps.blocking_aggregates), still_used);
+  std::vector<std::byte> out;
+  std::unordered_set<std::uint32_t> read;
+  for (const auto& [entry, samples] : taken) {
+    const auto frames = stack_frames(stacks_fd, entry.stack_id);
+    append_bytes(out, entry);
+    append_bytes(
+        out, hacoboot_sample_entry{.samples = samples, .frames = static_cast<unsigned>(frames.size()), .reserved = 0});
+    for (const auto address : frames) append_bytes(out, address);
+    deleted.push_back(entry);
+  }
+  for (const auto& gone : deleted) {
+    bpf_map_delete_elem(fd, &gone);
+    read.insert(gone.stack_id);
+  }
+  delete_unused_stacks(stacks_fd, read, still_used);
+  return out;
+}
+
+std::optional<std::uint64_t> Tracer::kernel_profile_since(std::uint64_t ns) const {
+  return sampling_ ? sampling_->sampling_since(ns) : std::nullopt;
 }
 
 }  // namespace hacoboot

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "capture/capture_errors.hpp"
+#include "capture/cpu_sampling.hpp"
 #include "capture/syscall_tracepoints.hpp"
 #include "capture/usdt_multi_link.hpp"
 #include "capture/usdt_probe.hpp"
@@ -85,6 +86,8 @@ struct TracerCounters {
   // Blocked stretches not aggregated (map full), and kernel stacks not taken.
   std::uint64_t blocking_dropped = 0;
   std::uint64_t stacks_dropped = 0;
+  // CPU samples not aggregated: the sample map was full.
+  std::uint64_t samples_dropped = 0;
 };
 
 // Owns the BPF skeleton, its links and the ring buffer: the only code that
@@ -126,6 +129,9 @@ class Tracer {
     // reads them: --format bpftrace alone), they are not even loaded, and
     // the events carry no states. account_syscalls needs them.
     bool account_states = true;
+    // Kernel CPU sampled at this frequency (take_kernel_samples), with
+    // account_syscalls; 0: no perf event is opened.
+    std::uint32_t kernel_profile_hz = 0;
     // A BTF file with the kernel types the programs read (CoreBtfCache);
     // empty: libbpf reads the kernel's whole BTF.
     std::string core_btf{};  // NOLINT(readability-redundant-member-init)
@@ -193,6 +199,15 @@ class Tracer {
   // refers to are deleted too, so that the stack map holds only the boots
   // in flight.
   std::vector<std::byte> take_blocking(std::uint32_t launch);
+  // A launch's CPU samples (kernel_profile_hz), deleted from the kernel's
+  // map, each as its hacoboot_sample_key, hacoboot_sample_entry and the
+  // addresses of its stack, as take_blocking takes the blocking entries
+  // (the two share the stack map, in either order).
+  std::vector<std::byte> take_kernel_samples(std::uint32_t launch);
+  // Since when the CPU samples were taken without a break up to the
+  // instant `ns` (a record's time) of a boot; nullopt when they were not
+  // taken then, or without kernel_profile_hz.
+  [[nodiscard]] std::optional<std::uint64_t> kernel_profile_since(std::uint64_t ns) const;
   // Whether execve/listen come from the per-syscall tracepoints.
   [[nodiscard]] bool per_syscall_tracepoints() const { return per_syscall_tracepoints_; }
   // How the probe was attached, for -v.
@@ -249,6 +264,7 @@ class Tracer {
   std::vector<PhaseProbe> phase_probes_;
   std::vector<UnprobedExec> unprobed_execs_;
   std::unique_ptr<ring_buffer, RingBufferDeleter> ring_buffer_;
+  std::unique_ptr<CpuSampling> sampling_;  // with kernel_profile_hz
   // The syscall map as last read whole (take_syscalls), by launch.
   struct SyscallSweep {
     std::uint64_t started_ns = 0;  // CLOCK_MONOTONIC, the records' clock

@@ -231,6 +231,8 @@ struct Arguments {
   RecordArguments record;
   ReportArguments report;
   std::string ring_buffer_size;
+  bool kernel_profile = false;
+  std::string kernel_profile_hz;
   std::string syscall_hooks;
   std::string usdt_attach;
 };
@@ -400,6 +402,12 @@ void add_kernel_side(CLI::App& app, Arguments& args) {
               "(syscalls:*), raw_syscalls (a program on every syscall)");
   group.flag("--syscalls", opt.syscalls,
              "Syscalls per step and lane (every syscall of the host runs a BPF program meanwhile)");
+  group.flag("--kernel-profile", args.kernel_profile,
+             fmt::format("Sample the traced threads' kernel stacks per step, at {} Hz while boots run "
+                         "(implies --syscalls)",
+                         kDefaultKernelProfileHz));
+  group.value("--kernel-profile-hz", args.kernel_profile_hz, "HZ",
+              fmt::format("--kernel-profile's frequency, 1 to {} (implies --kernel-profile)", kMaxKernelProfileHz));
   group.value("--usdt-attach", args.usdt_attach, "HOW",
               "How the probe is attached: auto (default: uprobe_multi when the kernel has it), uprobe_multi "
               "(one BPF link, Linux 6.6+), perf (libbpf's perf uprobes)");
@@ -602,7 +610,18 @@ void check_kernel_side(const CLI::App& app, const Arguments& args, Options& opt)
   }
   if (given(app, "--syscall-hooks")) opt.syscall_hooks = pick(kSyscallHooks, args.syscall_hooks, "--syscall-hooks");
   if (given(app, "--usdt-attach")) opt.usdt_attach = pick(kUsdtAttach, args.usdt_attach, "--usdt-attach");
-  opt.syscalls = opt.syscalls || opt.all_syscalls || !opt.stacks.empty();
+  if (args.kernel_profile || given(app, "--kernel-profile-hz")) opt.kernel_profile_hz = kDefaultKernelProfileHz;
+  if (given(app, "--kernel-profile-hz")) {
+    std::uint32_t hz = 0;
+    const auto& text = args.kernel_profile_hz;
+    const auto parsed = std::from_chars(text.data(), text.data() + text.size(), hz);
+    if (parsed.ec != std::errc{} || parsed.ptr != text.data() + text.size() || hz == 0 || hz > kMaxKernelProfileHz) {
+      throw UsageError(fmt::format("--kernel-profile-hz: '{}' is not a frequency from 1 to {} Hz", printable(text),
+                                   kMaxKernelProfileHz));
+    }
+    opt.kernel_profile_hz = hz;
+  }
+  opt.syscalls = opt.syscalls || opt.all_syscalls || !opt.stacks.empty() || opt.kernel_profile_hz != 0;
 }
 
 // The command word, or its older spelling as a flag; `trace` when none.

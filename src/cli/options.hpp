@@ -16,6 +16,14 @@
 
 namespace hacoboot {
 
+// --kernel-profile's frequency: a sample per millisecond a traced thread
+// runs, so that steps of a few milliseconds get some; odd, so as not to tick
+// in step with the kernel's own timer (250 or 1000 Hz) and the work it
+// triggers. docs/usage.md says what it costs.
+inline constexpr std::uint32_t kDefaultKernelProfileHz = 999;
+// The kernel lowers perf's sample rate on its own past what it can afford.
+inline constexpr std::uint32_t kMaxKernelProfileHz = 10000;
+
 // What the tool does: the first word of its command line (`trace` when it
 // is none). A new command is a value here, its subcommand in options.cpp
 // and its case in run_session.
@@ -53,8 +61,10 @@ struct Options {
   bool syscalls = false;      // syscalls per step (the raw syscall hooks attached)
   bool all_syscalls = false;  // the table: every syscall of each step
   bool states = true;         // scheduler states per step: some output reads them
-  std::string output;         // empty: stdout
-  std::string events;         // per-boot rows; empty: none
+  // Kernel CPU sampled per step at this frequency (perf events); 0: not sampled.
+  std::uint32_t kernel_profile_hz = 0;
+  std::string output;  // empty: stdout
+  std::string events;  // per-boot rows; empty: none
   EventsFormat events_format = EventsFormat::Tsv;
   std::string timeline;   // SVG waterfall
   std::string trace_out;  // Chrome Trace Event JSON

@@ -38,6 +38,7 @@
 #include "cli/tracer_start.hpp"
 #include "exporter/metrics_export.hpp"
 #include "model/blocking.hpp"
+#include "model/kernel_profile.hpp"
 #include "model/kernel_symbols.hpp"
 #include "model/summary.hpp"
 #include "pipeline/pipeline.hpp"
@@ -102,10 +103,11 @@ KernelCounters kernel_counters(const TracerCounters& counters) {
           .repaired_switch_ins = counters.repaired_switch_ins,
           .syscalls_dropped = counters.syscalls_dropped,
           .blocking_dropped = counters.blocking_dropped,
-          .stacks_dropped = counters.stacks_dropped};
+          .stacks_dropped = counters.stacks_dropped,
+          .samples_dropped = counters.samples_dropped};
 }
 
-// The kernel's symbols, to name the blocking stacks' addresses; hidden
+// The kernel's symbols, to name the kernel stacks' addresses; hidden
 // (kptr_restrict, or unreadable): said once, the addresses stay raw.
 KernelSymbols read_kernel_symbols(std::ostream& diagnostics) {
   const std::ifstream file("/proc/kallsyms");
@@ -114,7 +116,7 @@ KernelSymbols read_kernel_symbols(std::ostream& diagnostics) {
   auto symbols = KernelSymbols::parse(text.str());
   if (symbols.hidden()) {
     diagnostics << "hacoboot-sampler: warning: /proc/kallsyms hides the kernel's addresses (kptr_restrict): "
-                   "blocking stacks are shown as raw addresses\n";
+                   "kernel stacks are shown as raw addresses\n";
   }
   return symbols;
 }
@@ -144,6 +146,10 @@ class LiveRecording {
   std::vector<BlockingAggregate> blocking(std::uint32_t launch, std::vector<BlockingAggregate> aggregates) {
     if (writer_) writer_->blocking(launch, aggregates);
     return aggregates;
+  }
+  KernelProfile kernel_profile(std::uint32_t launch, KernelProfile profile) {
+    if (writer_) writer_->kernel_profile(launch, profile);
+    return profile;
   }
   std::vector<std::byte> syscalls(std::uint32_t launch, std::vector<std::byte> pairs) {
     if (writer_ && !pairs.empty()) writer_->syscalls(launch, pairs);
@@ -225,6 +231,7 @@ Tracer::Config tracer_config(const Options& options, const HaconiwaFile& haconiw
           .raw_syscalls_fallback = options.syscall_hooks != SyscallHooks::Tracepoints,
           .account_syscalls = options.syscalls,
           .account_states = options.states,
+          .kernel_profile_hz = options.kernel_profile_hz,
           .phase_probe_sites = haconiwa.phase_sites(),
           .usdt_attach = options.usdt_attach,
           .watched_pid = options.pid.value_or(0),
@@ -381,6 +388,11 @@ void warn_of_missed_events(const KernelCounters& counters, std::uint64_t undecod
         "(stack map full): the steps' blocking points are incomplete\n",
         counters.blocking_dropped, counters.stacks_dropped);
   }
+  if (counters.samples_dropped > 0) {
+    diagnostics << fmt::format(
+        "hacoboot-sampler: warning: {} CPU samples dropped (sample map full): the steps' kernel CPU is incomplete\n",
+        counters.samples_dropped);
+  }
   if (counters.untracked_phases > 0) {
     diagnostics << fmt::format(
         "hacoboot-sampler: warning: {} phase events ignored: their hpid is no launch seen starting (launches begun "
@@ -439,6 +451,36 @@ int list_probes(const Options& options, std::ostream& out) {
   return kExitOk;
 }
 
+// Each boot's syscalls, blocking points and kernel CPU samples, as asked,
+// taken from the tracer when it ends, and recorded. The kernel's symbols
+// are read at the first boot's end, not before the probes are live.
+void take_kernel_figures(const Options& options, Tracer& tracer, Pipeline& pipeline, LiveRecording& recording,
+                         std::ostream& diagnostics) {
+  auto symbols = std::make_shared<std::optional<KernelSymbols>>();
+  const auto kernel_symbols = [symbols, &diagnostics]() -> const KernelSymbols& {
+    if (!*symbols) *symbols = read_kernel_symbols(diagnostics);
+    return **symbols;
+  };
+  if (options.syscalls) {
+    pipeline.take_syscalls_from([&tracer, &recording](std::uint32_t launch) {
+      return recording.syscalls(launch, tracer.take_syscalls(launch));
+    });
+    pipeline.take_blocking_from([&tracer, &recording, kernel_symbols](std::uint32_t launch) {
+      auto blocking = decode_blocking(tracer.take_blocking(launch), kernel_symbols());
+      return recording.blocking(launch, blocking.value_or(std::vector<BlockingAggregate>()));
+    });
+  }
+  if (options.kernel_profile_hz != 0) {
+    pipeline.take_kernel_profile_from([&tracer, &recording, kernel_symbols, hz = options.kernel_profile_hz](
+                                          std::uint32_t launch, std::uint64_t at_ns) {
+      auto samples = decode_kernel_samples(tracer.take_kernel_samples(launch), kernel_symbols());
+      return recording.kernel_profile(launch, {.hz = hz,
+                                               .sampled_since_ns = tracer.kernel_profile_since(at_ns),
+                                               .samples = samples.value_or(std::vector<CpuSampleAggregate>())});
+    });
+  }
+}
+
 // The run once every check passed: traced, reported, judged.
 int trace(const Options& options, Preflight& checked, std::ostream& diagnostics) {
   // Before loading: a Ctrl-C while attaching still ends with a summary.
@@ -459,18 +501,7 @@ int trace(const Options& options, Preflight& checked, std::ostream& diagnostics)
         pipeline.on_record(record);
       });
   if (upgrades) upgrades->started(*tracer);
-  if (options.syscalls) {
-    pipeline.take_syscalls_from([&tracer, &recording](std::uint32_t launch) {
-      return recording.syscalls(launch, tracer->take_syscalls(launch));
-    });
-    // Read at the first boot's end, not before the probes are live.
-    pipeline.take_blocking_from(
-        [&tracer, &recording, &diagnostics, symbols = std::optional<KernelSymbols>()](std::uint32_t launch) mutable {
-          if (!symbols) symbols = read_kernel_symbols(diagnostics);
-          auto blocking = decode_blocking(tracer->take_blocking(launch), *symbols);
-          return recording.blocking(launch, blocking.value_or(std::vector<BlockingAggregate>()));
-        });
-  }
+  take_kernel_figures(options, *tracer, pipeline, recording, diagnostics);
   pipeline.sinks().open_rows();
   recording.open(options);
   // Ready means tracing: whatever waits for /metrics or for systemd before
@@ -518,6 +549,7 @@ int report_recording(const Options& given, std::ostream& diagnostics) {
     Pipeline pipeline(pipeline_config(options), recorded_cgroup_paths(recording));
     pipeline.take_syscalls_from(recorded_syscalls(recording));
     pipeline.take_blocking_from(recorded_blocking(recording));
+    pipeline.take_kernel_profile_from(recorded_kernel_profiles(recording));
     pipeline.sinks().open_rows();
     replay(recording, pipeline);
     warn_of_missed_events(pipeline.kernel_counters(), pipeline.undecodable(), diagnostics);

@@ -19,73 +19,17 @@ struct BlockingHead {
   hacoboot_blocking_frames frames;
 };
 
-// "do_nanosleep+0x6e [mod]" -> "do_nanosleep".
-std::string_view symbol_of(std::string_view frame) {
-  return frame.substr(0, frame.find_first_of("+ "));
-}
-
-bool starts_with_any(std::string_view name, std::span<const std::string_view> prefixes) {
-  return std::any_of(prefixes.begin(), prefixes.end(),
-                     [name](std::string_view prefix) { return name.starts_with(prefix); });
-}
-
-// The tracer's own frames (the stack is taken inside the sched_switch or
-// sched_waking tracepoint's BPF program) begin every stack.
-constexpr std::array<std::string_view, 5> kTracerFrames{"bpf_", "__bpf_", "__traceiter_", "trace_", "perf_"};
-
-bool is_tracer_frame(const std::string& frame) {
-  return starts_with_any(symbol_of(frame), kTracerFrames);
-}
-
-// Named, the tracer's leading frames left out.
-std::vector<std::string> frame_names(std::span<const std::byte> bytes, std::size_t count,
-                                     const KernelSymbols& symbols) {
-  std::vector<std::string> names;
-  names.reserve(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    std::uint64_t address = 0;
-    std::memcpy(&address, bytes.data() + i * sizeof address, sizeof address);
-    names.push_back(symbols.describe(address));
-  }
-  names.erase(names.begin(), std::find_if_not(names.begin(), names.end(), is_tracer_frame));
-  return names;
-}
-
 bool is_blocking_plumbing(std::string_view name) {
   // schedule, __schedule, schedule_timeout, io_schedule, schedule_hrtimeout_range_clock, ...
   constexpr std::array<std::string_view, 3> kWaitHelpers{"__wait_for_common", "wait_for_completion",
                                                          "do_wait_for_common"};
-  return starts_with_any(name, kTracerFrames) || name.find("schedule") != std::string_view::npos ||
+  return is_tracer_frame(name) || name.find("schedule") != std::string_view::npos ||
          starts_with_any(name, kWaitHelpers);
 }
 
 bool is_waking_plumbing(std::string_view name) {
   // try_to_wake_up, __wake_up_common, autoremove_wake_function, pollwake, wake_up_q, ttwu_...
-  return starts_with_any(name, kTracerFrames) || name.find("wake") != std::string_view::npos ||
-         name.starts_with("ttwu");
-}
-
-bool is_raw_address(std::string_view frame) {
-  return frame.starts_with("0x");
-}
-
-// The first frame past `plumbing`'s and past raw addresses (kptr_restrict),
-// the first one when all are; end() without frames.
-template <typename Plumbing>
-std::vector<std::string>::const_iterator first_named_at(const std::vector<std::string>& frames, Plumbing plumbing) {
-  const auto found = std::find_if(frames.begin(), frames.end(), [&plumbing](const std::string& frame) {
-    return !is_raw_address(frame) && !plumbing(symbol_of(frame));
-  });
-  return found == frames.end() ? frames.begin() : found;
-}
-
-template <typename Plumbing>
-std::string first_named(const std::vector<std::string>& frames, Plumbing plumbing) {
-  if (frames.empty()) return {};
-  // Raw addresses (kptr_restrict) name nothing, and the first of them is the
-  // tracer's own program, the same in every stack: no short form to give.
-  if (std::all_of(frames.begin(), frames.end(), is_raw_address)) return std::string(kHiddenFrame);
-  return std::string(symbol_of(*first_named_at(frames, plumbing)));
+  return is_tracer_frame(name) || name.find("wake") != std::string_view::npos || name.starts_with("ttwu");
 }
 
 // How a syscall enters the kernel (x86-64, its 32-bit entries, arm64):
@@ -146,9 +90,9 @@ std::optional<std::vector<BlockingAggregate>> decode_blocking(std::span<const st
                           .nr = head.key.nr,
                           .count = head.totals.count,
                           .time_ns = head.totals.time_ns,
-                          .frames = frame_names(stack, head.frames.frames, symbols),
+                          .frames = symbols.stack(stack, head.frames.frames),
                           .waker_tid = head.key.waker_tid,
-                          .waker_frames = frame_names(waker, head.frames.waker_frames, symbols)});
+                          .waker_frames = symbols.stack(waker, head.frames.waker_frames)});
   }
   // In a stable order whatever order the kernel's map gave them in.
   std::sort(aggregates.begin(), aggregates.end(), [](const BlockingAggregate& a, const BlockingAggregate& b) {
@@ -220,11 +164,11 @@ std::vector<BlockingSummary> summarize_blocking(const std::vector<BlockingPoint>
 }
 
 std::string wait_frame(const std::vector<std::string>& frames) {
-  return first_named(frames, is_blocking_plumbing);
+  return first_named_frame(frames, is_blocking_plumbing);
 }
 
 std::string waking_frame(const std::vector<std::string>& frames) {
-  return first_named(frames, is_waking_plumbing);
+  return first_named_frame(frames, is_waking_plumbing);
 }
 
 std::vector<std::string> wait_path(const std::vector<std::string>& frames) {

@@ -87,10 +87,6 @@ struct BlockingSummary {
 };
 std::vector<BlockingSummary> summarize_blocking(const std::vector<BlockingPoint>& points);
 
-// The short form of a stack whose frames are all raw addresses
-// (kptr_restrict hides the kernel's symbols).
-inline constexpr std::string_view kHiddenFrame = "(hidden)";
-
 // The first frame of a blocked stack that names the wait ("do_nanosleep",
 // "pipe_read"), past the scheduler's and the tracer's own frames and raw
 // addresses, without its offset; the first frame when all are such,

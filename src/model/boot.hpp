@@ -158,6 +158,8 @@ struct BootRecord {
   std::vector<SyscallAggregate> syscalls;
   // Where they blocked, taken with them; empty when none were.
   std::vector<BlockingAggregate> blocking;
+  // Its threads' CPU samples (--kernel-profile), taken with them.
+  KernelProfile kernel_profile;
   std::uint32_t start_tid = 0;   // passed the start phase
   std::uint32_t execve_tid = 0;  // made the counted execve
   std::uint32_t listen_tid = 0;  // made the first listen

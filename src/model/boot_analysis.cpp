@@ -168,6 +168,7 @@ std::optional<StepSyscalls> step_syscalls(const BootRecord& boot, const Row& row
   const auto between = [&boot, &lanes](const Span& span) {
     auto syscalls = syscalls_between(boot.syscalls, span.tid, span.begin_ns, span.end_ns);
     syscalls.blocking = blocking_between(boot.blocking, span.tid, span.begin_ns, span.end_ns, lanes);
+    syscalls.kernel_cpu = kernel_cpu_between(boot.kernel_profile, span.tid, span.begin_ns, span.end_ns);
     return syscalls;
   };
   auto syscalls = between(row.own);

@@ -1,7 +1,9 @@
 #include "model/kernel_symbols.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -64,6 +66,34 @@ std::string KernelSymbols::describe(std::uint64_t address) const {
   const auto& symbol = *std::prev(above);
   if (symbol.module.empty()) return fmt::format("{}+{:#x}", symbol.name, address - symbol.address);
   return fmt::format("{}+{:#x} [{}]", symbol.name, address - symbol.address, symbol.module);
+}
+
+std::vector<std::string> KernelSymbols::stack(std::span<const std::byte> bytes, std::size_t count) const {
+  std::vector<std::string> names;
+  names.reserve(count);
+  for (std::size_t i = 0; i < count && (i + 1) * sizeof(std::uint64_t) <= bytes.size(); ++i) {
+    std::uint64_t address = 0;
+    std::memcpy(&address, bytes.data() + i * sizeof address, sizeof address);
+    names.push_back(describe(address));
+  }
+  names.erase(names.begin(), std::find_if_not(names.begin(), names.end(),
+                                              [](const std::string& frame) { return is_tracer_frame(frame); }));
+  return names;
+}
+
+std::string_view symbol_of(std::string_view frame) {
+  return frame.substr(0, frame.find_first_of("+ "));
+}
+
+bool starts_with_any(std::string_view name, std::span<const std::string_view> prefixes) {
+  return std::any_of(prefixes.begin(), prefixes.end(),
+                     [name](std::string_view prefix) { return name.starts_with(prefix); });
+}
+
+bool is_tracer_frame(std::string_view frame) {
+  // The stack is taken inside a tracepoint's or a perf event's BPF program.
+  constexpr std::array<std::string_view, 5> kTracerFrames{"bpf_", "__bpf_", "__traceiter_", "trace_", "perf_"};
+  return starts_with_any(symbol_of(frame), kTracerFrames);
 }
 
 }  // namespace hacoboot

@@ -1,6 +1,9 @@
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +25,10 @@ class KernelSymbols {
   // "name+0x1a", "name+0x1a [module]" from the nearest symbol at or below
   // `address`; "0xffffffff81234567" when none is.
   [[nodiscard]] std::string describe(std::uint64_t address) const;
+  // The `count` addresses in `bytes` (the contract's unsigned long longs,
+  // innermost first) described, the tracer's own leading frames (the BPF
+  // program and the tracepoint or perf event that ran it) left out.
+  [[nodiscard]] std::vector<std::string> stack(std::span<const std::byte> bytes, std::size_t count) const;
 
  private:
   struct Symbol {
@@ -31,5 +38,40 @@ class KernelSymbols {
   };
   std::vector<Symbol> symbols_;  // by address
 };
+
+// "do_nanosleep+0x6e [mod]" -> "do_nanosleep".
+std::string_view symbol_of(std::string_view frame);
+bool starts_with_any(std::string_view name, std::span<const std::string_view> prefixes);
+// A frame of the tracer's own (its BPF program, the tracepoint or perf event that ran it).
+bool is_tracer_frame(std::string_view frame);
+
+// The short form of a stack whose frames are all raw addresses
+// (kptr_restrict hides the kernel's symbols).
+inline constexpr std::string_view kHiddenFrame = "(hidden)";
+
+inline bool is_raw_address(std::string_view frame) {
+  return frame.starts_with("0x");
+}
+
+// The first frame (innermost first) that is neither a raw address nor one
+// `plumbing` takes for generic; the first frame when all are; end() without
+// frames.
+template <typename Plumbing>
+std::vector<std::string>::const_iterator first_named_at(const std::vector<std::string>& frames, Plumbing plumbing) {
+  const auto found = std::find_if(frames.begin(), frames.end(), [&plumbing](const std::string& frame) {
+    return !is_raw_address(frame) && !plumbing(symbol_of(frame));
+  });
+  return found == frames.end() ? frames.begin() : found;
+}
+
+// That frame's symbol; kHiddenFrame when all are raw addresses (the first
+// of them is the tracer's own program, the same in every stack: it names
+// nothing); empty without frames.
+template <typename Plumbing>
+std::string first_named_frame(const std::vector<std::string>& frames, Plumbing plumbing) {
+  if (frames.empty()) return {};
+  if (std::all_of(frames.begin(), frames.end(), is_raw_address)) return std::string(kHiddenFrame);
+  return std::string(symbol_of(*first_named_at(frames, plumbing)));
+}
 
 }  // namespace hacoboot

@@ -27,6 +27,10 @@ void add_syscalls(LaneStepStats& row, const StepSyscalls& step) {
   }
   row.user += step.user;
   for (const auto& point : step.blocking) add_blocking_point(row.blocking, point);
+  if (step.kernel_cpu) {
+    if (!row.kernel_cpu) row.kernel_cpu.emplace();
+    *row.kernel_cpu += *step.kernel_cpu;
+  }
   ++row.boots_with_syscalls;
 }
 
@@ -64,6 +68,7 @@ std::optional<StepSyscalls> LaneStepStats::mean_syscalls() const {
   mean.user = mean_of(user, boots_with_syscalls);
   mean.blocking = blocking;
   for (auto& point : mean.blocking) point.time_ns /= boots_with_syscalls;
+  mean.kernel_cpu = kernel_cpu;
   return mean;
 }
 

@@ -48,7 +48,8 @@ struct LaneStepStats {
   // the longest in any); mean = sum / boots_with_syscalls.
   std::map<std::uint32_t, SyscallTime> syscalls;
   SchedTotals user;
-  std::vector<BlockingPoint> blocking;  // summed as the syscalls
+  std::vector<BlockingPoint> blocking;      // summed as the syscalls
+  std::optional<StepKernelCpu> kernel_cpu;  // samples summed over the boots
   std::uint64_t boots_with_syscalls = 0;
   // Summed over boots; a row's share of the path is its sum over the
   // breakdown's path total, so the shares of all rows add up to 100 %.
@@ -59,7 +60,8 @@ struct LaneStepStats {
   [[nodiscard]] std::optional<SchedTotals> mean_states() const;
   // Per boot: each syscall's mean states (its count over all boots, its max
   // the longest seen), the most time first, the mean user time, and the
-  // blocking points (their mean time, their count over all boots); nullopt
+  // blocking points (their mean time, their count over all boots) and the
+  // CPU samples (over all boots); nullopt
   // without syscall figures.
   [[nodiscard]] std::optional<StepSyscalls> mean_syscalls() const;
   [[nodiscard]] bool ever_on_listen_path() const { return boots_on_listen_path > 0; }

@@ -79,6 +79,13 @@ StepSyscalls& StepSyscalls::operator+=(const StepSyscalls& other) {
   }
   user += other.user;
   for (const auto& point : other.blocking) add_blocking_point(blocking, point);
+  if (other.kernel_cpu) {
+    if (kernel_cpu) {
+      *kernel_cpu += *other.kernel_cpu;
+    } else {
+      kernel_cpu = other.kernel_cpu;
+    }
+  }
   sort_by_time(calls);
   return *this;
 }

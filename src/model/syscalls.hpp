@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/blocking.hpp"
+#include "model/kernel_profile.hpp"
 #include "model/sched_totals.hpp"
 
 namespace hacoboot {
@@ -53,6 +54,8 @@ struct StepSyscalls {
   SchedTotals user;
   // Where its calls blocked, the most time first.
   std::vector<BlockingPoint> blocking;
+  // Its CPU samples (--kernel-profile); nullopt: not sampled.
+  std::optional<StepKernelCpu> kernel_cpu;
 
   [[nodiscard]] bool empty() const { return calls.empty() && user.total() == 0; }
   // The calls' time by state, all of them.

@@ -1,5 +1,6 @@
 #include "pipeline/pipeline.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "model/event.hpp"
@@ -45,9 +46,23 @@ RunFacts Pipeline::run_facts(std::uint64_t tracked_at_exit) const {
           .syscalls_dropped = counters_.syscalls_dropped,
           .blocking_dropped = counters_.blocking_dropped,
           .stacks_dropped = counters_.stacks_dropped,
+          .samples_dropped = counters_.samples_dropped,
           .tracked_at_exit = tracked_at_exit,
           .names = config_.sinks.phase_names};
 }
+
+namespace {
+
+// The boot's last instant its threads were surely accounted (sampled, with
+// --kernel-profile): its first listen, else its last phase.
+std::uint64_t last_accounted_ns(const BootRecord& boot) {
+  if (boot.listen_ns) return *boot.listen_ns;
+  std::uint64_t last = boot.start_ns.value_or(0);
+  for (const auto& phase : boot.phases) last = std::max(last, phase.ts_ns);
+  return last;
+}
+
+}  // namespace
 
 // Every ended boot's aggregates are taken, a warm-up boot's too: the
 // kernel's map keeps none of an ended launch.
@@ -63,6 +78,7 @@ void Pipeline::boot_done(BootRecord boot) {
   // After the syscalls: their sweep, which serves the boots that ended
   // before it began, is not held up by this walk.
   if (blocking_ && boot.launch != 0) boot.blocking = blocking_(boot.launch);
+  if (kernel_profile_ && boot.launch != 0) boot.kernel_profile = kernel_profile_(boot.launch, last_accounted_ns(boot));
   if (boot.sequence <= config_.warmup) return;
   sinks_.add(boot);
   if (done_observer_) done_observer_(boot);

@@ -27,6 +27,7 @@ struct KernelCounters {
   std::uint64_t syscalls_dropped = 0;     // syscall or user time not aggregated (map full)
   std::uint64_t blocking_dropped = 0;     // blocked stretches not aggregated (map full)
   std::uint64_t stacks_dropped = 0;       // kernel stacks not taken (stack map full)
+  std::uint64_t samples_dropped = 0;      // CPU samples not aggregated (map full)
 };
 
 // The cgroup path of a cgroup id (an exec event's container), empty when
@@ -43,6 +44,12 @@ using SyscallSource = std::function<std::vector<std::byte>(std::uint32_t launch)
 // as its syscalls, just after them. Live: the Tracer's map, named by
 // /proc/kallsyms.
 using BlockingSource = std::function<std::vector<BlockingAggregate>(std::uint32_t launch)>;
+
+// A launch's kernel CPU profile (--kernel-profile), taken away as its
+// syscalls, after them; `at_ns` is an instant of its boot (its listen, or
+// its last phase) for the loader to tell since when it was sampled. Live:
+// the Tracer's map, named by /proc/kallsyms.
+using KernelProfileSource = std::function<KernelProfile(std::uint32_t launch, std::uint64_t at_ns)>;
 
 // What the Pipeline uses of the options.
 struct PipelineConfig {
@@ -90,6 +97,8 @@ class Pipeline {
   void take_syscalls_from(SyscallSource source) { syscalls_ = std::move(source); }
   // And where they blocked; none: no boot has blocking points.
   void take_blocking_from(BlockingSource source) { blocking_ = std::move(source); }
+  // And their CPU samples; none: no boot has a kernel profile.
+  void take_kernel_profile_from(KernelProfileSource source) { kernel_profile_ = std::move(source); }
 
   // The kernel side's counts, cumulative, as last read.
   void set_kernel_counters(const KernelCounters& counters) { counters_ = counters; }
@@ -123,6 +132,7 @@ class Pipeline {
   CgroupResolver cgroup_paths_;
   SyscallSource syscalls_;
   BlockingSource blocking_;
+  KernelProfileSource kernel_profile_;
   KernelCounters counters_;
   std::uint64_t settled_ = 0;
   std::uint64_t undecodable_ = 0;

@@ -23,7 +23,7 @@ inline constexpr std::string_view kRecordingMagic{"HCBOOTRC", 8};
 // The version of the framing and of the frames' payloads. The preamble and
 // the header frame that follows it keep their layout in every version, so
 // that a build can name the tool that wrote a recording it refuses.
-inline constexpr std::uint32_t kRecordingFormat = 3;
+inline constexpr std::uint32_t kRecordingFormat = 4;
 // Frames longer than this are refused: a record is a few hundred bytes, a
 // cgroup path at most PATH_MAX, a header a few KiB with --phase-names.
 inline constexpr std::uint32_t kMaxFrameBytes = std::uint32_t{1} << 16;
@@ -44,8 +44,12 @@ enum class FrameKind : std::uint8_t {  // a u32 in the file
   // its frames named when it was taken, so that a report elsewhere names
   // them too.
   Blocking = 7,
+  // u32 launch id, then JSON: its kernel CPU profile (format 4 on): "hz",
+  // "sampled_since_ns" and some of its "samples", named when taken; a
+  // launch's may span several frames, the first setting hz and since.
+  KernelProfile = 8,
 };
-inline constexpr FrameKind kLastFrameKind = FrameKind::Blocking;
+inline constexpr FrameKind kLastFrameKind = FrameKind::KernelProfile;
 inline constexpr std::size_t kSyscallPairBytes = sizeof(hacoboot_syscall_key) + sizeof(hacoboot_syscall_totals);
 
 // What is needed to read the records later, and the run's settings that
@@ -75,7 +79,9 @@ struct Recording {
   std::map<std::uint32_t, std::vector<std::byte>> syscalls{};  // NOLINT(readability-redundant-member-init)
   // Each launch's blocking aggregates, as BlockingSource gives them.
   std::map<std::uint32_t, std::vector<BlockingAggregate>> blocking{};  // NOLINT(readability-redundant-member-init)
-  std::optional<RecordedEnd> end{};                                    // NOLINT(readability-redundant-member-init)
+  // Each launch's kernel CPU profile, as KernelProfileSource gives it.
+  std::map<std::uint32_t, KernelProfile> kernel_profiles{};  // NOLINT(readability-redundant-member-init)
+  std::optional<RecordedEnd> end{};                          // NOLINT(readability-redundant-member-init)
   // Why the recording is incomplete (no trailer, a frame cut short): what it
   // holds is read, and the report says so. nullopt: complete.
   std::optional<std::string> cut{};  // NOLINT(readability-redundant-member-init)

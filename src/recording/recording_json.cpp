@@ -36,6 +36,7 @@ nlohmann::json end_json(const RecordedEnd& end) {
           {"syscalls_dropped", counters.syscalls_dropped},
           {"blocking_dropped", counters.blocking_dropped},
           {"stacks_dropped", counters.stacks_dropped},
+          {"samples_dropped", counters.samples_dropped},
           {"tracked_at_exit", end.tracked_at_exit}};
 }
 
@@ -57,7 +58,8 @@ RecordedEnd end_from_json(const nlohmann::json& json) {
                        .repaired_switch_ins = json.at("repaired_switch_ins").get<std::uint64_t>(),
                        .syscalls_dropped = json.value("syscalls_dropped", std::uint64_t{0}),
                        .blocking_dropped = json.value("blocking_dropped", std::uint64_t{0}),
-                       .stacks_dropped = json.value("stacks_dropped", std::uint64_t{0})},
+                       .stacks_dropped = json.value("stacks_dropped", std::uint64_t{0}),
+                       .samples_dropped = json.value("samples_dropped", std::uint64_t{0})},
           .tracked_at_exit = json.at("tracked_at_exit").get<std::uint64_t>()};
 }
 
@@ -81,6 +83,38 @@ BlockingAggregate blocking_aggregate_from_json(const nlohmann::json& json) {
           .frames = json.at("frames").get<std::vector<std::string>>(),
           .waker_tid = json.at("waker_tid").get<std::uint32_t>(),
           .waker_frames = json.at("waker_frames").get<std::vector<std::string>>()};
+}
+
+nlohmann::json kernel_profile_json(const KernelProfile& profile, std::size_t first, std::size_t end) {
+  auto samples = nlohmann::json::array();
+  for (std::size_t i = first; i < end; ++i) {
+    const auto& sample = profile.samples[i];
+    samples.push_back({{"tid", sample.tid},
+                       {"segment_ns", sample.segment_ns},
+                       {"nr", sample.nr},
+                       {"user_mode", sample.user_mode},
+                       {"samples", sample.samples},
+                       {"frames", sample.frames}});
+  }
+  return {{"hz", profile.hz},
+          {"sampled_since_ns", profile.sampled_since_ns ? nlohmann::json(*profile.sampled_since_ns) : nlohmann::json()},
+          {"samples", std::move(samples)}};
+}
+
+void add_kernel_profile_from_json(const nlohmann::json& json, KernelProfile& into, bool first) {
+  if (first) {
+    into.hz = json.at("hz").get<std::uint32_t>();
+    const auto& since = json.at("sampled_since_ns");
+    into.sampled_since_ns = since.is_null() ? std::nullopt : std::optional(since.get<std::uint64_t>());
+  }
+  for (const auto& sample : json.at("samples")) {
+    into.samples.push_back({.tid = sample.at("tid").get<std::uint32_t>(),
+                            .segment_ns = sample.at("segment_ns").get<std::uint64_t>(),
+                            .nr = sample.at("nr").get<std::uint32_t>(),
+                            .user_mode = sample.at("user_mode").get<bool>(),
+                            .samples = sample.at("samples").get<std::uint64_t>(),
+                            .frames = sample.at("frames").get<std::vector<std::string>>()});
+  }
 }
 
 }  // namespace hacoboot

@@ -139,6 +139,19 @@ void read_blocking(const Frame& frame, const FrameCursor& cursor, Recording& rec
   }
 }
 
+void read_kernel_profile(const Frame& frame, const FrameCursor& cursor, Recording& recording) {
+  if (frame.payload.size() < 4) throw cursor.error("a kernel profile frame without its launch id");
+  const auto launch = static_cast<std::uint32_t>(little_endian(frame.payload.substr(0, 4)));
+  auto json = nlohmann::json::parse(frame.payload.substr(4), nullptr, /*allow_exceptions=*/false);
+  try {
+    if (!json.is_object()) throw cursor.error("a kernel profile frame that is no JSON object");
+    const bool first = !recording.kernel_profiles.contains(launch);
+    add_kernel_profile_from_json(json, recording.kernel_profiles[launch], first);
+  } catch (const nlohmann::json::exception& e) {
+    throw cursor.error(std::string("a malformed kernel profile frame: ") + e.what());
+  }
+}
+
 // One frame after the header; returns whether it was the trailer.
 bool read_frame(const Frame& frame, const FrameCursor& cursor, Recording& recording) {
   switch (frame.kind) {
@@ -150,6 +163,7 @@ bool read_frame(const Frame& frame, const FrameCursor& cursor, Recording& record
     case FrameKind::CgroupPath: read_cgroup_path(frame, cursor, recording); return false;
     case FrameKind::Syscalls: read_syscalls(frame, cursor, recording); return false;
     case FrameKind::Blocking: read_blocking(frame, cursor, recording); return false;
+    case FrameKind::KernelProfile: read_kernel_profile(frame, cursor, recording); return false;
     case FrameKind::End: try { recording.end = end_from_json(json_payload(frame, cursor));
       } catch (const nlohmann::json::exception& e) {
         throw cursor.error(std::string("a malformed end frame: ") + e.what());

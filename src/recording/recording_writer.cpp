@@ -1,5 +1,6 @@
 #include "recording/recording_writer.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <vector>
@@ -64,6 +65,21 @@ void RecordingWriter::blocking(std::uint32_t launch, const std::vector<BlockingA
     const auto text = bytes_of(json);
     payload.insert(payload.end(), text.begin(), text.end());
     frame(FrameKind::Blocking, payload);
+  }
+}
+
+void RecordingWriter::kernel_profile(std::uint32_t launch, const KernelProfile& profile) {
+  // Each entry's frames are some hundreds of bytes: a frame stays far below kMaxFrameBytes.
+  constexpr std::size_t kEntriesPerFrame = 16;
+  // One frame at least: a profile without samples still says it was taken.
+  for (std::size_t first = 0; first == 0 || first < profile.samples.size(); first += kEntriesPerFrame) {
+    const auto end = std::min(profile.samples.size(), first + kEntriesPerFrame);
+    std::vector<std::byte> payload;
+    append_le(payload, launch, 4);
+    const auto json = kernel_profile_json(profile, first, end).dump();
+    const auto text = bytes_of(json);
+    payload.insert(payload.end(), text.begin(), text.end());
+    frame(FrameKind::KernelProfile, payload);
   }
 }
 

@@ -29,6 +29,8 @@ class RecordingWriter {
   void syscalls(std::uint32_t launch, std::span<const std::byte> pairs);
   // And where they blocked: a frame each.
   void blocking(std::uint32_t launch, const std::vector<BlockingAggregate>& aggregates);
+  // And its kernel CPU profile: a frame per few sample entries.
+  void kernel_profile(std::uint32_t launch, const KernelProfile& profile);
   void flush();
   // The kernel's counts and the trailer; throws RuntimeError when anything
   // written was lost (a full disk).

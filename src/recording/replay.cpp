@@ -25,6 +25,13 @@ BlockingSource recorded_blocking(const Recording& recording) {
   };
 }
 
+KernelProfileSource recorded_kernel_profiles(const Recording& recording) {
+  return [&profiles = recording.kernel_profiles](std::uint32_t launch, std::uint64_t /*at_ns*/) {
+    const auto found = profiles.find(launch);
+    return found == profiles.end() ? KernelProfile() : found->second;
+  };
+}
+
 void replay(const Recording& recording, Pipeline& pipeline) {
   for (const auto& record : recording.records) pipeline.on_record(std::span(record));
   if (recording.end) pipeline.set_kernel_counters(recording.end->counters);

@@ -14,6 +14,8 @@ CgroupResolver recorded_cgroup_paths(const Recording& recording);
 SyscallSource recorded_syscalls(const Recording& recording);
 // And where they blocked.
 BlockingSource recorded_blocking(const Recording& recording);
+// And their CPU samples.
+KernelProfileSource recorded_kernel_profiles(const Recording& recording);
 
 void replay(const Recording& recording, Pipeline& pipeline);
 

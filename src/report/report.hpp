@@ -29,6 +29,8 @@ struct RunFacts {
   // Blocked stretches not aggregated (map full), and kernel stacks not taken.
   std::uint64_t blocking_dropped = 0;
   std::uint64_t stacks_dropped = 0;
+  // CPU samples not aggregated (map full), with --kernel-profile.
+  std::uint64_t samples_dropped = 0;
   std::uint64_t tracked_at_exit = 0;  // processes still tracked in the kernel maps
   PhaseNames names{};                 // NOLINT(readability-redundant-member-init): -Wmissing-field-initializers
 };

@@ -170,7 +170,8 @@ class JsonWriter final : public ReportWriter {
   // 4: per step, samples of its own time and of its time on the paths.
   // 5: per step, its syscalls and user time; syscalls_dropped.
   // 6: per step, where its calls blocked; blocking_dropped, stacks_dropped.
-  // 7: the role of a blocking point's waker.
+  // 7: the role of a blocking point's waker; per step, its kernel CPU
+  // samples (syscalls.kernel_cpu); samples_dropped.
   static constexpr int kSchema = kSummarySchema;
 
   void write(const Summary& summary, const RunFacts& facts, std::ostream& out) const override {
@@ -186,6 +187,7 @@ class JsonWriter final : public ReportWriter {
     doc["syscalls_dropped"] = facts.syscalls_dropped;
     doc["blocking_dropped"] = facts.blocking_dropped;
     doc["stacks_dropped"] = facts.stacks_dropped;
+    doc["samples_dropped"] = facts.samples_dropped;
     doc["tracked_at_exit"] = facts.tracked_at_exit;
     doc["metrics"] = Json::object();
     auto phases = Json::array();

@@ -82,6 +82,10 @@ class TableWriter final : public ReportWriter {
           "blocking points may be incomplete\n",
           facts.blocking_dropped, facts.stacks_dropped);
     }
+    if (facts.samples_dropped > 0) {
+      out << fmt::format("WARNING: {} CPU samples dropped (sample map full): kernel CPU shares may be skewed\n",
+                         facts.samples_dropped);
+    }
     if (facts.untracked_phases > 0) {
       out << fmt::format("Ignored: {} phase events of launches not seen starting\n", facts.untracked_phases);
     }
@@ -139,9 +143,11 @@ class TableWriter final : public ReportWriter {
         if (detail_.all_syscalls) {
           syscall_rows(*syscalls, row->boots_with_syscalls, out);
           blocking_stacks(syscalls->blocking, row->boots_with_syscalls, out);
+          if (syscalls->kernel_cpu) kernel_cpu_stacks(*syscalls->kernel_cpu, out);
         } else {
           top_syscalls(*syscalls, out);
           top_blocking(syscalls->blocking, row->boots_with_syscalls, out);
+          if (syscalls->kernel_cpu) top_kernel_cpu(*syscalls->kernel_cpu, row->boots_with_syscalls, out);
         }
       }
     }
@@ -215,6 +221,55 @@ class TableWriter final : public ReportWriter {
       if (point.waker_frames.empty()) continue;
       out << fmt::format("{:>{}}woken by:\n", "", kSyscallIndent + 2);
       frame_rows(point.waker_frames);
+    }
+  }
+
+  // "mount in shmem_fill_super", "user space", "page fault in clear_page (no syscall)".
+  static std::string sample_place(std::uint32_t nr, bool user_mode, const std::string& where) {
+    if (user_mode) return "user space";
+    if (nr == kUserTime) return fmt::format("{} (no syscall)", where);
+    return fmt::format("{} in {}", syscall_name(nr), where);
+  }
+
+  static std::string share(std::uint64_t part, std::uint64_t whole) {
+    return fmt::format("{:.0f} %", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+  }
+
+  // What the shares are of: "12 samples per boot at 999 Hz", and whether
+  // the step's first instants went unsampled.
+  static std::string samples_note(const StepKernelCpu& cpu, std::uint64_t boots) {
+    auto note = fmt::format("{:.3g} samples per boot at {} Hz",
+                            static_cast<double>(cpu.samples()) / static_cast<double>(boots), cpu.hz);
+    if (cpu.partly_sampled) note += ", sampling began within the step";
+    return note;
+  }
+
+  // Under a step's blocking points: where its CPU went, by sample shares;
+  // not under a step with less than a sample per boot, whose shares say
+  // nothing.
+  static void top_kernel_cpu(const StepKernelCpu& cpu, std::uint64_t boots, std::ostream& out) {
+    constexpr std::size_t kTop = 2;
+    const auto total = cpu.samples();
+    if (total == 0 || total < boots) return;
+    const auto summaries = summarize_kernel_cpu(cpu.points);
+    std::string line;
+    for (std::size_t i = 0; i < summaries.size() && i < kTop; ++i) {
+      const auto& top = summaries[i];
+      if (!line.empty()) line += ", ";
+      line += fmt::format("{} {}", sample_place(top.nr, top.user_mode, top.where), share(top.samples, total));
+    }
+    out << fmt::format("{:>{}}kernel CPU: {} ({})\n", "", kSyscallIndent, line, samples_note(cpu, boots));
+  }
+
+  // --all-syscalls: every sampled place with its stack, innermost first.
+  static void kernel_cpu_stacks(const StepKernelCpu& cpu, std::ostream& out) {
+    const auto total = cpu.samples();
+    if (total == 0) return;
+    for (const auto& point : cpu.points) {
+      out << fmt::format("{:>{}}kernel CPU: {} {} ({} samples at {} Hz)\n", "", kSyscallIndent,
+                         sample_place(point.nr, point.user_mode, cpu_frame(point.frames)), share(point.samples, total),
+                         point.samples, cpu.hz);
+      for (const auto& frame : point.frames) out << fmt::format("{:>{}}{}\n", "", kSyscallIndent + 4, frame);
     }
   }
 

@@ -80,6 +80,27 @@ inline nlohmann::ordered_json blocking_json(const std::vector<BlockingPoint>& po
   return rows;
 }
 
+// "kernel_cpu" (--kernel-profile; null without): "hz", "samples" (all of
+// the step's, over `boots`), "partly_sampled" (sampling began after the
+// step did, in some boot) and "stacks", the most samples first: "name" (the
+// syscall, "user" outside any), "nr", "user_mode" (no frames then),
+// "samples" and "frames" (innermost first).
+inline nlohmann::ordered_json kernel_cpu_json(const std::optional<StepKernelCpu>& cpu) {
+  if (!cpu) return nullptr;
+  auto stacks = nlohmann::ordered_json::array();
+  for (const auto& point : cpu->points) {
+    stacks.push_back({{"name", syscall_name(point.nr)},
+                      {"nr", point.nr},
+                      {"user_mode", point.user_mode},
+                      {"samples", point.samples},
+                      {"frames", point.frames}});
+  }
+  return {{"hz", cpu->hz},
+          {"samples", cpu->samples()},
+          {"partly_sampled", cpu->partly_sampled},
+          {"stacks", std::move(stacks)}};
+}
+
 inline nlohmann::ordered_json syscalls_json(const std::optional<StepSyscalls>& syscalls) {
   if (!syscalls) return nullptr;
   nlohmann::ordered_json user{{"time_ns", syscalls->user.total()}};
@@ -94,7 +115,10 @@ inline nlohmann::ordered_json syscalls_json(const std::optional<StepSyscalls>& s
     put_states(row, call.states);
     calls.push_back(std::move(row));
   }
-  return {{"user", std::move(user)}, {"calls", std::move(calls)}, {"blocking", blocking_json(syscalls->blocking)}};
+  return {{"user", std::move(user)},
+          {"calls", std::move(calls)},
+          {"blocking", blocking_json(syscalls->blocking)},
+          {"kernel_cpu", kernel_cpu_json(syscalls->kernel_cpu)}};
 }
 
 }  // namespace hacoboot

@@ -358,6 +358,24 @@ TEST(Options, OnlyBpftraceFormatAloneGoesWithoutTheStates) {
   }
 }
 
+// The kernel profile is per step and syscall: it implies --syscalls, at
+// 999 Hz unless --kernel-profile-hz (which implies it) says otherwise.
+TEST(Options, KernelProfileImpliesSyscallsAtItsFrequency) {
+  const auto o = parse("--kernel-profile", "/bin/app").options;
+  EXPECT_EQ(o.kernel_profile_hz, 999U);
+  EXPECT_TRUE(o.syscalls);
+  EXPECT_EQ(o.command, "/bin/app") << "the flag takes no value";
+  const auto given = parse("--kernel-profile-hz", "99", "/bin/app").options;
+  EXPECT_EQ(given.kernel_profile_hz, 99U);
+  EXPECT_TRUE(given.syscalls);
+  EXPECT_EQ(parse("/bin/app").options.kernel_profile_hz, 0U);
+  for (const char* wrong : {"0", "10001", "99x", "-5"}) {
+    EXPECT_NE(refusal("--kernel-profile-hz", wrong, "/bin/app").find("is not a frequency from 1 to 10000 Hz"),
+              std::string::npos)
+        << wrong;
+  }
+}
+
 // `report FILE`: the outputs' and the gate's options, nothing that traces.
 TEST(Options, ReportTakesTheOutputAndGateOptionsOnly) {
   const auto o = parse("report", "run.hbrec", "-f", "json", "-o", "s.json", "--events", "rows.jsonl", "--events-format",

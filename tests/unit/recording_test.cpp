@@ -135,6 +135,32 @@ TEST(Recording, HoldsTheBlockingAggregatesWithTheirNamedStacks) {
   EXPECT_TRUE(recorded_blocking(recording)(8).empty());
 }
 
+// A launch's kernel profile, in as many frames as its entries need, and one
+// without samples, read back as written.
+TEST(Recording, HoldsTheKernelProfilesWithTheirNamedStacks) {
+  KernelProfile profile{.hz = 999, .sampled_since_ns = 500, .samples = {}};
+  for (std::uint32_t i = 0; i < 40; ++i) {
+    profile.samples.push_back({.tid = 12,
+                               .segment_ns = 1'000 + i,
+                               .nr = 165,
+                               .samples = i + 1,
+                               .frames = {"path_mount+0x5", "__x64_sys_mount+0x121"}});
+  }
+  const KernelProfile unsampled{.hz = 999, .sampled_since_ns = std::nullopt, .samples = {}};
+  const test::TempDir dir;
+  const auto path = (dir.path() / "run.hbrec").string();
+  {
+    RecordingWriter writer(path, header());
+    writer.kernel_profile(7, profile);
+    writer.kernel_profile(8, unsampled);
+    writer.finish(kEnd);
+  }
+  const auto recording = read_recording(path);
+  EXPECT_EQ(recording.kernel_profiles, (std::map<std::uint32_t, KernelProfile>{{7, profile}, {8, unsampled}}));
+  EXPECT_EQ(recorded_kernel_profiles(recording)(7, 0), profile);
+  EXPECT_EQ(recorded_kernel_profiles(recording)(9, 0), KernelProfile());
+}
+
 TEST(Recording, ReplaysIntoTheFiguresOfTheRecordsFedLive) {
   const auto records = three_launches();
   Pipeline live(recorded_pipeline_config(header(), {}),

@@ -172,9 +172,8 @@ std::string waking_frame(const std::vector<std::string>& frames) {
 }
 
 std::vector<std::string> wait_path(const std::vector<std::string>& frames) {
-  // Raw addresses alone (kptr_restrict) say nothing of the way down.
-  if (std::all_of(frames.begin(), frames.end(), is_raw_address)) return {};
   const auto wait = first_named_at(frames, is_blocking_plumbing);
+  if (wait == frames.end()) return {};
   const auto entry = std::find_if(std::next(wait), frames.end(), is_syscall_entry);
   std::vector<std::string> path;
   for (auto frame = entry; frame != wait;) path.emplace_back(symbol_of(*--frame));

@@ -9,20 +9,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 #include <string>
 #include <utility>
 
+#include "capture/records_clock.hpp"
 #include "util/errors.hpp"
 
 namespace hacoboot {
 namespace {
-
-std::uint64_t monotonic_ns() {
-  timespec now{};
-  ::clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000U + static_cast<std::uint64_t>(now.tv_nsec);
-}
 
 [[noreturn]] void fail(const std::string& what, std::size_t cpu, int error) {
   std::string message = what + " on CPU " + std::to_string(cpu) + ": " + std::strerror(error);

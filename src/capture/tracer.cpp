@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -26,6 +25,7 @@
 #include "capture/capture_errors.hpp"
 #include "capture/cpu_sampling.hpp"
 #include "capture/kernel_support.hpp"
+#include "capture/records_clock.hpp"
 #include "capture/usdt_multi_link.hpp"
 #include "hacoboot/contract.h"  // the skeleton's .bss holds a struct hacoboot_counters
 #include "util/errors.hpp"
@@ -555,12 +555,6 @@ void delete_syscall_keys(int fd, std::vector<hacoboot_syscall_key>& keys) {
   if (keys.empty()) return;
   auto count = static_cast<__u32>(keys.size());
   if (bpf_map_delete_batch(fd, keys.data(), &count, nullptr) != 0) fail("deleting syscall aggregates", errno);
-}
-
-std::uint64_t monotonic_ns() {
-  timespec now{};
-  ::clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000U + static_cast<std::uint64_t>(now.tv_nsec);
 }
 
 }  // namespace

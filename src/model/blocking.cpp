@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "hacoboot/contract.h"
+#include "model/ranked_points.hpp"
 
 namespace hacoboot {
 
@@ -113,12 +114,7 @@ void add_blocking_point(std::vector<BlockingPoint>& points, const BlockingPoint&
     same->time_ns += point.time_ns;
     keep_agreed_waker(*same, point);
   }
-  // Only its time grew: it moves ahead of the points with less, as a stable
-  // sort would put it, without sorting them all again (a step may have
-  // thousands of points, and they come one by one).
-  for (; same != points.begin() && std::prev(same)->time_ns < same->time_ns; --same) {
-    std::iter_swap(same, std::prev(same));
-  }
+  move_up_ranked(points, same, [](const BlockingPoint& mine) { return mine.time_ns; });
 }
 
 std::vector<BlockingPoint> blocking_between(const std::vector<BlockingAggregate>& aggregates, std::uint32_t tid,

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <iterator>
 #include <numeric>
 #include <string_view>
 #include <tuple>
 
 #include "hacoboot/contract.h"
+#include "model/ranked_points.hpp"
 
 namespace hacoboot {
 
@@ -64,11 +66,11 @@ void add_sample_point(std::vector<CpuSamplePoint>& points, const CpuSamplePoint&
                            [&point](const CpuSamplePoint& mine) { return mine.same_place(point); });
   if (same == points.end()) {
     points.push_back(point);
+    same = std::prev(points.end());
   } else {
     same->samples += point.samples;
   }
-  std::stable_sort(points.begin(), points.end(),
-                   [](const CpuSamplePoint& a, const CpuSamplePoint& b) { return a.samples > b.samples; });
+  move_up_ranked(points, same, [](const CpuSamplePoint& mine) { return mine.samples; });
 }
 
 }  // namespace

@@ -293,6 +293,7 @@ Expected<void, StartFailure> Tracer::attach_syscall_hooks(const Config& config) 
   // Before the raw hooks run: they must not see execve and listen twice.
   __atomic_store_n(&skeleton_->bss->milestones_from_raw_syscalls, !tracepoints, __ATOMIC_SEQ_CST);
   __atomic_store_n(&skeleton_->bss->account_syscalls, config.account_syscalls, __ATOMIC_SEQ_CST);
+  syscalls_accounted_ = config.account_syscalls;
   if (tracepoints && !config.account_syscalls) return {};
   auto& links = skeleton_->links;
   links.on_sys_enter = bpf_program__attach(skeleton_->progs.on_sys_enter);
@@ -548,6 +549,17 @@ TracerCounters Tracer::counters() const {
                         .samples_dropped = __atomic_load_n(&counters.samples_dropped, __ATOMIC_RELAXED)};
 }
 
+std::vector<MapFill> Tracer::map_use() const {
+  if (!syscalls_accounted_) return {};
+  const auto& maps = skeleton_->maps;
+  std::vector<MapFill> fills{
+      {"syscall_aggregates", map_peaks_.syscalls, bpf_map__max_entries(maps.syscall_aggregates)},
+      {"blocking_aggregates", map_peaks_.blocking, bpf_map__max_entries(maps.blocking_aggregates)},
+      {"blocking_stacks", map_peaks_.stacks, bpf_map__max_entries(maps.blocking_stacks)}};
+  if (sampling_) fills.push_back({"kernel_samples", map_peaks_.samples, bpf_map__max_entries(maps.kernel_samples)});
+  return fills;
+}
+
 namespace {
 
 // Deletes `keys` from the syscall map: a boot's, taken, or left over.
@@ -577,11 +589,13 @@ void Tracer::sweep_syscalls() {
   // In and out: the kernel's position in the map.
   hacoboot_syscall_key in_token{};
   hacoboot_syscall_key out_token{};
+  std::uint64_t entries = 0;
   for (bool first = true;; first = false) {
     __u32 count = kBatch;
     const int err =
         bpf_map_lookup_batch(fd, first ? nullptr : &in_token, &out_token, keys.data(), values.data(), &count, nullptr);
     const int error = errno;
+    entries += std::min(count, kBatch);
     for (__u32 i = 0; i < count && i < kBatch; ++i) {
       if (taken_launches_.contains(keys[i].launch)) {
         left_over.push_back(keys[i]);
@@ -595,6 +609,7 @@ void Tracer::sweep_syscalls() {
     }
     in_token = out_token;
   }
+  map_peaks_.syscalls = std::max(map_peaks_.syscalls, entries);
   delete_syscall_keys(fd, left_over);
 }
 
@@ -632,12 +647,17 @@ void append_bytes(std::vector<std::byte>& out, const T& value) {
   out.insert(out.end(), bytes, bytes + sizeof value);
 }
 
+// A stack id the kernel side took, not one of the ids that stand for none.
+bool is_stack(std::uint32_t id) {
+  return id != HACOBOOT_NO_STACK && id != HACOBOOT_USER_MODE;
+}
+
 // The addresses of stack `id`, innermost first; none when it is no stack or
 // was deleted meanwhile (a clash with another launch's take: rare, shown as
 // a block without frames).
 std::vector<std::uint64_t> stack_frames(int fd, std::uint32_t id) {
   std::vector<std::uint64_t> frames(HACOBOOT_STACK_DEPTH);
-  if (id == HACOBOOT_NO_STACK || id == HACOBOOT_USER_MODE || bpf_map_lookup_elem(fd, &id, frames.data()) != 0) {
+  if (!is_stack(id) || bpf_map_lookup_elem(fd, &id, frames.data()) != 0) {
     return {};
   }
   frames.erase(std::find(frames.begin(), frames.end(), 0U), frames.end());
@@ -657,14 +677,18 @@ void add_stacks_in_use(int fd, std::unordered_set<std::uint32_t>& in_use) {
   }
 }
 
-// Deletes the stacks of `read` that no entry left refers to.
-void delete_unused_stacks(int stacks_fd, const std::unordered_set<std::uint32_t>& read,
-                          const std::unordered_set<std::uint32_t>& in_use) {
+// Deletes the stacks of `read` that no entry left refers to; returns how
+// many stacks the entries referred to before (the stack map's fill).
+std::uint64_t delete_unused_stacks(int stacks_fd, const std::unordered_set<std::uint32_t>& read,
+                                   const std::unordered_set<std::uint32_t>& in_use) {
+  auto referred = static_cast<std::uint64_t>(std::count_if(in_use.begin(), in_use.end(), is_stack));
   for (const auto id : read) {
-    if (id != HACOBOOT_NO_STACK && id != HACOBOOT_USER_MODE && !in_use.contains(id)) {
+    if (is_stack(id) && !in_use.contains(id)) {
       bpf_map_delete_elem(stacks_fd, &id);
+      ++referred;
     }
   }
+  return referred;
 }
 
 }  // namespace
@@ -685,8 +709,10 @@ std::vector<std::byte> Tracer::take_blocking(std::uint32_t launch) {
   std::unordered_set<std::uint32_t> still_used;
   hacoboot_blocking_key key{};
   const void* previous = nullptr;
+  std::uint64_t entries = 0;
   while (bpf_map_get_next_key(fd, previous, &key) == 0) {
     previous = &key;
+    ++entries;
     if (key.launch == launch) {
       hacoboot_blocking_totals totals{};
       if (bpf_map_lookup_elem(fd, &key, &totals) == 0) taken.emplace_back(key, totals);
@@ -715,7 +741,8 @@ std::vector<std::byte> Tracer::take_blocking(std::uint32_t launch) {
     bpf_map_delete_elem(fd, &gone);
     read.insert({gone.stack_id, gone.waker_stack_id});
   }
-  delete_unused_stacks(stacks_fd, read, still_used);
+  map_peaks_.blocking = std::max(map_peaks_.blocking, entries);
+  map_peaks_.stacks = std::max(map_peaks_.stacks, delete_unused_stacks(stacks_fd, read, still_used));
   return out;
 }
 
@@ -728,8 +755,10 @@ std::vector<std::byte> Tracer::take_kernel_samples(std::uint32_t launch) {
   std::unordered_set<std::uint32_t> still_used;
   hacoboot_sample_key key{};
   const void* previous = nullptr;
+  std::uint64_t entries = 0;
   while (bpf_map_get_next_key(fd, previous, &key) == 0) {
     previous = &key;
+    ++entries;
     if (key.launch == launch) {
       std::uint64_t samples = 0;
       if (bpf_map_lookup_elem(fd, &key, &samples) == 0) taken.emplace_back(key, samples);
@@ -754,7 +783,8 @@ std::vector<std::byte> Tracer::take_kernel_samples(std::uint32_t launch) {
     bpf_map_delete_elem(fd, &gone);
     read.insert(gone.stack_id);
   }
-  delete_unused_stacks(stacks_fd, read, still_used);
+  map_peaks_.samples = std::max(map_peaks_.samples, entries);
+  map_peaks_.stacks = std::max(map_peaks_.stacks, delete_unused_stacks(stacks_fd, read, still_used));
   return out;
 }
 

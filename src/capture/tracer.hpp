@@ -68,6 +68,14 @@ struct UnprobedExec {
   bool held = false;
 };
 
+// How full one of the aggregation maps got (Tracer::map_use): the most
+// entries seen in it at once, of its max_entries.
+struct MapFill {
+  const char* map = "";
+  std::uint64_t peak = 0;
+  std::uint64_t capacity = 0;
+};
+
 // Which attachment of the phase probe: the constructor's is 0.
 using PhaseProbeId = std::size_t;
 
@@ -187,6 +195,10 @@ class Tracer {
   [[nodiscard]] int ready_fd() const;
 
   [[nodiscard]] TracerCounters counters() const;
+  // How full the maps that take_syscalls, take_blocking and
+  // take_kernel_samples read got so far; a map's entries are counted at
+  // those walks only, so each peak is a floor. Empty without account_syscalls.
+  [[nodiscard]] std::vector<MapFill> map_use() const;
   // A launch's syscall aggregates, deleted from the kernel's map, as the
   // contract lays them out (each hacoboot_syscall_key, then its
   // hacoboot_syscall_totals): once its boot ended (no thread of it is
@@ -279,6 +291,15 @@ class Tracer {
   std::uint64_t current_record_ns_ = kNoRecord;
   std::unordered_set<std::uint32_t> taken_launches_;
   std::deque<std::uint32_t> taken_order_;
+  // The most entries the walks of the aggregation maps met (map_use).
+  struct MapPeaks {
+    std::uint64_t syscalls = 0;
+    std::uint64_t blocking = 0;
+    std::uint64_t samples = 0;
+    std::uint64_t stacks = 0;  // distinct stack ids the entries referred to
+  };
+  MapPeaks map_peaks_;
+  bool syscalls_accounted_ = false;
 };
 
 }  // namespace hacoboot

@@ -17,6 +17,7 @@
 #include <span>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "capture/binary_watch.hpp"
@@ -95,7 +96,11 @@ MetricsExportConfig metrics_export_config(const Options& options) {
           .phase_names = options.phase_names};
 }
 
-KernelCounters kernel_counters(const TracerCounters& counters) {
+// `maps`: how full the aggregation maps got, at the end of the run.
+KernelCounters kernel_counters(const TracerCounters& counters, const std::vector<MapFill>& maps = {}) {
+  std::vector<KernelMapUse> kernel_maps;
+  kernel_maps.reserve(maps.size());
+  for (const auto& fill : maps) kernel_maps.push_back({.map = fill.map, .peak = fill.peak, .capacity = fill.capacity});
   return {.lost_events = counters.lost_events,
           .tracked_full = counters.tracked_full,
           .unaccounted_threads = counters.unaccounted_threads,
@@ -104,7 +109,8 @@ KernelCounters kernel_counters(const TracerCounters& counters) {
           .syscalls_dropped = counters.syscalls_dropped,
           .blocking_dropped = counters.blocking_dropped,
           .stacks_dropped = counters.stacks_dropped,
-          .samples_dropped = counters.samples_dropped};
+          .samples_dropped = counters.samples_dropped,
+          .kernel_maps = std::move(kernel_maps)};
 }
 
 // The kernel's symbols, to name the kernel stacks' addresses; hidden
@@ -192,8 +198,8 @@ class LiveView {
     update_metrics(false);
   }
   // Tracing stopped and the ring buffer drained: every boot still in flight ends.
-  void finish(const TracerCounters& counters) {
-    pipeline_.set_kernel_counters(kernel_counters(counters));
+  void finish(const TracerCounters& counters, const std::vector<MapFill>& maps) {
+    pipeline_.set_kernel_counters(kernel_counters(counters, maps));
     pipeline_.finish();
     progress_.clear();
     update_metrics(true);
@@ -514,7 +520,7 @@ int trace(const Options& options, Preflight& checked, std::ostream& diagnostics)
   const auto stop = run_event_loop(*tracer, pipeline, view, recording, options, child.get(),
                                    upgrades ? &*upgrades : nullptr, diagnostics);
   tracer->poll(std::chrono::milliseconds(0));
-  view.finish(tracer->counters());
+  view.finish(tracer->counters(), tracer->map_use());
   recording.finish(pipeline.kernel_counters(), tracer->tracked_processes());
   warn_of_missed_events(pipeline.kernel_counters(), pipeline.undecodable(), diagnostics);
   const auto facts = pipeline.run_facts(tracer->tracked_processes());

@@ -48,6 +48,7 @@ RunFacts Pipeline::run_facts(std::uint64_t tracked_at_exit) const {
           .stacks_dropped = counters_.stacks_dropped,
           .samples_dropped = counters_.samples_dropped,
           .tracked_at_exit = tracked_at_exit,
+          .kernel_maps = counters_.kernel_maps,
           .names = config_.sinks.phase_names};
 }
 

@@ -19,15 +19,16 @@ namespace hacoboot {
 // them: the live Tracer after each poll, or a recording. The pipeline's own
 // type, so that it needs no loader (the CLI converts the Tracer's counters).
 struct KernelCounters {
-  std::uint64_t lost_events = 0;          // the ring buffer was full
-  std::uint64_t tracked_full = 0;         // processes that could not be tracked (map full)
-  std::uint64_t unaccounted_threads = 0;  // threads whose scheduler states are unknown (map full)
-  std::uint64_t untracked_phases = 0;     // phase events of launches not seen starting, dropped
-  std::uint64_t repaired_switch_ins = 0;  // switch-ins the scheduler hooks missed, repaired: not a loss
-  std::uint64_t syscalls_dropped = 0;     // syscall or user time not aggregated (map full)
-  std::uint64_t blocking_dropped = 0;     // blocked stretches not aggregated (map full)
-  std::uint64_t stacks_dropped = 0;       // kernel stacks not taken (stack map full)
-  std::uint64_t samples_dropped = 0;      // CPU samples not aggregated (map full)
+  std::uint64_t lost_events = 0;            // the ring buffer was full
+  std::uint64_t tracked_full = 0;           // processes that could not be tracked (map full)
+  std::uint64_t unaccounted_threads = 0;    // threads whose scheduler states are unknown (map full)
+  std::uint64_t untracked_phases = 0;       // phase events of launches not seen starting, dropped
+  std::uint64_t repaired_switch_ins = 0;    // switch-ins the scheduler hooks missed, repaired: not a loss
+  std::uint64_t syscalls_dropped = 0;       // syscall or user time not aggregated (map full)
+  std::uint64_t blocking_dropped = 0;       // blocked stretches not aggregated (map full)
+  std::uint64_t stacks_dropped = 0;         // kernel stacks not taken (stack map full)
+  std::uint64_t samples_dropped = 0;        // CPU samples not aggregated (map full)
+  std::vector<KernelMapUse> kernel_maps{};  // NOLINT(readability-redundant-member-init): how full they got
 };
 
 // The cgroup path of a cgroup id (an exec event's container), empty when

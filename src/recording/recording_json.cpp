@@ -13,6 +13,23 @@ std::string user_phase_names(const PhaseNames& names) {
   return text;
 }
 
+nlohmann::json kernel_maps_json(const std::vector<KernelMapUse>& maps) {
+  auto json = nlohmann::json::array();
+  for (const auto& map : maps) json.push_back({{"map", map.map}, {"peak", map.peak}, {"capacity", map.capacity}});
+  return json;
+}
+
+// Recordings before the maps' use was recorded have none.
+std::vector<KernelMapUse> kernel_maps_from_json(const nlohmann::json& json) {
+  std::vector<KernelMapUse> maps;
+  for (const auto& map : json) {
+    maps.push_back({.map = map.at("map").get<std::string>(),
+                    .peak = map.at("peak").get<std::uint64_t>(),
+                    .capacity = map.at("capacity").get<std::uint64_t>()});
+  }
+  return maps;
+}
+
 }  // namespace
 
 nlohmann::json header_json(const RecordingHeader& header) {
@@ -37,6 +54,7 @@ nlohmann::json end_json(const RecordedEnd& end) {
           {"blocking_dropped", counters.blocking_dropped},
           {"stacks_dropped", counters.stacks_dropped},
           {"samples_dropped", counters.samples_dropped},
+          {"kernel_maps", kernel_maps_json(counters.kernel_maps)},
           {"tracked_at_exit", end.tracked_at_exit}};
 }
 
@@ -59,7 +77,8 @@ RecordedEnd end_from_json(const nlohmann::json& json) {
                        .syscalls_dropped = json.value("syscalls_dropped", std::uint64_t{0}),
                        .blocking_dropped = json.value("blocking_dropped", std::uint64_t{0}),
                        .stacks_dropped = json.value("stacks_dropped", std::uint64_t{0}),
-                       .samples_dropped = json.value("samples_dropped", std::uint64_t{0})},
+                       .samples_dropped = json.value("samples_dropped", std::uint64_t{0}),
+                       .kernel_maps = kernel_maps_from_json(json.value("kernel_maps", nlohmann::json::array()))},
           .tracked_at_exit = json.at("tracked_at_exit").get<std::uint64_t>()};
 }
 

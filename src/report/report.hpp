@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "model/phases.hpp"
 #include "model/summary.hpp"
@@ -13,6 +14,18 @@
 namespace hacoboot {
 
 enum class ReportFormat : std::uint8_t { Table, Bpftrace, Json, Tsv };
+
+// How full one of the kernel side's aggregation maps got in a run (with
+// --syscalls): the most entries seen in it at once, of what it holds. The
+// loader sees a map's entries only when it takes a boot's, so `peak` is a
+// floor: the map held at least that many at some instant.
+struct KernelMapUse {
+  std::string map;  // the BPF map's name
+  std::uint64_t peak = 0;
+  std::uint64_t capacity = 0;
+
+  bool operator==(const KernelMapUse&) const = default;
+};
 
 // What the summary reports besides the statistics.
 struct RunFacts {
@@ -32,7 +45,9 @@ struct RunFacts {
   // CPU samples not aggregated (map full), with --kernel-profile.
   std::uint64_t samples_dropped = 0;
   std::uint64_t tracked_at_exit = 0;  // processes still tracked in the kernel maps
-  PhaseNames names{};                 // NOLINT(readability-redundant-member-init): -Wmissing-field-initializers
+  // Empty without --syscalls, and in replays of recordings that predate it.
+  std::vector<KernelMapUse> kernel_maps{};  // NOLINT(readability-redundant-member-init)
+  PhaseNames names{};                       // NOLINT(readability-redundant-member-init): -Wmissing-field-initializers
 };
 
 // Turns a finished run's summary into one output format. The tracing core
@@ -52,7 +67,7 @@ std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, TableDetai
 
 // The layout of `--format json` summaries (docs/outputs.md, "json"); the gate reads
 // this one and the older ones.
-inline constexpr int kSummarySchema = 7;
+inline constexpr int kSummarySchema = 8;
 
 // The tool's version ("0.1.0"), as --version prints it.
 const char* tool_version();

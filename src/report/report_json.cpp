@@ -172,6 +172,7 @@ class JsonWriter final : public ReportWriter {
   // 6: per step, where its calls blocked; blocking_dropped, stacks_dropped.
   // 7: the role of a blocking point's waker; per step, its kernel CPU
   // samples (syscalls.kernel_cpu); samples_dropped.
+  // 8: kernel_maps, how full the aggregation maps got.
   static constexpr int kSchema = kSummarySchema;
 
   void write(const Summary& summary, const RunFacts& facts, std::ostream& out) const override {
@@ -188,6 +189,10 @@ class JsonWriter final : public ReportWriter {
     doc["blocking_dropped"] = facts.blocking_dropped;
     doc["stacks_dropped"] = facts.stacks_dropped;
     doc["samples_dropped"] = facts.samples_dropped;
+    doc["kernel_maps"] = Json::object();
+    for (const auto& map : facts.kernel_maps) {
+      doc["kernel_maps"][map.map] = {{"peak", map.peak}, {"capacity", map.capacity}};
+    }
     doc["tracked_at_exit"] = facts.tracked_at_exit;
     doc["metrics"] = Json::object();
     auto phases = Json::array();

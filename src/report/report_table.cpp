@@ -86,6 +86,15 @@ class TableWriter final : public ReportWriter {
       out << fmt::format("WARNING: {} CPU samples dropped (sample map full): kernel CPU shares may be skewed\n",
                          facts.samples_dropped);
     }
+    for (const auto& map : facts.kernel_maps) {
+      // A quarter left: boots in flight at once, or longer ones, would fill it.
+      if (map.capacity > 0 && map.peak >= map.capacity - map.capacity / 4) {
+        out << fmt::format(
+            "NOTE: kernel map {} held up to {} of its {} entries: fewer boots in flight at once keep it "
+            "from filling\n",
+            map.map, map.peak, map.capacity);
+      }
+    }
     if (facts.untracked_phases > 0) {
       out << fmt::format("Ignored: {} phase events of launches not seen starting\n", facts.untracked_phases);
     }

@@ -16,6 +16,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -99,6 +100,14 @@ class KernelProfileTest : public IntegrationTest {
     pipeline.finish();
     EXPECT_EQ(pipeline.undecodable(), 0U);
     EXPECT_EQ(tracer->counters().samples_dropped, 0U);
+    // The boots filled the maps taken from here some (not the blocking
+    // map: its entries are not taken here), and none beyond its size.
+    const auto maps = tracer->map_use();
+    EXPECT_EQ(maps.size(), 4U);
+    for (const auto& map : maps) {
+      if (std::string_view(map.map) != "blocking_aggregates") EXPECT_GT(map.peak, 0U) << map.map;
+      EXPECT_LE(map.peak, map.capacity) << map.map;
+    }
     // No boot runs any more: the sampling is off.
     EXPECT_FALSE(tracer->kernel_profile_since(monotonic_ns()).has_value());
     return boots;

@@ -55,8 +55,11 @@ std::vector<Record> three_launches() {
   return all;
 }
 
-constexpr RecordedEnd kEnd{.counters = {.lost_events = 3, .tracked_full = 1, .untracked_phases = 2},
-                           .tracked_at_exit = 5};
+const RecordedEnd kEnd{.counters = {.lost_events = 3,
+                                    .tracked_full = 1,
+                                    .untracked_phases = 2,
+                                    .kernel_maps = {{.map = "syscall_aggregates", .peak = 310, .capacity = 32'768}}},
+                       .tracked_at_exit = 5};
 
 // The bytes of a complete recording of `records`.
 std::string recorded(const std::vector<Record>& records) {
@@ -106,6 +109,7 @@ TEST(Recording, HoldsTheHeaderTheRecordsTheCgroupPathsAndTheEnd) {
   ASSERT_TRUE(recording.end.has_value());
   EXPECT_EQ(recording.end->counters.lost_events, 3U);
   EXPECT_EQ(recording.end->counters.untracked_phases, 2U);
+  EXPECT_EQ(recording.end->counters.kernel_maps, kEnd.counters.kernel_maps);
   EXPECT_EQ(recording.end->tracked_at_exit, 5U);
 }
 

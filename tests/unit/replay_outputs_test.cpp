@@ -342,7 +342,7 @@ TEST(ReplayOutputs, EventsAndSummaryCarryTheCriticalPathAndNoiseFreeFigures) {
   EXPECT_EQ(listens, kBoots);
 
   const auto& summary = out.summary;
-  EXPECT_EQ(summary.at("schema"), 7);
+  EXPECT_EQ(summary.at("schema"), 8);
   // Per step, every boot's time on the path to listen: the steps' means add
   // up to the path's mean (what the gate's shares rest on).
   double path_sum = 0;

@@ -105,7 +105,7 @@ TEST(JsonReport, ParsesWithTheDocumentedKeys) {
                           "tracked_at_exit", "metrics", "phases", "critical_path", "steps"}) {
     EXPECT_TRUE(doc.contains(key)) << key;
   }
-  EXPECT_EQ(doc.at("schema"), 7);
+  EXPECT_EQ(doc.at("schema"), 8);
   EXPECT_EQ(doc.at("tool"), (nlohmann::json{{"name", "hacoboot-sampler"}, {"version", HACOBOOT_EXPECTED_VERSION}}));
   EXPECT_EQ(doc.at("start_phase"), (nlohmann::json{{"phase", 1}, {"name", "START_SV"}}));
   EXPECT_EQ(doc.at("command"), "/u/app/bin/rails");
@@ -346,6 +346,32 @@ TEST(ReportGolden, TableWithSyscalls) {
 
 TEST(ReportGolden, JsonWithSyscalls) {
   EXPECT_TRUE(matches_golden("summary.syscalls.json", json_of(syscalls_summary())));
+}
+
+// With --syscalls, how full the aggregation maps got, so that an operator
+// sizes a busy host's run before a map fills and figures are dropped.
+RunFacts facts_with_maps(std::uint64_t syscall_peak) {
+  auto with_maps = kGoldenFacts;
+  with_maps.kernel_maps = {{.map = "syscall_aggregates", .peak = syscall_peak, .capacity = 32'768},
+                           {.map = "blocking_stacks", .peak = 95, .capacity = 8'192}};
+  return with_maps;
+}
+
+TEST(JsonReport, SaysHowFullTheKernelMapsGot) {
+  const auto doc = nlohmann::json::parse(render(ReportFormat::Json, golden_summary(), facts_with_maps(1'242)));
+  EXPECT_EQ(doc.at("kernel_maps"), (nlohmann::json{{"syscall_aggregates", {{"peak", 1'242}, {"capacity", 32'768}}},
+                                                   {"blocking_stacks", {{"peak", 95}, {"capacity", 8'192}}}}));
+  const auto without = nlohmann::json::parse(render(ReportFormat::Json, golden_summary(), kGoldenFacts));
+  EXPECT_EQ(without.at("kernel_maps"), nlohmann::json::object());
+}
+
+TEST(TableReport, NotesAKernelMapWithLessThanAQuarterLeft) {
+  const auto roomy = render(ReportFormat::Table, golden_summary(), facts_with_maps(24'575));
+  EXPECT_EQ(roomy.find("NOTE: kernel map"), std::string::npos) << roomy;
+  const auto full = render(ReportFormat::Table, golden_summary(), facts_with_maps(24'576));
+  EXPECT_NE(full.find("NOTE: kernel map syscall_aggregates held up to 24576 of its 32768 entries"), std::string::npos)
+      << full;
+  EXPECT_EQ(full.find("kernel map blocking_stacks"), std::string::npos) << full;
 }
 
 TEST(BpftraceReport, EmptyMetricPrintsNothing) {

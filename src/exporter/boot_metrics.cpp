@@ -6,6 +6,7 @@
 #include <array>
 #include <iterator>
 
+#include "model/kernel_profile.hpp"
 #include "model/syscall_names.hpp"
 #include "model/syscalls.hpp"
 #include "util/text.hpp"
@@ -48,6 +49,13 @@ bool has_series(const LaneStepKey& key) {
 std::string lane_step_labels(const LaneStepKey& key, const PhaseNames& names) {
   const auto step = key.step ? step_labels(*key.step, names) : R"(phase="after",phase_name="after last step")";
   return "lane=\"" + std::string(lane_name(key.lane)) + "\"," + step;
+}
+
+// A sample place's `where`: its short form, "user" in user mode, "unknown"
+// where the stack was not taken (an empty label reads as a missing one).
+std::string where_label(const KernelCpuSummary& place) {
+  if (place.user_mode) return "user";
+  return place.where.empty() ? "unknown" : place.where;
 }
 
 }  // namespace
@@ -145,7 +153,9 @@ void BootMetrics::add_syscalls(const BootRecord& boot) {
 void BootMetrics::add_syscalls(const BootAnalysis& analysis) {
   for (const auto& step : analysis.steps) {
     const LaneStepKey key{step.lane, step.step};
-    if (step.syscalls && has_series(key)) add_step_syscalls(key, *step.syscalls);
+    if (!step.syscalls || !has_series(key)) continue;
+    add_step_syscalls(key, *step.syscalls);
+    if (step.syscalls->kernel_cpu) add_step_kernel_cpu(key, *step.syscalls->kernel_cpu);
   }
 }
 
@@ -163,11 +173,26 @@ void BootMetrics::add_step_syscalls(const LaneStepKey& key, const StepSyscalls& 
   }
 }
 
+void BootMetrics::add_step_kernel_cpu(const LaneStepKey& key, const StepKernelCpu& cpu) {
+  kernel_profile_hz_ = cpu.hz;
+  auto& step = lane_step_kernel_cpu_[key];
+  // Places come the most samples first: the busiest of the first boots get the series.
+  for (const auto& place : summarize_kernel_cpu(cpu.points)) {
+    auto where = where_label(place);
+    auto named = step.named.find({place.nr, where});
+    if (named == step.named.end() && step.named.size() < kKernelCpuSeriesPerStep) {
+      named = step.named.try_emplace({place.nr, std::move(where)}).first;
+    }
+    (named == step.named.end() ? step.other : named->second) += place.samples;
+  }
+}
+
 void BootMetrics::write(std::ostream& out, const PhaseNames& names) const {
   Exposition e;
   write_milestones(e);
   write_steps(e, names);
   write_syscalls(e, names);
+  write_kernel_cpu(e, names);
   write_counters(e, names);
   out << e.text();
 }
@@ -238,6 +263,30 @@ void BootMetrics::write_syscalls(Exposition& e, const PhaseNames& names) const {
     }
     if (step.other.calls > 0) e.sum_and_count(syscall, labels + R"(,syscall="other")", step.other.ns, step.other.calls);
   }
+}
+
+void BootMetrics::write_kernel_cpu(Exposition& e, const PhaseNames& names) const {
+  const std::string samples = "hacoboot_step_kernel_cpu_samples_total";
+  e.family(samples, "counter",
+           fmt::format("CPU samples of each step of each process of a boot, over the boots traced with "
+                       "--kernel-profile, by syscall (\"user\" outside any) and where it ran: the short form of the "
+                       "kernel stack, or \"user\" in user mode. A sample stands for one period of "
+                       "hacoboot_kernel_profile_hertz. Per lane and step at most {} places, the first met (the most "
+                       "samples first), and syscall=\"other\",where=\"other\" for the rest.",
+                       kKernelCpuSeriesPerStep));
+  for (const auto& [key, step] : lane_step_kernel_cpu_) {
+    const auto labels = lane_step_labels(key, names);
+    for (const auto& [place, count] : step.named) {
+      e.sample(samples,
+               fmt::format(R"({},syscall="{}",where="{}")", labels, escape_label_value(syscall_name(place.first)),
+                           escape_label_value(place.second)),
+               std::to_string(count));
+    }
+    if (step.other > 0) e.sample(samples, labels + R"(,syscall="other",where="other")", std::to_string(step.other));
+  }
+  e.scalar("hacoboot_kernel_profile_hertz", "gauge",
+           "The frequency of --kernel-profile's CPU samples, of the last boot sampled; 0 before one or without it.",
+           kernel_profile_hz_);
 }
 
 // The failure groups summed by their last step: a dashboard asks where

@@ -7,9 +7,11 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "model/boot.hpp"
 #include "model/boot_analysis.hpp"
+#include "model/kernel_profile.hpp"
 #include "model/path_breakdown.hpp"
 #include "model/phases.hpp"
 #include "model/summary.hpp"
@@ -22,9 +24,10 @@ namespace hacoboot {
 //
 // Memory is fixed: a histogram is a fixed array of bucket counts, and there is
 // at most one pair per phase Haconiwa can fire (0..kMaxPhase) and milestone,
-// one pair of state sums per lane and such step, and kSyscallSeriesPerStep + 1
-// syscall sums at most per lane and such step, so it stays flat however many
-// boots and days the exporter runs.
+// one pair of state sums per lane and such step, kSyscallSeriesPerStep + 1
+// syscall sums and kKernelCpuSeriesPerStep + 1 sample counts at most per
+// lane and such step, so it stays flat however many boots and days the
+// exporter runs.
 //
 // Not thread-safe: the caller serializes every call, e.g. behind one mutex
 // shared by the thread that adds boots and the one that serves write().
@@ -41,6 +44,11 @@ class BootMetrics {
   // met, the most time first within each boot; the others' time goes to
   // syscall="other". A series once made stays, so that its sums only grow.
   static constexpr std::size_t kSyscallSeriesPerStep = 8;
+  // Places of kernel CPU samples (--kernel-profile: a syscall and the
+  // short form of where in the kernel it ran, or user mode) with a series of
+  // their own per lane and step, chosen the same way; the others' samples go
+  // to syscall="other",where="other".
+  static constexpr std::size_t kKernelCpuSeriesPerStep = 8;
 
   // A finished boot, after warm-up filtering, with analyse_boot() of it.
   // Unstarted boots count nowhere.
@@ -97,14 +105,22 @@ class BootMetrics {
     std::map<std::uint32_t, SyscallSeconds> named;
     SyscallSeconds other;
   };
+  // A step's CPU samples: at most kKernelCpuSeriesPerStep by (syscall,
+  // where), the rest as one.
+  struct LaneStepKernelCpu {
+    std::map<std::pair<std::uint32_t, std::string>, std::uint64_t> named;
+    std::uint64_t other = 0;
+  };
   class Exposition;
 
   void add_states(const BootAnalysis& analysis);
   void add_step_syscalls(const LaneStepKey& key, const StepSyscalls& syscalls);
+  void add_step_kernel_cpu(const LaneStepKey& key, const StepKernelCpu& cpu);
   // The families of write(), in their order.
   void write_milestones(Exposition& e) const;
   void write_steps(Exposition& e, const PhaseNames& names) const;
   void write_syscalls(Exposition& e, const PhaseNames& names) const;
+  void write_kernel_cpu(Exposition& e, const PhaseNames& names) const;
   void write_counters(Exposition& e, const PhaseNames& names) const;
   void write_failures(Exposition& e, const PhaseNames& names) const;
 
@@ -112,6 +128,8 @@ class BootMetrics {
   std::map<Step, StepHistograms> steps_;
   std::map<LaneStepKey, LaneStepStates> lane_steps_;
   std::map<LaneStepKey, LaneStepSyscalls> lane_step_syscalls_;
+  std::map<LaneStepKey, LaneStepKernelCpu> lane_step_kernel_cpu_;
+  std::uint32_t kernel_profile_hz_ = 0;  // the last sampled boot's
   Histogram noise_free_execve_;
   Histogram noise_free_listen_;
   std::uint64_t lost_events_ = 0;

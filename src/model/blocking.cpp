@@ -33,29 +33,6 @@ bool is_waking_plumbing(std::string_view name) {
   return is_tracer_frame(name) || name.find("wake") != std::string_view::npos || name.starts_with("ttwu");
 }
 
-// How a syscall enters the kernel (x86-64, its 32-bit entries, arm64):
-// frames outside the call's own work.
-bool is_syscall_entry(const std::string& frame) {
-  constexpr std::array<std::string_view, 17> kEntries{"entry_SYSCALL",
-                                                      "entry_SYSENTER",
-                                                      "entry_INT80",
-                                                      "do_syscall_",
-                                                      "x64_sys_call",
-                                                      "__x64_sys_",
-                                                      "__ia32_sys_",
-                                                      "__arm64_sys_",
-                                                      "__se_sys_",
-                                                      "__do_sys_",
-                                                      "do_fast_syscall_",
-                                                      "__do_fast_syscall_",
-                                                      "do_int80_syscall_",
-                                                      "invoke_syscall",
-                                                      "el0_svc",
-                                                      "do_el0_svc",
-                                                      "el0t_"};
-  return starts_with_any(symbol_of(frame), kEntries);
-}
-
 // Added figures keep the waker's tid and role where both agree.
 template <typename Point>
 void keep_agreed_waker(Point& sum, const Point& added) {

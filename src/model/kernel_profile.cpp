@@ -154,4 +154,11 @@ std::string cpu_frame(const std::vector<std::string>& frames) {
   return first_named_frame(frames, is_generic_code);
 }
 
+std::vector<std::string> cpu_path(const std::vector<std::string>& frames) {
+  const auto entry = std::find_if(frames.begin(), frames.end(), is_syscall_entry);
+  std::vector<std::string> path;
+  for (auto frame = entry; frame != frames.begin();) path.emplace_back(symbol_of(*--frame));
+  return path;
+}
+
 }  // namespace hacoboot

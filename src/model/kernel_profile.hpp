@@ -96,4 +96,12 @@ std::vector<KernelCpuSummary> summarize_kernel_cpu(const std::vector<CpuSamplePo
 // without frames.
 std::string cpu_frame(const std::vector<std::string>& frames);
 
+// A sampled stack as a flame graph draws it under its call: outermost
+// first, function names without their offsets and modules, from the first
+// frame past the syscall's entry (the call's own frame says it) down to the
+// innermost, where the sample landed: "path_mount", "do_new_mount",
+// "vfs_get_tree", "shmem_fill_super". Every frame, reversed, outside a
+// syscall (a page fault); empty when the sample landed in the entry itself.
+std::vector<std::string> cpu_path(const std::vector<std::string>& frames);
+
 }  // namespace hacoboot

@@ -96,4 +96,25 @@ bool is_tracer_frame(std::string_view frame) {
   return starts_with_any(symbol_of(frame), kTracerFrames);
 }
 
+bool is_syscall_entry(std::string_view frame) {
+  constexpr std::array<std::string_view, 17> kEntries{"entry_SYSCALL",
+                                                      "entry_SYSENTER",
+                                                      "entry_INT80",
+                                                      "do_syscall_",
+                                                      "x64_sys_call",
+                                                      "__x64_sys_",
+                                                      "__ia32_sys_",
+                                                      "__arm64_sys_",
+                                                      "__se_sys_",
+                                                      "__do_sys_",
+                                                      "do_fast_syscall_",
+                                                      "__do_fast_syscall_",
+                                                      "do_int80_syscall_",
+                                                      "invoke_syscall",
+                                                      "el0_svc",
+                                                      "do_el0_svc",
+                                                      "el0t_"};
+  return starts_with_any(symbol_of(frame), kEntries);
+}
+
 }  // namespace hacoboot

@@ -44,6 +44,9 @@ std::string_view symbol_of(std::string_view frame);
 bool starts_with_any(std::string_view name, std::span<const std::string_view> prefixes);
 // A frame of the tracer's own (its BPF program, the tracepoint or perf event that ran it).
 bool is_tracer_frame(std::string_view frame);
+// How a syscall enters the kernel (x86-64, its 32-bit entries, arm64):
+// frames outside the call's own work.
+bool is_syscall_entry(std::string_view frame);
 
 // The short form of a stack whose frames are all raw addresses
 // (kptr_restrict hides the kernel's symbols).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "model/blocking.hpp"
+#include "model/kernel_profile.hpp"
 #include "model/lane.hpp"
 #include "model/phases.hpp"
 #include "model/syscall_names.hpp"
@@ -161,6 +163,11 @@ Json step_args(const LaneStep& step) {
   }
   args["on_listen_path_ns"] = step.on_listen_path_ns;
   args["on_execve_path_ns"] = step.on_execve_path_ns;
+  // What its syscall slices' kernel_cpu shares are of.
+  if (step.syscalls && step.syscalls->kernel_cpu) {
+    const auto& cpu = *step.syscalls->kernel_cpu;
+    args["kernel_cpu"] = {{"hz", cpu.hz}, {"samples", cpu.samples()}, {"partly_sampled", cpu.partly_sampled}};
+  }
   return args;
 }
 
@@ -228,6 +235,37 @@ Json blocking_args(const std::vector<BlockingPoint>& blocking, std::uint32_t nr)
   return points;
 }
 
+// Where a sample landed: its stack's cpu_frame, "user mode" in user space,
+// null where the stack was not taken.
+Json sampled_where(const CpuSamplePoint& point) {
+  if (point.user_mode) return "user mode";
+  if (point.frames.empty()) return nullptr;
+  return cpu_frame(point.frames);
+}
+
+// The CPU samples of call `nr` (kUserTime: outside any) at their places,
+// the most first: the first kTopPlaces with where they landed, their
+// samples and share of the step's, the first kStackedPlaces with the whole
+// stack too.
+Json kernel_cpu_args(const StepKernelCpu& cpu, std::uint32_t nr) {
+  constexpr std::size_t kTopPlaces = 3;
+  constexpr std::size_t kStackedPlaces = 2;
+  constexpr double kShareDecimals = 1000.0;
+  const auto total = cpu.samples();
+  auto places = Json::array();
+  for (const auto& point : cpu.points) {
+    if (point.nr != nr || point.samples == 0) continue;
+    if (places.size() == kTopPlaces) break;
+    const auto share = static_cast<double>(point.samples) / static_cast<double>(total);
+    Json row{{"where", sampled_where(point)},
+             {"samples", point.samples},
+             {"share", std::round(share * kShareDecimals) / kShareDecimals}};
+    if (places.size() < kStackedPlaces && !point.frames.empty()) row["frames"] = point.frames;
+    places.push_back(std::move(row));
+  }
+  return places;
+}
+
 // A step's syscalls as slices nested under its slice, each a total: the
 // calls by time, then the time in user space, tiling the step.
 void add_syscalls(const LaneStep& step, const std::string& label, const Track& track, TraceBuilder& trace) {
@@ -243,6 +281,11 @@ void add_syscalls(const LaneStep& step, const std::string& label, const Track& t
     put_states(args, states);
     if (auto blocked = blocking_args(step.syscalls->blocking, call ? call->nr : kUserTime); !blocked.empty()) {
       args["blocking"] = std::move(blocked);
+    }
+    if (const auto& cpu = step.syscalls->kernel_cpu) {
+      if (auto sampled = kernel_cpu_args(*cpu, call ? call->nr : kUserTime); !sampled.empty()) {
+        args["kernel_cpu"] = std::move(sampled);
+      }
     }
     args["order"] = kSyscallOrder;
     auto slice = trace.slice(track, name + " (total)", "syscall", begin_ns, begin_ns + ns);

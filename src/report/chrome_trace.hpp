@@ -19,8 +19,10 @@ namespace hacoboot {
 //   category "step,listen_path" when on the path to listen), and flow
 //   arrows for the wakeups and forks the critical paths go through; nested
 //   under a step with syscall figures, its syscalls ("fsync (total)", args:
-//   calls, total_ns, max_ns, states, and "blocking", its top blocking points
-//   with their wakers' roles) the most time first, then its time in
+//   calls, total_ns, max_ns, states, "blocking", its top blocking points
+//   with their wakers' roles, and "kernel_cpu", its top CPU sample places
+//   with their shares of the step's samples, whose frequency and count the
+//   step's args give) the most time first, then its time in
 //   user space ("user space (total)"), one after another from the step's
 //   start: the kernel side sums a step's calls, so each is a total, not when
 //   the calls ran;

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "model/blocking.hpp"
+#include "model/kernel_profile.hpp"
 #include "model/syscall_names.hpp"
 #include "model/syscalls.hpp"
 
@@ -32,24 +33,46 @@ std::string folded_frame(std::string_view frame) {
   return text;
 }
 
-// A call's stacks (or the user time's, nr kUserTime) under `frames`: its
-// time blocked at each of its blocking points under kBlockedFrame and the
-// point's wait_path, the rest on `frames` alone. The blocked time is part
-// of the call's, so its stacks add up to `total_ns`.
-void add_call_stacks(const std::vector<std::string>& frames, std::uint32_t nr, std::uint64_t total_ns,
-                     const std::vector<BlockingPoint>& blocking, std::vector<FoldedStack>& stacks) {
-  std::uint64_t left_ns = total_ns;
-  for (const auto& point : blocking) {
-    if (point.nr != nr) continue;
-    auto blocked = frames;
-    blocked.emplace_back(kBlockedFrame);
-    const auto path = wait_path(point.frames);
-    blocked.insert(blocked.end(), path.begin(), path.end());
-    const auto blocked_ns = std::min(point.time_ns, left_ns);
-    stacks.push_back({std::move(blocked), blocked_ns});
-    left_ns -= blocked_ns;
+// The ns a step's samples stand for: each one period of the sampling
+// clock. An estimate, not a measured time.
+std::uint64_t sampled_ns(std::uint64_t samples, std::uint32_t hz) {
+  constexpr std::uint64_t kNsPerSecond = 1'000'000'000;
+  return hz == 0 ? 0 : samples * kNsPerSecond / hz;
+}
+
+// One call's (or the user time's, nr kUserTime) place under a step.
+struct CallStacks {
+  std::vector<std::string> frames;
+  std::uint32_t nr = 0;
+  std::uint64_t total_ns = 0;
+};
+
+// A call's stacks: its time blocked at each of its blocking points under
+// kBlockedFrame and the point's wait_path, then its CPU samples under
+// kSampledFrame and the sample's cpu_path (kUserModeFrame in user space),
+// the rest on the call's frames alone. Both are parts of the call's time,
+// each taken from what is left of it, so its stacks add up to `total_ns`.
+void add_call_stacks(const CallStacks& call, const StepSyscalls& syscalls, std::vector<FoldedStack>& stacks) {
+  std::uint64_t left_ns = call.total_ns;
+  const auto add_below = [&](std::string_view frame, std::vector<std::string> path, std::uint64_t ns) {
+    auto below = call.frames;
+    below.emplace_back(frame);
+    below.insert(below.end(), std::make_move_iterator(path.begin()), std::make_move_iterator(path.end()));
+    const auto part_ns = std::min(ns, left_ns);
+    stacks.push_back({std::move(below), part_ns});
+    left_ns -= part_ns;
+  };
+  for (const auto& point : syscalls.blocking) {
+    if (point.nr == call.nr) add_below(kBlockedFrame, wait_path(point.frames), point.time_ns);
   }
-  stacks.push_back({frames, left_ns});
+  if (syscalls.kernel_cpu) {
+    for (const auto& point : syscalls.kernel_cpu->points) {
+      if (point.nr != call.nr) continue;
+      auto path = point.user_mode ? std::vector<std::string>{std::string(kUserModeFrame)} : cpu_path(point.frames);
+      add_below(kSampledFrame, std::move(path), sampled_ns(point.samples, syscalls.kernel_cpu->hz));
+    }
+  }
+  stacks.push_back({call.frames, left_ns});
 }
 
 // The syscalls' and user time's stacks under one step's frames.
@@ -61,9 +84,9 @@ void add_syscall_stacks(const std::vector<std::string>& step, const StepSyscalls
     return frames;
   };
   for (const auto& call : syscalls.calls) {
-    add_call_stacks(under_step(syscall_name(call.nr)), call.nr, call.states.total(), syscalls.blocking, stacks);
+    add_call_stacks({under_step(syscall_name(call.nr)), call.nr, call.states.total()}, syscalls, stacks);
   }
-  add_call_stacks(under_step(std::string(kUserFrame)), kUserTime, syscalls.user.total(), syscalls.blocking, stacks);
+  add_call_stacks({under_step(std::string(kUserFrame)), kUserTime, syscalls.user.total()}, syscalls, stacks);
 }
 
 }  // namespace

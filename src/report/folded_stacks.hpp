@@ -26,6 +26,10 @@ struct FoldedStack {
 inline constexpr std::string_view kUserFrame = "[user]";
 // Under a syscall (or kUserFrame), the frame its time blocked goes under.
 inline constexpr std::string_view kBlockedFrame = "[blocked]";
+// Under a syscall (or kUserFrame), the frame its sampled CPU goes under
+// (--kernel-profile), and below it a sample taken in user space.
+inline constexpr std::string_view kSampledFrame = "[on CPU, sampled]";
+inline constexpr std::string_view kUserModeFrame = "[user mode]";
 
 // A boot's steps that have syscall figures as stacks of
 // `boot-N;LANE;STEP;SYSCALL` (STEP: "03 START_UNSHARE" with the phase
@@ -33,8 +37,12 @@ inline constexpr std::string_view kBlockedFrame = "[blocked]";
 // "after last step"; SYSCALL: its name, or kUserFrame for the time in user
 // space) valued in ns, and under a syscall its time blocked at each of its
 // blocking points, `...;SYSCALL;[blocked];ksys_read;vfs_read;anon_pipe_read`
-// (wait_path of the point's kernel stack), the rest of its time on
-// `...;SYSCALL` alone. A step's stacks add up to its time exactly.
+// (wait_path of the point's kernel stack), then with --kernel-profile its
+// sampled CPU, `...;SYSCALL;[on CPU, sampled];path_mount;...;shmem_fill_super`
+// (cpu_path of the sample's stack; kUserModeFrame in user space), valued
+// samples x the sampling period: an estimate, cut to what the call's time
+// leaves. The rest of its time is on `...;SYSCALL` alone. A step's stacks
+// add up to its time exactly.
 std::vector<FoldedStack> step_stacks(const BootRecord& boot, const BootAnalysis& analysis, const PhaseNames& names);
 
 // Writes stacks as folded-stacks lines, `frame;frame;frame value`, the format

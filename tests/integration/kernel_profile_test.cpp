@@ -192,6 +192,44 @@ TEST_F(KernelProfileTest, TheSummaryAndTheRecordingCarryTheSamples) {
   EXPECT_EQ(kernel_cpu_of_step_17(replayed.out), live);
 }
 
+// Through the command line, the other outputs: the folded stacks have step
+// 17's sampled CPU under its calls, and the trace its syscall slices' sample
+// places and the step's frequency.
+TEST_F(KernelProfileTest, TheStacksAndTheTraceCarryTheSamples) {
+  const auto stacks = new_file("boots.folded");
+  const auto trace = new_file("boots.trace.json");
+  const auto r =
+      run_sampler({"--kernel-profile", "-n", "2", "-q", "--stacks", stacks.string(), "--trace-out", trace.string(),
+                   "--run", launcher_command({"-n", "2", "--mounts", "17:50"}), app().string()});
+  ASSERT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << '\n' << r.err;
+  std::ifstream folded(stacks);
+  std::string line;
+  std::size_t sampled_in_17 = 0;
+  while (std::getline(folded, line)) {
+    if (line.find(";container;17 ") != std::string::npos && line.find(";[on CPU, sampled]") != std::string::npos) {
+      ++sampled_in_17;
+    }
+  }
+  EXPECT_GT(sampled_in_17, 0U) << "no [on CPU, sampled] line under the container's step 17 in " << stacks;
+  std::ifstream trace_file(trace);
+  const auto events = nlohmann::json::parse(trace_file).at("traceEvents");
+  std::size_t sampled_slices = 0;
+  std::size_t sampled_steps = 0;
+  for (const auto& event : events) {
+    if (!event.contains("args") || !event.at("args").contains("kernel_cpu")) continue;
+    const auto& cpu = event.at("args").at("kernel_cpu");
+    if (event.value("cat", "") == "syscall") {
+      EXPECT_TRUE(cpu.is_array() && !cpu.empty()) << event;
+      ++sampled_slices;
+    } else if (event.at("args").value("phase", -1) == 17 && event.at("args").value("lane", "") == "container") {
+      EXPECT_EQ(cpu.at("hz"), 999) << event;
+      ++sampled_steps;
+    }
+  }
+  EXPECT_GT(sampled_slices, 0U) << "no syscall slice with kernel_cpu in " << trace;
+  EXPECT_EQ(sampled_steps, 2U) << "step 17 of each boot says its frequency";
+}
+
 // Without --kernel-profile no perf event is opened for it (as many as a
 // tracer without syscalls per step holds: the phase probe's, when it is no
 // uprobe_multi link); with it, one more per online CPU.

@@ -13,6 +13,7 @@
 #include "golden.hpp"
 #include "model/boot.hpp"
 #include "model/boot_analysis.hpp"
+#include "model/kernel_profile.hpp"
 #include "model/phases.hpp"
 #include "model/syscall_names.hpp"
 #include "model/syscalls.hpp"
@@ -78,7 +79,11 @@ BootAnalysis golden_analysis() {
   execing.syscalls =
       StepSyscalls{.calls = {{.nr = SYS_read, .count = 3, .max_ns = 300'000, .states = {.sleep = 400'000}},
                              {.nr = SYS_fsync, .count = 2, .max_ns = 90'000, .states = {.cpu = 20'000, .io = 100'000}}},
-                   .user = {.cpu = 980'000}};
+                   .user = {.cpu = 980'000},
+                   .kernel_cpu = StepKernelCpu{
+                       .hz = 999,
+                       .points = {{.nr = SYS_fsync, .frames = {"blkdev_issue_flush+0x1", "do_fsync+0x2"}, .samples = 3},
+                                  {.nr = kUserTime, .user_mode = true, .samples = 2}}}};
   const auto marker = lane_step(Lane::Supervisor, phase(123), 1'250'000, 3'500'000, {0, 0, 2'250'000, 0});
   const auto execve = lane_step(Lane::Container, Step{Step::Kind::Execve}, 3'000'000, 4'000'000, {1'000'000, 0, 0, 0});
   const auto listen =
@@ -92,7 +97,7 @@ BootAnalysis golden_analysis() {
 
 // Boots behind tests/support/golden/metrics.prom (ms since start):
 //   1: phases 2 at 0.25, 11 at 0.5, 21 at 2, 123 at 2.5; execve 3, listen 12;
-//      with scheduler readings and phase 21's syscalls (golden_analysis())
+//      with scheduler readings and phase 21's syscalls and CPU samples (golden_analysis())
 //   2: phases 2 at 0.1 (on a bucket bound), 11 at 0.4, 21 at 2.5; execve 2.6, listen 1500
 //   3: phases 2 at 0.3, 11 at 0.7, then died: incomplete
 //   4: seen only after its start: counted nowhere
@@ -374,6 +379,51 @@ TEST(BootMetrics, AStepHasAtMostTheBoundOfSyscallsByNameAndTheRestAsOther) {
   const std::string other = R"({lane="container",phase="21",phase_name="CONTAINER_EXECING",syscall="other"})";
   EXPECT_EQ(sample(text, "hacoboot_step_syscall_seconds_count" + other), "7");  // 1 + 1 + 5
   EXPECT_EQ(sample(text, "hacoboot_step_syscall_seconds_sum" + other), "0.000000503");
+}
+
+std::string kernel_cpu_series(const std::string& syscall, const std::string& where) {
+  return R"(hacoboot_step_kernel_cpu_samples_total{lane="container",phase="21",phase_name="CONTAINER_EXECING",syscall=")" +
+         syscall + R"(",where=")" + where + "\"}";
+}
+
+TEST(BootMetrics, KernelCpuSamplesArePerLaneStepSyscallAndPlaceWithTheFrequency) {
+  BootMetrics m;
+  EXPECT_EQ(sample(render(m), "hacoboot_kernel_profile_hertz"), "0") << "before a sampled boot";
+  m.add_syscalls(golden_analysis());
+  m.add_syscalls(golden_analysis());
+  const auto text = render(m);
+  EXPECT_EQ(sample(text, kernel_cpu_series("fsync", "blkdev_issue_flush")), "6");
+  EXPECT_EQ(sample(text, kernel_cpu_series("user", "user")), "4") << "user mode, outside any call";
+  EXPECT_FALSE(sample(text, kernel_cpu_series("other", "other"))) << "no step has more places than the bound";
+  EXPECT_EQ(sample(text, "hacoboot_kernel_profile_hertz"), "999");
+}
+
+// A step sampled at n places, one per syscall 1..n, number k sampled k
+// times: the most samples first.
+StepKernelCpu kernel_cpu_numbered(std::uint32_t n) {
+  StepKernelCpu cpu{.hz = 99};
+  for (std::uint32_t nr = n; nr >= 1; --nr)
+    cpu.points.push_back({.nr = nr, .frames = {"shmem_fill_super+0x1"}, .samples = nr});
+  return cpu;
+}
+
+TEST(BootMetrics, AStepHasAtMostTheBoundOfKernelCpuPlacesAndTheRestAsOther) {
+  constexpr auto kBound = static_cast<std::uint32_t>(BootMetrics::kKernelCpuSeriesPerStep);
+  BootMetrics m;
+  auto analysis = golden_analysis();
+  analysis.steps.at(2).syscalls->kernel_cpu = kernel_cpu_numbered(kBound + 2);
+  m.add_syscalls(analysis);
+  analysis.steps.at(2).syscalls->kernel_cpu =
+      StepKernelCpu{.hz = 99, .points = {{.nr = 100, .frames = {"shmem_fill_super+0x1"}, .samples = 5}}};
+  m.add_syscalls(analysis);
+  const auto text = render(m);
+  for (std::uint32_t nr = 3; nr <= kBound + 2; ++nr) {
+    EXPECT_EQ(sample(text, kernel_cpu_series(syscall_name(nr), "shmem_fill_super")), std::to_string(nr)) << nr;
+  }
+  EXPECT_FALSE(sample(text, kernel_cpu_series(syscall_name(1), "shmem_fill_super")));
+  EXPECT_FALSE(sample(text, kernel_cpu_series(syscall_name(100), "shmem_fill_super")));
+  EXPECT_EQ(sample(text, kernel_cpu_series("other", "other")), "8");  // 1 + 2 + 5
+  EXPECT_EQ(sample(text, "hacoboot_kernel_profile_hertz"), "99");
 }
 
 TEST(BootMetrics, AnUnstartedBootsAnalysisCountsNowhere) {

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "golden.hpp"
+#include "model/kernel_profile.hpp"
+#include "model/syscalls.hpp"
 #include "report/boot_rows.hpp"
 
 namespace hacoboot {
@@ -373,6 +375,35 @@ TEST(BootRowWriter, JsonLinesCarryEachStepsSyscalls) {
                                                         {"io_ns", 500}}));
   EXPECT_EQ(syscalls.at("calls").at(1).at("name"), "syscall_1023");
   EXPECT_TRUE(rows[6].at("syscalls").is_null()) << "a step without figures";
+}
+
+// JSON lines with --kernel-profile: a step's syscalls carry its CPU samples
+// in this boot as the JSON summary's kernel_cpu.
+TEST(BootRowWriter, JsonLinesCarryEachStepsKernelCpuSamples) {
+  auto analysis = sample_analysis();
+  analysis.steps[2].syscalls = StepSyscalls{
+      .calls = {{.nr = 165, .count = 1, .max_ns = 900, .states = {.cpu = 900}}},
+      .user = {.cpu = 100},
+      .kernel_cpu = StepKernelCpu{.hz = 999,
+                                  .partly_sampled = true,
+                                  .points = {{.nr = 165, .frames = {"shmem_fill_super+0x1c4"}, .samples = 3},
+                                             {.nr = kUserTime, .user_mode = true, .samples = 1}}}};
+  std::ostringstream out;
+  BootRowWriter(out, BootRowWriter::Format::Jsonl, PhaseNames{}).write(sample_boot(), analysis);
+  const auto rows = json_lines(out.str());
+  ASSERT_EQ(rows.size(), 7u) << out.str();
+  const auto& cpu = rows[4].at("syscalls").at("kernel_cpu");
+  EXPECT_EQ(cpu.at("hz"), 999);
+  EXPECT_EQ(cpu.at("samples"), 4);
+  EXPECT_EQ(cpu.at("partly_sampled"), true);
+  ASSERT_EQ(cpu.at("stacks").size(), 2u) << cpu.dump();
+  EXPECT_EQ(cpu.at("stacks").at(0), (nlohmann::json{{"name", "mount"},
+                                                    {"nr", 165},
+                                                    {"user_mode", false},
+                                                    {"samples", 3},
+                                                    {"frames", {"shmem_fill_super+0x1c4"}}}));
+  EXPECT_EQ(cpu.at("stacks").at(1).at("name"), "user");
+  EXPECT_TRUE(rows[0].at("syscalls").is_null()) << "a step without figures has no samples either";
 }
 
 // JSON lines: the same columns, and on the execve and listen rows the

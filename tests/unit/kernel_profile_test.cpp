@@ -76,6 +76,22 @@ TEST(KernelCpuShortForm, TheInnermostFrameThatIsNoGenericCode) {
   EXPECT_EQ(cpu_frame({}), "");
 }
 
+// As a flame graph draws a sample under its call: outermost first, past
+// the syscall's entry, without offsets or modules; outside a syscall (a
+// page fault) every frame.
+TEST(KernelCpuPath, FromPastTheEntryToWhereTheSampleLanded) {
+  EXPECT_EQ(cpu_path({"memset_orig+0x8", "shmem_fill_super+0x4 [shmem]", "path_mount+0x3", "__x64_sys_mount+0x121",
+                      "do_syscall_64+0x71", "entry_SYSCALL_64_after_hwframe+0x76"}),
+            (std::vector<std::string>{"path_mount", "shmem_fill_super", "memset_orig"}));
+  EXPECT_EQ(cpu_path({"clear_page_erms+0x7", "handle_mm_fault+0x3", "exc_page_fault+0x4", "asm_exc_page_fault+0x5"}),
+            (std::vector<std::string>{"asm_exc_page_fault", "exc_page_fault", "handle_mm_fault", "clear_page_erms"}));
+  EXPECT_EQ(cpu_path({"do_syscall_64+0x71", "entry_SYSCALL_64_after_hwframe+0x76"}), std::vector<std::string>{})
+      << "a sample in the entry itself: the call's frame says it";
+  EXPECT_EQ(cpu_path({"0xffffffff81000010", "0xffffffff81000020"}),
+            (std::vector<std::string>{"0xffffffff81000020", "0xffffffff81000010"}))
+      << "raw addresses stay raw";
+}
+
 KernelProfile two_segments_profile() {
   return {.hz = 999,
           .sampled_since_ns = 500,

@@ -16,6 +16,7 @@
 
 #include "model/blocking.hpp"
 #include "model/boot_analysis.hpp"
+#include "model/kernel_profile.hpp"
 #include "model/lane.hpp"
 #include "model/syscalls.hpp"
 #include "report/chrome_trace.hpp"
@@ -512,6 +513,61 @@ TEST(ChromeTraceSyscalls, CarryTheirTopBlockingPointsAndTheWakersRole) {
   EXPECT_TRUE(fsync[0].at("wait").is_null()) << "no stack, no wait: " << fsync[0];
   EXPECT_EQ(fsync[0].at("time_ns"), 18'000);
   EXPECT_FALSE(slices[2].at("args").contains("blocking")) << slices[2];
+}
+
+// --kernel-profile at 999 Hz, sampling on only after the step began: the
+// container's fsyncs were sampled at four stacks (one without frames), its
+// user time once in user mode, 8 samples in all.
+BootAnalysis analysis_with_kernel_cpu() {
+  auto analysis = analysis_with_syscalls();
+  const std::vector<std::string> flush{"blkdev_issue_flush+0x1", "ext4_sync_file+0x2", "do_fsync+0x3",
+                                       "__x64_sys_fsync+0x4", "do_syscall_64+0x5"};
+  analysis.steps.at(1).syscalls->kernel_cpu =
+      StepKernelCpu{.hz = 999,
+                    .partly_sampled = true,
+                    .points = {{.nr = SYS_fsync, .frames = flush, .samples = 4},
+                               {.nr = SYS_fsync, .frames = {"memset_orig+0x1", "ext4_sync_file+0x2"}, .samples = 1},
+                               {.nr = SYS_fsync, .frames = {"jbd2_log_wait_commit+0x1"}, .samples = 1},
+                               {.nr = kUserTime, .user_mode = true, .samples = 1},
+                               {.nr = SYS_fsync, .samples = 1}}};
+  return analysis;
+}
+
+// Selected in Perfetto, a syscall's slice says where its CPU went: its top
+// three sample places with their samples and share of the step's, the
+// whole stacks of the top two; the step's slice says what the shares are
+// of: the frequency, the samples, and whether sampling began within it.
+TEST(ChromeTraceSyscalls, CarryTheirTopKernelCpuPlacesAndTheStepItsFrequency) {
+  const auto trace = trace_of(lanes_boot(), analysis_with_kernel_cpu());
+  const auto slices = syscall_slices(trace, "boot 2 container (tid 201)");
+  ASSERT_EQ(slices.size(), 3U);
+  const auto& fsync = slices[0].at("args").at("kernel_cpu");
+  ASSERT_EQ(fsync.size(), 3U) << "the top three places, not all four: " << fsync;
+  EXPECT_EQ(fsync[0], (json{{"where", "blkdev_issue_flush"},
+                            {"samples", 4},
+                            {"share", 0.5},
+                            {"frames",
+                             {"blkdev_issue_flush+0x1", "ext4_sync_file+0x2", "do_fsync+0x3", "__x64_sys_fsync+0x4",
+                              "do_syscall_64+0x5"}}}));
+  EXPECT_EQ(fsync[1].at("where"), "ext4_sync_file") << "memset is generic code: " << fsync[1];
+  EXPECT_EQ(fsync[1].at("share"), 0.125);
+  EXPECT_TRUE(fsync[1].contains("frames")) << fsync[1];
+  EXPECT_EQ(fsync[2].at("where"), "jbd2_log_wait_commit");
+  EXPECT_FALSE(fsync[2].contains("frames")) << "only the top two carry their stacks: " << fsync[2];
+  EXPECT_EQ(slices[2].at("args").at("kernel_cpu"),
+            (json::array({{{"where", "user mode"}, {"samples", 1}, {"share", 0.125}}})));
+  EXPECT_FALSE(slices[1].at("args").contains("kernel_cpu")) << "read has no samples: " << slices[1];
+  for (const auto& event : track_named(trace, "boot 2 container (tid 201)")) {
+    if (event.at("name") != "CONTAINER_START" || event.at("cat") == "syscall") continue;
+    EXPECT_EQ(event.at("args").at("kernel_cpu"), (json{{"hz", 999}, {"samples", 8}, {"partly_sampled", true}}));
+  }
+}
+
+TEST(ChromeTraceSyscalls, WithoutKernelProfileNoKernelCpuArgs) {
+  const auto trace = trace_of(lanes_boot(), analysis_with_syscalls());
+  for (const auto& event : events_with(trace, "X")) {
+    EXPECT_FALSE(event.at("args").contains("kernel_cpu")) << event;
+  }
 }
 
 TEST(ChromeTraceSyscalls, FollowTheirStepInTheFile) {

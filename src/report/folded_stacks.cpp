@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -34,10 +35,14 @@ std::string folded_frame(std::string_view frame) {
 }
 
 // The ns a step's samples stand for: each one period of the sampling
-// clock. An estimate, not a measured time.
+// clock. An estimate, not a measured time; saturated, not wrapped, for
+// counts no run reaches (a recording's are read as written).
 std::uint64_t sampled_ns(std::uint64_t samples, std::uint32_t hz) {
   constexpr std::uint64_t kNsPerSecond = 1'000'000'000;
-  return hz == 0 ? 0 : samples * kNsPerSecond / hz;
+  if (hz == 0) return 0;
+  if (samples > std::numeric_limits<std::uint64_t>::max() / kNsPerSecond)
+    return std::numeric_limits<std::uint64_t>::max();
+  return samples * kNsPerSecond / hz;
 }
 
 // One call's (or the user time's, nr kUserTime) place under a step.

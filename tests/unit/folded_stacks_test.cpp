@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -194,6 +195,15 @@ TEST(FoldedStacks, SampledTimeNeverMakesAStepAddUpToMoreThanItsTime) {
       "boot-3;container;17 CONTAINER_UID_MAPPING_SETUP;mount;[blocked];ksys_read;vfs_read;anon_pipe_read 400000\n"
       "boot-3;container;17 CONTAINER_UID_MAPPING_SETUP;mount;[on CPU, sampled];path_mount;do_new_mount;vfs_get_tree;"
       "shmem_fill_super;memset_orig 2600000\n");
+}
+
+// A recording is read as written: a count whose width would wrap 2^64
+// still fills the call, it does not wrap to a sliver.
+TEST(FoldedStacks, ASampleCountBeyondAnyRunStillFillsItsCall) {
+  const auto stacks =
+      step_stacks(boot_three(), sampled_mount(std::numeric_limits<std::uint64_t>::max() / 1'000), PhaseNames{});
+  EXPECT_EQ(total_of(stacks), 4'200'000U);
+  EXPECT_NE(folded(stacks).find("memset_orig 2600000\n"), std::string::npos) << folded(stacks);
 }
 
 TEST(FoldedStacks, PhaseNamesComeFromTheGivenNames) {

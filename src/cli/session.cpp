@@ -208,8 +208,13 @@ class LiveView {
  private:
   void update_metrics(bool write_now) {
     if (!metrics_.enabled()) return;
-    metrics_.update(pipeline_.events_lost(), pipeline_.kernel_counters().untracked_phases, pipeline_.live_boots(),
-                    write_now);
+    const auto& counters = pipeline_.kernel_counters();
+    metrics_.update(pipeline_.events_lost(),
+                    {.syscall_aggregates = counters.syscalls_dropped,
+                     .blocked_stretches = counters.blocking_dropped,
+                     .kernel_stacks = counters.stacks_dropped,
+                     .cpu_samples = counters.samples_dropped},
+                    counters.untracked_phases, pipeline_.live_boots(), write_now);
   }
 
   Pipeline& pipeline_;

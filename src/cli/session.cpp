@@ -387,11 +387,17 @@ void warn_of_missed_events(const KernelCounters& counters, std::uint64_t undecod
         "are incomplete\n",
         counters.syscalls_dropped);
   }
-  if (counters.blocking_dropped > 0 || counters.stacks_dropped > 0) {
+  if (counters.blocking_dropped > 0) {
     diagnostics << fmt::format(
-        "hacoboot-sampler: warning: {} blocked stretches dropped (blocking map full), {} kernel stacks not taken "
-        "(stack map full): the steps' blocking points are incomplete\n",
-        counters.blocking_dropped, counters.stacks_dropped);
+        "hacoboot-sampler: warning: {} blocked stretches dropped (blocking map full): the steps' blocking points are "
+        "incomplete\n",
+        counters.blocking_dropped);
+  }
+  if (counters.stacks_dropped > 0) {
+    diagnostics << fmt::format(
+        "hacoboot-sampler: warning: {} kernel stacks not taken ({}): their blocking points and samples have no "
+        "frames\n",
+        counters.stacks_dropped, kStacksNotTaken);
   }
   if (counters.samples_dropped > 0) {
     diagnostics << fmt::format(

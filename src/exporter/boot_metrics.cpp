@@ -269,7 +269,8 @@ void BootMetrics::write_counters(Exposition& e, const PhaseNames& names) const {
       lost_events_);
   const std::string dropped = "hacoboot_kernel_dropped_total";
   e.family(dropped, "counter",
-           "What the kernel side could not aggregate or take, its map full (--syscalls, --kernel-profile): "
+           "What the kernel side could not aggregate or take, its map full (a stack also when its hash bucket "
+           "holds another) (--syscalls, --kernel-profile): "
            "non-zero, some steps' syscall, blocking or kernel CPU figures are incomplete.");
   e.sample(dropped, R"(what="syscall_aggregates")", std::to_string(kernel_drops_.syscall_aggregates));
   e.sample(dropped, R"(what="blocked_stretches")", std::to_string(kernel_drops_.blocked_stretches));

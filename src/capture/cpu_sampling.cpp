@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <utility>
 
@@ -18,13 +19,27 @@
 namespace hacoboot {
 namespace {
 
-[[noreturn]] void fail(const std::string& what, std::size_t cpu, int error) {
+[[noreturn]] void fail(const std::string& what, std::size_t cpu, int error, const std::string& hint = {}) {
   std::string message = what + " on CPU " + std::to_string(cpu) + ": " + std::strerror(error);
   if (error == EACCES || error == EPERM) message += " (needs root or CAP_PERFMON)";
-  throw RuntimeError(message);
+  throw RuntimeError(message + hint);
+}
+
+std::optional<std::uint64_t> max_sample_rate() {
+  std::ifstream in("/proc/sys/kernel/perf_event_max_sample_rate");
+  std::uint64_t rate = 0;
+  if (in >> rate) return rate;
+  return std::nullopt;
 }
 
 }  // namespace
+
+std::string sampling_refusal_hint(int error, std::uint32_t hz, std::optional<std::uint64_t> max_sample_rate) {
+  if (error != EINVAL || !max_sample_rate || hz <= *max_sample_rate) return {};
+  return " (--kernel-profile-hz " + std::to_string(hz) + " is above kernel.perf_event_max_sample_rate, " +
+         std::to_string(*max_sample_rate) + ", which the kernel lowers when sampling takes too long: ask for " +
+         std::to_string(*max_sample_rate) + " Hz or less)";
+}
 
 CpuSampling::CpuSampling(bpf_program* program, std::size_t possible_cpus, std::uint32_t hz) {
   perf_event_attr attr{};
@@ -38,7 +53,10 @@ CpuSampling::CpuSampling(bpf_program* program, std::size_t possible_cpus, std::u
     // pid -1: every task on that CPU; the program keeps the accounted ones.
     const long fd = ::syscall(__NR_perf_event_open, &attr, -1, static_cast<int>(cpu), -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0 && errno == ENODEV) continue;  // a possible CPU that is offline
-    if (fd < 0) fail("opening the kernel profile's CPU clock", cpu, errno);
+    if (fd < 0) {
+      const int error = errno;
+      fail("opening the kernel profile's CPU clock", cpu, error, sampling_refusal_hint(error, hz, max_sample_rate()));
+    }
     links_.emplace_back(bpf_program__attach_perf_event(program, static_cast<int>(fd)));
     if (links_.back() == nullptr) {
       const int err = errno;

@@ -5,12 +5,19 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 struct bpf_link;
 struct bpf_program;
 
 namespace hacoboot {
+
+// What to add to the message of a perf event that `error` refused at `hz`:
+// EINVAL above kernel.perf_event_max_sample_rate (`max_sample_rate`, which
+// the kernel itself lowers when its sampling interrupts take too long) is
+// the frequency, not the tool. "" when nothing is known to add.
+std::string sampling_refusal_hint(int error, std::uint32_t hz, std::optional<std::uint64_t> max_sample_rate);
 
 // The perf events of the kernel CPU profile (--kernel-profile): one CPU
 // clock per online CPU, in frequency mode, each running the sampling

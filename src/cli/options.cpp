@@ -584,6 +584,35 @@ void check_record(const CLI::App& app, const RecordArguments& args, CommandLine&
   result.options.subcommand = Command::Record;
 }
 
+// Standard output takes one output: two would interleave there (the
+// recording's bytes in the summary's text, a trace's JSON after the table),
+// and no reader could take either apart. The summary goes there unless -o
+// sends it elsewhere.
+void refuse_two_on_standard_output(const Options& opt) {
+  const std::array<std::pair<const char*, const std::string*>, 8> outputs{{{"--events", &opt.events},
+                                                                           {"--timeline", &opt.timeline},
+                                                                           {"--trace-out", &opt.trace_out},
+                                                                           {"--stacks", &opt.stacks},
+                                                                           {"--record", &opt.record},
+                                                                           {"--gate-junit", &opt.gate_junit},
+                                                                           {"--gate-markdown", &opt.gate_markdown},
+                                                                           {"--gate-json", &opt.gate_json}}};
+  const bool summary = opt.output.empty() || opt.output == "-";
+  const char* earlier = nullptr;
+  for (const auto& [option, path] : outputs) {
+    if (*path != "-") continue;
+    if (summary) {
+      throw UsageError(
+          fmt::format("{} -: standard output carries the summary; write the summary elsewhere with -o FILE", option));
+    }
+    if (earlier != nullptr) {
+      throw UsageError(
+          fmt::format("{} - and {} -: standard output takes one of them; write the other to a file", earlier, option));
+    }
+    earlier = option;
+  }
+}
+
 // `report` takes its recording, the outputs' and the gate's options, nothing else.
 CommandLine validated_report(const CLI::App& app, const Arguments& args) {
   for (const auto* option : app.get_options()) {
@@ -595,6 +624,7 @@ CommandLine validated_report(const CLI::App& app, const Arguments& args) {
   result.options.subcommand = Command::Report;
   check_outputs(report, args, result.options);
   check_regression_gate(report, args, result);
+  refuse_two_on_standard_output(result.options);
   return result;
 }
 
@@ -680,9 +710,8 @@ CommandLine validated(const CLI::App& app, const Arguments& args) {
   check_command(result);
   if (args.record.command->parsed()) {
     check_record(app, args.record, result);
-  } else if (result.options.record == "-" && (result.options.output.empty() || result.options.output == "-")) {
-    // The recording's bytes and the summary's text would interleave.
-    throw UsageError("--record -: standard output carries the summary; write the summary elsewhere with -o FILE");
+  } else if (result.options.subcommand == Command::Trace) {
+    refuse_two_on_standard_output(result.options);
   }
   result.options.states = outputs_read_states(result.options);
   return result;

@@ -114,6 +114,9 @@ void refuse_inputs_among(const std::vector<CheckedOutput>& outputs, const std::v
 void check_output_paths(const std::vector<NamedOutput>& outputs, const std::vector<NamedInput>& inputs) {
   std::vector<CheckedOutput> checked;
   for (const auto& output : outputs) {
+    if (output.path == "-" && output.regular_file_only) {
+      refuse(output, "it is written by renaming a new file over its path: standard output cannot take it");
+    }
     if (output.path.empty() || output.path == "-") continue;  // standard output
     const auto current = check_output(output);
     for (const auto& earlier : checked) {

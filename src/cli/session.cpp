@@ -214,8 +214,13 @@ class LiveView {
  private:
   void update_metrics(bool write_now) {
     if (!metrics_.enabled()) return;
-    metrics_.update(pipeline_.events_lost(), pipeline_.kernel_counters().untracked_phases, pipeline_.live_boots(),
-                    write_now);
+    const auto& counters = pipeline_.kernel_counters();
+    metrics_.update(pipeline_.events_lost(),
+                    {.syscall_aggregates = counters.syscalls_dropped,
+                     .blocked_stretches = counters.blocking_dropped,
+                     .kernel_stacks = counters.stacks_dropped,
+                     .cpu_samples = counters.samples_dropped},
+                    counters.untracked_phases, pipeline_.live_boots(), write_now);
   }
 
   Pipeline& pipeline_;
@@ -388,11 +393,17 @@ void warn_of_missed_events(const KernelCounters& counters, std::uint64_t undecod
         "are incomplete\n",
         counters.syscalls_dropped);
   }
-  if (counters.blocking_dropped > 0 || counters.stacks_dropped > 0) {
+  if (counters.blocking_dropped > 0) {
     diagnostics << fmt::format(
-        "hacoboot-sampler: warning: {} blocked stretches dropped (blocking map full), {} kernel stacks not taken "
-        "(stack map full): the steps' blocking points are incomplete\n",
-        counters.blocking_dropped, counters.stacks_dropped);
+        "hacoboot-sampler: warning: {} blocked stretches dropped (blocking map full): the steps' blocking points are "
+        "incomplete\n",
+        counters.blocking_dropped);
+  }
+  if (counters.stacks_dropped > 0) {
+    diagnostics << fmt::format(
+        "hacoboot-sampler: warning: {} kernel stacks not taken ({}): their blocking points and samples have no "
+        "frames\n",
+        counters.stacks_dropped, kStacksNotTaken);
   }
   if (counters.samples_dropped > 0) {
     diagnostics << fmt::format(

@@ -4,6 +4,8 @@
 
 #include <cerrno>
 
+#include "util/atomic_file.hpp"
+
 namespace hacoboot {
 namespace {
 
@@ -30,6 +32,7 @@ extern "C" void on_stop_signal(int signal) {
     g_stop_signal = signal;
   } else {
     if (g_child_group > 0) ::kill(-static_cast<pid_t>(g_child_group), SIGTERM);
+    remove_temporary_files();  // an output being written is left as it was
     ::_exit(128 + signal);
   }
   errno = saved_errno;

@@ -9,12 +9,13 @@ namespace hacoboot {
 
 // While alive: SIGINT, SIGTERM and SIGHUP ask the run to stop and print its
 // summary (SIGHUP instead asks a long-running exporter to reopen its files); a second one ends the process at once
-// (status 128+signal, after sending SIGTERM to the --run child's process group: the kernel detaches the probes when our
-// fds close). "Second" is the order the tool handles them in: one at a time, on the thread that created this object,
-// so that a signal arriving while the first one is handled waits its turn instead of overtaking it. SIGPIPE is
-// ignored, so that a closed output pipe is a write error we report rather than a silent death. SIGCHLD is caught and
-// does nothing but interrupt the event loop's wait (epoll_wait is never restarted; other calls are, SA_RESTART), so
-// that the end of a --run command is noticed at once rather than at the next poll.
+// (status 128+signal, after sending SIGTERM to the --run child's process group and removing the temporary file of an
+// output being written: the kernel detaches the probes when our fds close). "Second" is the order the tool handles them
+// in: one at a time, on the thread that created this object, so that a signal arriving while the first one is handled
+// waits its turn instead of overtaking it. SIGPIPE is ignored, so that a closed output pipe is a write error we report
+// rather than a silent death. SIGCHLD is caught and does nothing but interrupt the event loop's wait (epoll_wait is
+// never restarted; other calls are, SA_RESTART), so that the end of a --run command is noticed at once rather than at
+// the next poll.
 class StopSignals {
  public:
   explicit StopSignals(bool sighup_reopens = false);

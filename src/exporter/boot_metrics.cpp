@@ -316,6 +316,15 @@ void BootMetrics::write_counters(Exposition& e, const PhaseNames& names) const {
       "hacoboot_events_lost_total", "counter",
       "Events the kernel could not deliver (ring buffer full) or the tool could not decode: figures may miss boots.",
       lost_events_);
+  const std::string dropped = "hacoboot_kernel_dropped_total";
+  e.family(dropped, "counter",
+           "What the kernel side could not aggregate or take, its map full (a stack also when its hash bucket "
+           "holds another) (--syscalls, --kernel-profile): "
+           "non-zero, some steps' syscall, blocking or kernel CPU figures are incomplete.");
+  e.sample(dropped, R"(what="syscall_aggregates")", std::to_string(kernel_drops_.syscall_aggregates));
+  e.sample(dropped, R"(what="blocked_stretches")", std::to_string(kernel_drops_.blocked_stretches));
+  e.sample(dropped, R"(what="kernel_stacks")", std::to_string(kernel_drops_.kernel_stacks));
+  e.sample(dropped, R"(what="cpu_samples")", std::to_string(kernel_drops_.cpu_samples));
   e.scalar("hacoboot_phase_events_untracked_total", "counter",
            "Phase events ignored in the kernel: of no launch seen starting (begun before tracing, or not Haconiwa's).",
            untracked_phases_);

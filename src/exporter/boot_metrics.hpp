@@ -19,6 +19,17 @@
 
 namespace hacoboot {
 
+// What the kernel side could not aggregate or take, its maps full (the JSON
+// summary's syscalls_dropped, blocking_dropped, stacks_dropped,
+// samples_dropped): the steps' syscall, blocking and kernel CPU figures
+// are then incomplete.
+struct KernelDrops {
+  std::uint64_t syscall_aggregates = 0;
+  std::uint64_t blocked_stretches = 0;
+  std::uint64_t kernel_stacks = 0;
+  std::uint64_t cpu_samples = 0;
+};
+
 // Boot figures as Prometheus metrics (text exposition format 0.0.4) for the
 // exporter: the families and their labels are docs/exporter.md's.
 //
@@ -62,6 +73,8 @@ class BootMetrics {
   void add_syscalls(const BootAnalysis& analysis);
   // Events lost (kernel side) or undecodable, cumulative.
   void set_lost_events(std::uint64_t total) { lost_events_ = total; }
+  // What the kernel side could not aggregate or take (its maps full), cumulative.
+  void set_kernel_drops(const KernelDrops& drops) { kernel_drops_ = drops; }
   // The kernel side's count of phase events it dropped, cumulative.
   void set_untracked_phases(std::uint64_t total) { untracked_phases_ = total; }
   void set_boots_in_flight(std::uint64_t boots) { boots_in_flight_ = boots; }
@@ -133,6 +146,7 @@ class BootMetrics {
   Histogram noise_free_execve_;
   Histogram noise_free_listen_;
   std::uint64_t lost_events_ = 0;
+  KernelDrops kernel_drops_;
   std::uint64_t untracked_phases_ = 0;
   std::uint64_t boots_in_flight_ = 0;
   std::uint64_t haconiwa_files_ = 1;

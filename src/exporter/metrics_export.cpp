@@ -25,11 +25,12 @@ void MetricsExport::set_haconiwa_files(std::uint64_t attached, std::uint64_t rep
   metrics_.set_haconiwa_files(attached, replacements);
 }
 
-void MetricsExport::update(std::uint64_t events_lost, std::uint64_t untracked_phases, std::uint64_t in_flight,
-                           bool write_now) {
+void MetricsExport::update(std::uint64_t events_lost, const KernelDrops& drops, std::uint64_t untracked_phases,
+                           std::uint64_t in_flight, bool write_now) {
   {
     const std::scoped_lock lock(mutex_);
     metrics_.set_lost_events(events_lost);
+    metrics_.set_kernel_drops(drops);
     metrics_.set_untracked_phases(untracked_phases);
     metrics_.set_boots_in_flight(in_flight);
   }

@@ -46,7 +46,8 @@ class MetricsExport {
   void set_haconiwa_files(std::uint64_t attached, std::uint64_t replacements);
   // From the event loop: fresh gauges, and the textfile when due (or when
   // `write_now`, at the run's end).
-  void update(std::uint64_t events_lost, std::uint64_t untracked_phases, std::uint64_t in_flight, bool write_now);
+  void update(std::uint64_t events_lost, const KernelDrops& drops, std::uint64_t untracked_phases,
+              std::uint64_t in_flight, bool write_now);
 
  private:
   std::string render();

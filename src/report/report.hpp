@@ -27,6 +27,12 @@ struct KernelMapUse {
   bool operator==(const KernelMapUse&) const = default;
 };
 
+// Why the kernel side takes no stack, for the warnings: the stack map holds
+// one stack per bucket of its hash, so that a stack whose bucket holds
+// another is not taken either (bpf_get_stackid's EEXIST), the map far from
+// full (what a busy --kernel-profile meets first).
+inline constexpr const char* kStacksNotTaken = "stack map full, or another stack in the same bucket of its hash";
+
 // What the summary reports besides the statistics.
 struct RunFacts {
   std::int64_t start_phase = 1;

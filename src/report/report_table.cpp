@@ -76,11 +76,14 @@ class TableWriter final : public ReportWriter {
           "WARNING: {} syscall aggregates dropped (syscall map full): syscall figures may be incomplete\n",
           facts.syscalls_dropped);
     }
-    if (facts.blocking_dropped > 0 || facts.stacks_dropped > 0) {
+    if (facts.blocking_dropped > 0) {
       out << fmt::format(
-          "WARNING: {} blocked stretches dropped (blocking map full), {} kernel stacks not taken (stack map full): "
-          "blocking points may be incomplete\n",
-          facts.blocking_dropped, facts.stacks_dropped);
+          "WARNING: {} blocked stretches dropped (blocking map full): blocking points may be incomplete\n",
+          facts.blocking_dropped);
+    }
+    if (facts.stacks_dropped > 0) {
+      out << fmt::format("WARNING: {} kernel stacks not taken ({}): their blocking points and samples have no frames\n",
+                         facts.stacks_dropped, kStacksNotTaken);
     }
     if (facts.samples_dropped > 0) {
       out << fmt::format("WARNING: {} CPU samples dropped (sample map full): kernel CPU shares may be skewed\n",

@@ -4,7 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <cerrno>
+#include <climits>  // PATH_MAX
+#include <cstdint>
 #include <cstdlib>  // mkostemp
 #include <cstring>
 #include <filesystem>
@@ -13,13 +17,57 @@
 #include "util/errors.hpp"
 
 namespace hacoboot {
+namespace {
+
+// The temporary files in existence, for remove_temporary_files(): a table a
+// signal handler may read, without allocation or lock. An entry goes from
+// free to being filled to listed, and back to free.
+enum class ListedState : std::uint8_t { Free, Filling, Listed };
+struct ListedName {
+  std::atomic<ListedState> state{ListedState::Free};
+  std::array<char, PATH_MAX> name{};
+};
+static_assert(std::atomic<ListedState>::is_always_lock_free, "read by a signal handler");
+constexpr std::size_t kListedNames = 8;  // outputs are written one at a time; the exporter's textfile besides
+std::array<ListedName, kListedNames> g_listed;
+
+// The entry now holding `name`; -1 when every one is taken (that file is
+// then left to its destructor alone).
+int list_name(const std::string& name) {
+  if (name.empty() || name.size() >= PATH_MAX) return -1;
+  for (std::size_t i = 0; i < g_listed.size(); ++i) {
+    auto& entry = g_listed.at(i);
+    auto expected = ListedState::Free;
+    if (!entry.state.compare_exchange_strong(expected, ListedState::Filling)) continue;
+    std::memcpy(entry.name.data(), name.c_str(), name.size() + 1);
+    entry.state.store(ListedState::Listed);
+    return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void unlist_name(int& listed) {
+  if (listed >= 0) g_listed.at(static_cast<std::size_t>(listed)).state.store(ListedState::Free);
+  listed = -1;
+}
+
+}  // namespace
+
 TemporaryFile::TemporaryFile(std::string name_template) : name_(std::move(name_template)) {
   fd_.reset(::mkostemp(name_.data(), O_CLOEXEC));
   if (!fd_.valid()) name_.clear();
+  listed_ = list_name(name_);
 }
 
 TemporaryFile::~TemporaryFile() {
   if (!name_.empty()) ::unlink(name_.c_str());
+  unlist_name(listed_);
+}
+
+void remove_temporary_files() noexcept {
+  for (const auto& entry : g_listed) {
+    if (entry.state.load() == ListedState::Listed) ::unlink(entry.name.data());
+  }
 }
 
 namespace {
@@ -48,6 +96,7 @@ Expected<void> TemporaryFile::close() {
 Expected<void> TemporaryFile::rename_to(const std::string& path) {
   if (::rename(name_.c_str(), path.c_str()) != 0) return errno_failure();
   name_.clear();
+  unlist_name(listed_);
   return {};
 }
 

@@ -36,7 +36,14 @@ class TemporaryFile {
  private:
   std::string name_;
   UniqueFd fd_;
+  int listed_ = -1;  // its entry among those remove_temporary_files() removes; -1: none
 };
+
+// Removes every TemporaryFile not yet renamed into place, for a process that
+// ends with _exit (a second stop signal), which runs no destructor: an output
+// half written must not stay beside the file it was to replace.
+// Async-signal-safe.
+void remove_temporary_files() noexcept;
 
 // What a file of this type is, for messages: "a directory", "a FIFO"...; ""
 // for a regular file.

@@ -103,6 +103,15 @@ TEST(CheckOutputPaths, CharacterDeviceOrFifoIsWrittenInPlaceExceptByTheTextfile)
             std::string::npos);
 }
 
+// "-" is standard output for the outputs written in place; --textfile, renamed
+// over its path, would make a file named "-" in the working directory.
+TEST(CheckOutputPaths, TheTextfileIsNotStandardOutput) {
+  EXPECT_EQ(refusal({{.option = "--stacks", .path = "-"}}), "");
+  const auto message = refusal({{.option = "--textfile", .path = "-", .regular_file_only = true}});
+  EXPECT_NE(message.find("--textfile: cannot write -: "), std::string::npos) << message;
+  EXPECT_NE(message.find("standard output cannot take it"), std::string::npos) << message;
+}
+
 TEST(CheckOutputPaths, TwoOutputsOnTheSamePathAreRefusedNamingBoth) {
   const test::TempDir dir;
   const test::InDirectory in(dir.path());

@@ -199,7 +199,12 @@ TEST(BootMetrics, CountersFollowBootCounts) {
   m.set_untracked_phases(25);
   m.set_boots_in_flight(4);
   m.set_boots_in_flight(1);
+  m.set_kernel_drops({.syscall_aggregates = 1, .blocked_stretches = 2, .kernel_stacks = 12, .cpu_samples = 3});
   const auto text = render(m);
+  EXPECT_EQ(sample(text, R"(hacoboot_kernel_dropped_total{what="syscall_aggregates"})"), "1");
+  EXPECT_EQ(sample(text, R"(hacoboot_kernel_dropped_total{what="blocked_stretches"})"), "2");
+  EXPECT_EQ(sample(text, R"(hacoboot_kernel_dropped_total{what="kernel_stacks"})"), "12");
+  EXPECT_EQ(sample(text, R"(hacoboot_kernel_dropped_total{what="cpu_samples"})"), "3");
   EXPECT_EQ(sample(text, "hacoboot_boots_started_total"), "4");
   EXPECT_EQ(sample(text, "hacoboot_boots_completed_total"), "1");
   EXPECT_EQ(sample(text, "hacoboot_boots_incomplete_total"), "3");

@@ -5,12 +5,14 @@
 
 #include <sys/syscall.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "capture/cpu_sampling.hpp"
 #include "hacoboot/contract.h"
 #include "model/kernel_profile.hpp"
 #include "model/kernel_symbols.hpp"
@@ -32,6 +34,19 @@ template <typename T>
 void append(std::vector<std::byte>& bytes, const T& value) {
   const auto* begin = reinterpret_cast<const std::byte*>(&value);
   bytes.insert(bytes.end(), begin, begin + sizeof value);
+}
+
+// perf_event_open says only EINVAL for a frequency above the kernel's
+// limit, which the kernel lowers by itself on a busy host: the message names
+// the limit and what to ask for.
+TEST(KernelProfileRefusal, AFrequencyAboveTheKernelsLimitIsNamed) {
+  const auto hint = sampling_refusal_hint(EINVAL, 10000, 5000);
+  EXPECT_NE(hint.find("--kernel-profile-hz 10000 is above kernel.perf_event_max_sample_rate, 5000"), std::string::npos)
+      << hint;
+  EXPECT_NE(hint.find("ask for 5000 Hz or less"), std::string::npos) << hint;
+  EXPECT_EQ(sampling_refusal_hint(EINVAL, 999, 5000), "") << "under the limit: the cause is another";
+  EXPECT_EQ(sampling_refusal_hint(EINVAL, 10000, std::nullopt), "") << "the limit unknown";
+  EXPECT_EQ(sampling_refusal_hint(EACCES, 10000, 5000), "");
 }
 
 TEST(KernelSamples, DecodeTheLoadersLayoutUserModeWithoutAStack) {

@@ -321,13 +321,32 @@ TEST(Options, RecordTakesTheTraceOptionsAndNoOtherOutput) {
   EXPECT_EQ(parse("record", "-o", "-", "/bin/app").options.record, "-") << "record writes nothing else there";
 }
 
+// Standard output takes one output: the summary's table followed by a
+// trace's JSON or a flame graph's lines is neither.
+TEST(Options, StandardOutputTakesOneOutput) {
+  for (const char* option : {"--stacks", "--trace-out", "--events", "--timeline"}) {
+    EXPECT_NE(refusal(option, "-", "/bin/app").find(std::string(option) + " -: standard output carries the summary"),
+              std::string::npos)
+        << option;
+    EXPECT_EQ(parse(option, "-", "-o", "s.txt", "/bin/app").options.output, "s.txt") << option;
+  }
+  EXPECT_NE(refusal("--stacks", "-", "-o", "-", "/bin/app").find("carries the summary"), std::string::npos);
+  EXPECT_NE(refusal("-o", "s.txt", "--stacks", "-", "--trace-out", "-", "/bin/app")
+                .find("--trace-out - and --stacks -: standard output takes one of them"),
+            std::string::npos);
+  EXPECT_NE(refusal("report", "run.hbrec", "--stacks", "-").find("--stacks -: standard output carries the summary"),
+            std::string::npos)
+      << "report writes the same outputs";
+  EXPECT_EQ(parse("report", "run.hbrec", "--stacks", "-", "-o", "s.txt").options.stacks, "-");
+}
+
 // The stacks are the syscalls': asking for them attaches the syscall hooks,
 // as --all-syscalls does.
 TEST(Options, StacksImplySyscalls) {
   const auto o = parse("--stacks", "boots.folded", "/bin/app").options;
   EXPECT_EQ(o.stacks, "boots.folded");
   EXPECT_TRUE(o.syscalls);
-  EXPECT_TRUE(parse("--stacks", "-", "/bin/app").options.syscalls);
+  EXPECT_TRUE(parse("--stacks", "-", "-o", "s.txt", "/bin/app").options.syscalls);
   EXPECT_FALSE(parse("/bin/app").options.syscalls);
 }
 

@@ -287,6 +287,19 @@ TEST(TableWarnings, UnaccountedThreadsAreReported) {
   EXPECT_EQ(render(done_pipe_summary()).find("unaccounted"), std::string::npos);
 }
 
+// Each loss is told on its own, with its cause: a stack map rarely fills,
+// but a stack whose hash bucket holds another is not taken either.
+TEST(TableWarnings, StacksNotTakenAreReportedWithoutTheOtherLosses) {
+  RunFacts facts;
+  facts.stacks_dropped = 12;
+  const auto table = render(done_pipe_summary(), facts);
+  EXPECT_NE(table.find("WARNING: 12 kernel stacks not taken (stack map full, or another stack in the same bucket of "
+                       "its hash)"),
+            std::string::npos)
+      << table;
+  EXPECT_EQ(table.find("blocked stretches"), std::string::npos) << "none was dropped:\n" << table;
+}
+
 TEST(TableWarnings, RepairedSwitchInsAreReportedAsNoLoss) {
   RunFacts facts;
   facts.repaired_switch_ins = 4;

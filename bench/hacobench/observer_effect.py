@@ -15,7 +15,7 @@ from typing import Callable
 from .accuracy import read_truth, truth_bracket
 from .context import Context, OURS, PREV, REF, order
 from .running import end_run, run, start_ours, start_reference
-from .table import Results, Row
+from .table import Results, Row, cell
 
 
 STOPPED = "reader stopped"  # hacoboot-sampler with its process stopped (SIGSTOP) once live
@@ -88,8 +88,14 @@ def kernel_side_per_boot(ctx: Context, tool: str, results: Results) -> dict[str,
     boots = ctx.sizes.observer_boots
     before_start = set(bpf_program_stats())
     name = f"observer-stats-{tool[:8]}"
-    p = start_reference(ctx, name) if tool == REF else start_ours(ctx, name, ["--haconiwa", ctx.launcher, "-o",
-                                                                             "/dev/null", ctx.app], tool)
+    if tool == STRACE:
+        p = None
+    elif tool == REF:
+        p = start_reference(ctx, name)
+    else:
+        extra = ["--syscalls"] if tool == OURS_SYSCALLS else []
+        p = start_ours(ctx, name, ["--haconiwa", ctx.launcher, "-o", "/dev/null", *extra, ctx.app],
+                       OURS if tool == OURS_SYSCALLS else tool)
     stats_switch = Path("/proc/sys/kernel/bpf_stats_enabled")
     was = stats_switch.read_text()
     try:
@@ -159,15 +165,23 @@ def measure_observer_effect(ctx: Context, results: Results) -> None:
 REAL_SIZED_WORK = ["--fsync", "2:1", "--unshare-net", "12", "--mounts", "17:10", "--burn", "14:2"]
 
 
-def boot_once_ms(ctx: Context, launcher: str, name: str) -> float:
-    """One real-sized boot of the demo app by LAUNCHER; its time to listen (ms)."""
+def boot_once_ms(ctx: Context, launcher: str, name: str, wrapper: tuple[str, ...] = ()) -> float:
+    """One real-sized boot of the demo app by LAUNCHER (run by WRAPPER); its time to listen (ms)."""
     truth_path = ctx.file(f"{name}.truth")
-    run(ctx, [launcher, "-n", "1", "--truth", str(truth_path), "--io-dir", str(ctx.file(".")), *REAL_SIZED_WORK,
+    run(ctx, [*wrapper, launcher, "-n", "1", "--truth", str(truth_path), "--io-dir", str(ctx.file(".")), *REAL_SIZED_WORK,
               "--", ctx.app], timeout=120)
     times = times_to_listen_ms(truth_path)
     if len(times) != 1:
         raise RuntimeError(f"{name}: {len(times)} boots listened, not 1")
     return times[0]
+
+
+# This tool with syscalls per step (issue 24): its pairs beside the plain
+# tool's, and beside what an operator runs today for the same counts, strace
+# (no tracer: each traced boot runs under it).
+OURS_SYSCALLS = f"{OURS} --syscalls"
+STRACE = "strace -f -c"
+STRACE_WRAPPER = ("strace", "-f", "-c", "-o", "/dev/null")
 
 
 def paired_differences(ctx: Context, tool: str, untraced_launcher: str, name: str,
@@ -184,12 +198,16 @@ def paired_differences(ctx: Context, tool: str, untraced_launcher: str, name: st
         for pair in range(ctx.sizes.observer_pairs):
             sides = ["traced", "untraced"] if pair % 2 == 0 else ["untraced", "traced"]
             ms = {side: boot_once_ms(ctx, ctx.launcher if side == "traced" else untraced_launcher,
-                                     f"{name}-{pair}-{side}") for side in sides}
+                                     f"{name}-{pair}-{side}",
+                                     STRACE_WRAPPER if side == "traced" and tool == STRACE else ())
+                  for side in sides}
             differences.append((ms["traced"] - ms["untraced"]) * 1e3)
             untraced.append(ms["untraced"])
-        end_run(p, results, f"10e: {tool}, {name}")
+        if p:
+            end_run(p, results, f"10e: {tool}, {name}")
     finally:
-        p.kill()
+        if p:
+            p.kill()
     return differences, untraced
 
 
@@ -203,13 +221,14 @@ def measure_observer_pairs(ctx: Context, results: Results) -> None:
     following a boot adds to it."""
     untraced_launcher = str(ctx.file("hacoboot-launcher-untraced"))
     shutil.copy2(ctx.launcher, untraced_launcher)
-    tools = ctx.tracers()
+    tools = ctx.tracers() + [OURS_SYSCALLS] + ([STRACE] if shutil.which("strace") else [])
     per_run: dict[str, list[float]] = {tool: [] for tool in tools}
     pooled: dict[str, list[float]] = {tool: [] for tool in tools}
     untraced: list[float] = []
     for rep in range(ctx.sizes.session_reps):
         for tool in order(rep, tools):
-            differences, base = paired_differences(ctx, tool, untraced_launcher, f"pairs-{tool[:8]}-{rep}", results)
+            differences, base = paired_differences(ctx, tool, untraced_launcher, f"pairs-{tools.index(tool)}-{rep}",
+                                                   results)
             per_run[tool].append(statistics.median(differences))
             pooled[tool] += differences
             untraced += base
@@ -224,6 +243,15 @@ def measure_observer_pairs(ctx: Context, results: Results) -> None:
                             ref=[us / 1e3 / base_ms * 100 for us in per_run.get(REF, [])],
                             prev=[us / 1e3 / base_ms * 100 for us in per_run.get(PREV, [])], ratio=False,
                             goal="< 1 % and <= bpftrace", decimals=2))
+    strace = per_run.get(STRACE, [])
+    with_syscalls = results.add(Row("10g. the same with --syscalls (syscalls per step, issue 24)", "us",
+                                    ours=per_run[OURS_SYSCALLS], ratio=False,
+                                    ref_text=f"without: {cell(per_run[OURS], 0)}; {STRACE}: {cell(strace, 0)}",
+                                    goal=f"<= without + 1 % of the untraced boot, >= 10x below {STRACE}",
+                                    decimals=0))
+    ours_syscalls = statistics.median(per_run[OURS_SYSCALLS])
+    with_syscalls.met = (ours_syscalls <= statistics.median(per_run[OURS]) + base_ms * 1e3 * 0.01
+                         and (not strace or statistics.median(strace) >= 10 * max(ours_syscalls, 1.0)))
     if per_run.get(REF):
         row.met = statistics.median(per_run[OURS]) <= statistics.median(per_run[REF])
     share.met = statistics.median(per_run[OURS]) / 1e3 / base_ms < 0.01 and row.met is not False

@@ -564,6 +564,16 @@ CommandLine validated_compare(const CLI::App& app, const CompareArguments& args)
   result.options.compared = args.compared;
   result.options.gate = checked_gate(*args.command, args.gate, result.options.phase_names);
   take_gate_files(*args.command, args.gate, result.options, true);
+  // compare's report is its standard output: a gate file there would be
+  // interleaved with it, and neither read back.
+  for (const auto& [option, path] : {std::pair{"--gate-junit", &result.options.gate_junit},
+                                     std::pair{"--gate-markdown", &result.options.gate_markdown},
+                                     std::pair{"--gate-json", &result.options.gate_json}}) {
+    if (*path == "-") {
+      throw UsageError(
+          fmt::format("compare: {} -: standard output carries the comparison; write it to a file", option));
+    }
+  }
   return result;
 }
 

@@ -269,6 +269,11 @@ TEST(Options, CompareTakesTwoSummariesAndTheGateOptions) {
   EXPECT_EQ(refusal("compare", "a.json", ""), "NEW: empty value");
   EXPECT_NE(refusal("compare", "a.json").find("NEW is required"), std::string::npos);
   EXPECT_EQ(refusal("-q", "compare", "a.json", "b.json"), "compare: --quiet is not an option of compare");
+  // The comparison is printed: a gate file on standard output would be mixed into it.
+  for (const char* option : {"--gate-junit", "--gate-markdown", "--gate-json"}) {
+    EXPECT_EQ(refusal("compare", "a.json", "b.json", option, "-"),
+              std::string("compare: ") + option + " -: standard output carries the comparison; write it to a file");
+  }
   EXPECT_EQ(o.subcommand, Command::Compare);
   EXPECT_EQ(parse("/bin/app").options.subcommand, Command::Trace) << "a traced run";
 }

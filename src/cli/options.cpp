@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "cli/byte_size.hpp"
 #include "cli/duration.hpp"
@@ -553,6 +554,24 @@ void check_regression_gate(const CLI::App& app, const Arguments& args, CommandLi
   }
 }
 
+// The options besides -o whose file is standard output ("-"), in the order
+// of the help.
+std::vector<const char*> on_standard_output(const Options& opt) {
+  const std::array<std::pair<const char*, const std::string*>, 8> outputs{{{"--events", &opt.events},
+                                                                           {"--timeline", &opt.timeline},
+                                                                           {"--trace-out", &opt.trace_out},
+                                                                           {"--stacks", &opt.stacks},
+                                                                           {"--record", &opt.record},
+                                                                           {"--gate-junit", &opt.gate_junit},
+                                                                           {"--gate-markdown", &opt.gate_markdown},
+                                                                           {"--gate-json", &opt.gate_json}}};
+  std::vector<const char*> taken;
+  for (const auto& [option, path] : outputs) {
+    if (*path == "-") taken.push_back(option);
+  }
+  return taken;
+}
+
 // `compare` takes its two files and the gate's options, nothing else.
 CommandLine validated_compare(const CLI::App& app, const CompareArguments& args) {
   for (const auto* option : app.get_options()) {
@@ -566,13 +585,9 @@ CommandLine validated_compare(const CLI::App& app, const CompareArguments& args)
   take_gate_files(*args.command, args.gate, result.options, true);
   // compare's report is its standard output: a gate file there would be
   // interleaved with it, and neither read back.
-  for (const auto& [option, path] : {std::pair{"--gate-junit", &result.options.gate_junit},
-                                     std::pair{"--gate-markdown", &result.options.gate_markdown},
-                                     std::pair{"--gate-json", &result.options.gate_json}}) {
-    if (*path == "-") {
-      throw UsageError(
-          fmt::format("compare: {} -: standard output carries the comparison; write it to a file", option));
-    }
+  if (const auto taken = on_standard_output(result.options); !taken.empty()) {
+    throw UsageError(
+        fmt::format("compare: {} -: standard output carries the comparison; write it to a file", taken.front()));
   }
   return result;
 }
@@ -599,27 +614,15 @@ void check_record(const CLI::App& app, const RecordArguments& args, CommandLine&
 // and no reader could take either apart. The summary goes there unless -o
 // sends it elsewhere.
 void refuse_two_on_standard_output(const Options& opt) {
-  const std::array<std::pair<const char*, const std::string*>, 8> outputs{{{"--events", &opt.events},
-                                                                           {"--timeline", &opt.timeline},
-                                                                           {"--trace-out", &opt.trace_out},
-                                                                           {"--stacks", &opt.stacks},
-                                                                           {"--record", &opt.record},
-                                                                           {"--gate-junit", &opt.gate_junit},
-                                                                           {"--gate-markdown", &opt.gate_markdown},
-                                                                           {"--gate-json", &opt.gate_json}}};
-  const bool summary = opt.output.empty() || opt.output == "-";
-  const char* earlier = nullptr;
-  for (const auto& [option, path] : outputs) {
-    if (*path != "-") continue;
-    if (summary) {
-      throw UsageError(
-          fmt::format("{} -: standard output carries the summary; write the summary elsewhere with -o FILE", option));
-    }
-    if (earlier != nullptr) {
-      throw UsageError(
-          fmt::format("{} - and {} -: standard output takes one of them; write the other to a file", earlier, option));
-    }
-    earlier = option;
+  const auto taken = on_standard_output(opt);
+  if (taken.empty()) return;
+  if (opt.output.empty() || opt.output == "-") {
+    throw UsageError(fmt::format("{} -: standard output carries the summary; write the summary elsewhere with -o FILE",
+                                 taken.front()));
+  }
+  if (taken.size() > 1) {
+    throw UsageError(
+        fmt::format("{} - and {} -: standard output takes one of them; write the other to a file", taken[0], taken[1]));
   }
 }
 

@@ -97,7 +97,9 @@ RecordingHeader read_header(std::string_view bytes, FrameCursor& cursor, const s
   if (frame->kind != FrameKind::Header) throw cursor.error("the first frame is not the header");
   const auto json = json_payload(*frame, cursor);
   if (format > kRecordingFormat || layout > HACOBOOT_RECORD_LAYOUT_VERSION) {
-    const auto tool = json.value("tool_version", std::string("?"));
+    // A newer tool's header is not this one's to read: only a string names it.
+    const auto version = json.is_object() ? json.find("tool_version") : json.end();
+    const auto tool = version != json.end() && version->is_string() ? version->get<std::string>() : std::string("?");
     throw UsageError(fmt::format(
         "{}: recorded by hacoboot-sampler {} with recording format {} and record layout {}; this build reads up "
         "to format {} and layout {}: report it with that version or a newer one",

@@ -213,6 +213,19 @@ TEST(Recording, ANewerLayoutOrFormatIsRefusedNamingTheToolThatWroteIt) {
       << refusal(bytes);
 }
 
+// A newer format's header is read for its tool only: one whose tool is no
+// string is refused all the same, naming no tool (found by fuzz_recording).
+TEST(Recording, ANewerFormatWhoseToolIsNoStringIsRefusedAllTheSame) {
+  auto bytes = recorded(three_launches());
+  const std::string version = "\"tool_version\":\"9.9.9\"";
+  const auto at = bytes.find(version);
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, version.size(), "\"tool_version\":    999");  // same length: the frame stays whole
+  bytes[8] = static_cast<char>(kRecordingFormat + 1);
+  EXPECT_NE(refusal(bytes).find("recorded by hacoboot-sampler ? with recording format"), std::string::npos)
+      << refusal(bytes);
+}
+
 TEST(Recording, MalformedOnesAreRefusedNamingTheOffset) {
   EXPECT_NE(refusal("GIF89a...").find("not a hacoboot-sampler recording"), std::string::npos);
   const auto bytes = recorded(three_launches());

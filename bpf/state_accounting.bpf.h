@@ -138,7 +138,7 @@ struct accounted_launch {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, HACOBOOT_MAX_TRACKED);
+	__uint(max_entries, HACOBOOT_MAX_ACCOUNTED_LAUNCHES);
 	__type(key, __u32);
 	__type(value, struct accounted_launch);
 } accounted_launches SEC(".maps");
@@ -383,8 +383,9 @@ static __always_inline void start_accounting(__u32 launch)
 {
 	struct accounted_launch fresh = {};
 
-	if (account_states)
-		bpf_map_update_elem(&accounted_launches, &launch, &fresh, BPF_ANY);
+	/* Its threads would go unaccounted unseen: one count says the map was full. */
+	if (account_states && bpf_map_update_elem(&accounted_launches, &launch, &fresh, BPF_ANY))
+		__sync_fetch_and_add(&counters.unaccounted_threads, 1);
 }
 
 /* Ends the accounting of a launch: its threads' entries go, once. */

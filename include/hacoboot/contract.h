@@ -41,8 +41,20 @@
  */
 #define HACOBOOT_MAX_EXECING 1024
 
-/* Threads of tracked processes whose scheduler states are accounted at once. */
-#define HACOBOOT_MAX_THREADS 65536
+/*
+ * Threads whose scheduler states are accounted at once: those of the launches
+ * between START_SV and their listen, a few each. A hash map's buckets cost
+ * its creation time in proportion to its size, at every start (about 0.1 ms
+ * per 4,096 here), preallocated or not; a thread past it is counted in
+ * unaccounted_threads.
+ */
+#define HACOBOOT_MAX_THREADS 16384
+
+/*
+ * Launches accounted at once (booting: from START_SV to their listen). A
+ * launch past it is not accounted, and counted in unaccounted_threads.
+ */
+#define HACOBOOT_MAX_ACCOUNTED_LAUNCHES 8192
 
 enum hacoboot_event_kind {
 	HACOBOOT_EV_PHASE = 1,	/* USDT bootstrap_phase_pass: arg = phase */

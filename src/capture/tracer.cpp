@@ -256,9 +256,13 @@ void Tracer::choose_syscall_programs(const Config& config) {
     bpf_program__set_autoload(program, config.account_syscalls || !tracepoints_known);
     bpf_program__set_autoattach(program, false);
   }
-  // Without --syscalls no aggregate is ever made: a hash map's buckets cost
-  // its creation time in proportion to its size.
-  if (!config.account_syscalls) (void)bpf_map__set_max_entries(skeleton_->maps.syscall_aggregates, 1);
+  // Without --syscalls no aggregate is ever made, of syscalls or of blocked
+  // time: a hash map's buckets cost its creation time in proportion to its size.
+  if (!config.account_syscalls) {
+    for (bpf_map* map : {skeleton_->maps.syscall_aggregates, skeleton_->maps.blocking_aggregates}) {
+      (void)bpf_map__set_max_entries(map, 1);
+    }
+  }
   // Attached by CpuSampling, only with --kernel-profile.
   bpf_program__set_autoload(progs.on_cpu_sample, config.kernel_profile_hz != 0);
   bpf_program__set_autoattach(progs.on_cpu_sample, false);

@@ -165,21 +165,43 @@ static __always_inline struct tracked_process *member_of_container(__u32 pid)
 /* Deeper than any real haconiwa process tree; bounds the verifier's walk. */
 #define MAX_ANCESTRY 32
 
-/* Whether the current process is watched_tgid or one of its descendants. */
+/* A walk up the current process's ancestry, one process per step. */
+struct ancestry_walk {
+	struct task_struct *task;
+	bool watched;
+};
+
+/* One step of the walk (bpf_loop): 1 ends it. */
+static long ancestor_step(__u32 depth, struct ancestry_walk *walk)
+{
+	/* Read into a local first: the walk's own type has no CO-RE relocation. */
+	struct task_struct *task = walk->task;
+	__u32 tgid;
+
+	if (!task)
+		return 1;
+	tgid = BPF_CORE_READ(task, tgid);
+	if (tgid == watched_tgid) {
+		walk->watched = true;
+		return 1;
+	}
+	if (tgid <= 1)
+		return 1;
+	walk->task = BPF_CORE_READ(task, real_parent);
+	return 0;
+}
+
+/*
+ * Whether the current process is watched_tgid or one of its descendants.
+ * Through bpf_loop, whose body the verifier walks once rather than once per
+ * level (a millisecond of the start with --run or --pid).
+ */
 static __always_inline bool under_watched_process(void)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct ancestry_walk walk = {.task = (struct task_struct *)bpf_get_current_task()};
 
-	for (int depth = 0; depth < MAX_ANCESTRY && task; depth++) {
-		__u32 tgid = BPF_CORE_READ(task, tgid);
-
-		if (tgid == watched_tgid)
-			return true;
-		if (tgid <= 1)
-			return false;
-		task = BPF_CORE_READ(task, real_parent);
-	}
-	return false;
+	bpf_loop(MAX_ANCESTRY, ancestor_step, &walk, 0);
+	return walk.watched;
 }
 
 /*

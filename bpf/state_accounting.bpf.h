@@ -388,30 +388,51 @@ static __always_inline void start_accounting(__u32 launch)
 		__sync_fetch_and_add(&counters.unaccounted_threads, 1);
 }
 
-/* Ends the accounting of a launch: its threads' entries go, once. */
+/* A launch whose accounting ends: its id and the threads it listed. */
+struct ending_launch {
+	__u32 id;
+	struct accounted_launch listed;
+};
+
+/* For each thread the launch listed (bpf_loop): forgets it if it is still the launch's. */
+static long forget_listed_thread(__u32 i, struct ending_launch *ending)
+{
+	struct thread_states *thread;
+	__u32 tid;
+
+	if (i >= HACOBOOT_LAUNCH_THREADS)
+		return 1;
+	tid = ending->listed.tids[i];
+	thread = bpf_map_lookup_elem(&threads, &tid);
+	/* Gone at its exit, or its tid reused by another launch's thread. */
+	if (thread)
+		forget_thread_of_launch(&threads, &tid, thread, &ending->id);
+	return 0;
+}
+
+/*
+ * Ends the accounting of a launch: its threads' entries go, once. Through
+ * bpf_loop, whose body the verifier walks once, where an unrolled loop had
+ * it walk each of the HACOBOOT_LAUNCH_THREADS copies in every program that
+ * ends a launch (a millisecond of every start).
+ */
 static __always_inline void stop_accounting(__u32 launch_id)
 {
 	struct accounted_launch *found = account_states && launch_id
 					     ? bpf_map_lookup_elem(&accounted_launches, &launch_id)
 					     : NULL;
-	struct accounted_launch launch;
-	struct thread_states *thread;
+	struct ending_launch ending = {.id = launch_id};
 
 	if (!found)
 		return;
-	launch = *found;
+	ending.listed = *found;
 	if (bpf_map_delete_elem(&accounted_launches, &launch_id))
 		return; /* ended by another CPU meanwhile */
-	if (launch.threads > HACOBOOT_LAUNCH_THREADS) {
+	if (ending.listed.threads > HACOBOOT_LAUNCH_THREADS) {
 		bpf_for_each_map_elem(&threads, forget_thread_of_launch, &launch_id, 0);
 		return;
 	}
-	for (__u32 i = 0; i < HACOBOOT_LAUNCH_THREADS && i < launch.threads; i++) {
-		thread = bpf_map_lookup_elem(&threads, &launch.tids[i]);
-		/* Gone at its exit, or its tid reused by another launch's thread. */
-		if (thread)
-			forget_thread_of_launch(&threads, &launch.tids[i], thread, &launch_id);
-	}
+	bpf_loop(ending.listed.threads, forget_listed_thread, &ending, 0);
 }
 
 /*

@@ -31,12 +31,13 @@ struct KernelFeature {
   std::string_view without;
 };
 
-inline constexpr std::array<KernelFeature, 7> kKernelFeatures{{
+inline constexpr std::array<KernelFeature, 8> kKernelFeatures{{
     {"kernel BTF in /sys/kernel/btf", {5, 4}, "CO-RE: the kernel's type layout", "--btf FILE"},
     {"BPF ring buffer", {5, 8}, "every event", ""},
     {"CAP_BPF and CAP_PERFMON", {5, 8}, "tracing without root", "root (CAP_SYS_ADMIN)"},
     {"BPF atomic fetch-and-add", {5, 12}, "the threads each launch lists", ""},
     {"bpf_for_each_map_elem", {5, 13}, "ending a launch's accounting", ""},
+    {"bpf_loop", {5, 17}, "ending a launch's accounting, the ancestry of --pid and --run", ""},
     {"sched_switch's prev_state", {5, 18}, "scheduler states", ""},
     {"uprobe_multi links", {6, 6}, "one link for the probe, a fast exit", "perf uprobes"},
 }};

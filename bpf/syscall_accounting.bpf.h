@@ -52,13 +52,14 @@ struct {
 } syscall_aggregates SEC(".maps");
 
 /*
- * Set by the loader before the hooks attach when the user asked for
- * syscalls per step (--syscalls): the accounting then needs the raw syscall
- * hooks, which run on every syscall of the host while the tool runs, so
- * without it they stay detached (or, attached for execve and listen, time
- * nothing).
+ * Set by the loader when the user asked for syscalls per step (--syscalls):
+ * the accounting then needs the raw syscall hooks, which run on every
+ * syscall of the host while the tool runs, so without it they stay detached
+ * (or, attached for execve and listen, time nothing). A constant: without
+ * it the verifier drops the syscall accounting from every program, a third
+ * of what it walks at an everyday start.
  */
-bool account_syscalls = false;
+const volatile bool account_syscalls = false;
 
 /* The entry of `key`, made when missing; NULL, counted, when the map is full. */
 static __always_inline struct hacoboot_syscall_totals *

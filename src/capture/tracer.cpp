@@ -256,8 +256,10 @@ void Tracer::choose_syscall_programs(const Config& config) {
     bpf_program__set_autoload(program, config.account_syscalls || !tracepoints_known);
     bpf_program__set_autoattach(program, false);
   }
-  // Without --syscalls no aggregate is ever made, of syscalls or of blocked
-  // time: a hash map's buckets cost its creation time in proportion to its size.
+  // A constant the verifier prunes by. Without --syscalls no aggregate is
+  // ever made, of syscalls or of blocked time: a hash map's buckets cost its
+  // creation time in proportion to its size.
+  skeleton_->rodata->account_syscalls = config.account_syscalls;
   if (!config.account_syscalls) {
     for (bpf_map* map : {skeleton_->maps.syscall_aggregates, skeleton_->maps.blocking_aggregates}) {
       (void)bpf_map__set_max_entries(map, 1);
@@ -296,7 +298,6 @@ Expected<void, StartFailure> Tracer::attach_syscall_hooks(const Config& config) 
   }
   // Before the raw hooks run: they must not see execve and listen twice.
   __atomic_store_n(&skeleton_->bss->milestones_from_raw_syscalls, !tracepoints, __ATOMIC_SEQ_CST);
-  __atomic_store_n(&skeleton_->bss->account_syscalls, config.account_syscalls, __ATOMIC_SEQ_CST);
   syscalls_accounted_ = config.account_syscalls;
   if (tracepoints && !config.account_syscalls) return {};
   auto& links = skeleton_->links;

@@ -55,6 +55,8 @@ struct task_struct {
 	pid_t tgid;
 	struct task_struct *real_parent;
 	struct signal_struct *signal;
+	/* set while it waits in io_schedule(); a bit field: BPF_CORE_READ_BITFIELD_PROBED */
+	unsigned int in_iowait : 1;
 } __attribute__((preserve_access_index));
 
 /* An exec'd file: which one (filesystem, inode), and its name and directory. */

@@ -17,8 +17,8 @@
  * |                                      |            | fork event's time                        |
  * | a thread of it clones (on_fork)      | none       | created: RUN_QUEUE from now              |
  * | switched out (on_sched_switch,       | CPU        | RUN_QUEUE when preempted or still        |
- * |   prev)                              |            | runnable, IO when uninterruptible (not   |
- * |                                      |            | TASK_IDLE), else SLEEP                   |
+ * |   prev)                              |            | runnable, IO when waiting in             |
+ * |                                      |            | io_schedule (in_iowait), else SLEEP      |
  * | switched out                         | not CPU    | its switch-in went unseen: repaired      |
  * |                                      |            | (CPU from when it began to run,          |
  * |                                      |            | counted), then as above                  |
@@ -459,15 +459,32 @@ static __always_inline void thread_renamed(__u32 old_tid, __u32 tid)
 #define HACOBOOT_TASK_NOLOAD 0x0400 /* with UNINTERRUPTIBLE: TASK_IDLE, an idle wait */
 
 /*
- * Where a thread switched out goes: back to the run queue when preempted or
- * yielding (still TASK_RUNNING), else blocked; uninterruptibly counts as I/O
- * except TASK_IDLE (kernel threads' idle waits, never I/O).
+ * Whether `task`, switched out blocked, waits for I/O: the kernel marks a
+ * wait in io_schedule() (block I/O, page and buffer locks) with in_iowait,
+ * which its iowait accounting and PSI read. An uninterruptible wait alone
+ * says no more than "not for a signal": mutexes, RCU grace periods
+ * (umount's synchronize_rcu_expedited) wait so, without any device. A
+ * kernel without the mark falls back to that: uninterruptible, not TASK_IDLE.
  */
-static __always_inline __u32 state_switched_out(bool preempt, unsigned int prev_state)
+static __always_inline bool waits_for_io(struct task_struct *task, unsigned int prev_state)
+{
+	if (bpf_core_field_exists(task->in_iowait))
+		return BPF_CORE_READ_BITFIELD_PROBED(task, in_iowait);
+	return (prev_state & HACOBOOT_TASK_UNINTERRUPTIBLE) && !(prev_state & HACOBOOT_TASK_NOLOAD);
+}
+
+/*
+ * Where a thread switched out goes: back to the run queue when preempted or
+ * yielding (still TASK_RUNNING), else blocked: I/O when it waits for I/O,
+ * SLEEP for any other wait, interruptible or not. The mark is read only
+ * here, on the blocked path of an accounted thread.
+ */
+static __always_inline __u32 state_switched_out(struct task_struct *prev, bool preempt,
+						unsigned int prev_state)
 {
 	if (preempt || prev_state == 0)
 		return HACOBOOT_SCHED_RUN_QUEUE;
-	if ((prev_state & HACOBOOT_TASK_UNINTERRUPTIBLE) && !(prev_state & HACOBOOT_TASK_NOLOAD))
+	if (waits_for_io(prev, prev_state))
 		return HACOBOOT_SCHED_IO;
 	return HACOBOOT_SCHED_SLEEP;
 }
@@ -488,7 +505,7 @@ static __always_inline void switched_out(struct thread_states *thread, struct ta
 
 	repair_missed_switch_in(thread, prev, runtime, now);
 	update_stretch(thread, prev, runtime, now);
-	enter_state(thread, state_switched_out(preempt, prev_state), now);
+	enter_state(thread, state_switched_out(prev, preempt, prev_state), now);
 	set_runtime(thread, runtime);
 }
 

@@ -77,8 +77,9 @@ enum hacoboot_sched_state {
 	HACOBOOT_SCHED_CPU = 0,	      /* on a CPU: the scheduler's count of its CPU time */
 	HACOBOOT_SCHED_RUN_QUEUE = 1, /* runnable since a wakeup, preemption or fork; on a VM also
 				       * the host's steal time while it ran */
-	HACOBOOT_SCHED_SLEEP = 2,     /* blocked interruptibly: sleep, pipe, futex, wait... */
-	HACOBOOT_SCHED_IO = 3,	      /* blocked uninterruptibly: disk I/O and the like */
+	HACOBOOT_SCHED_SLEEP = 2,     /* blocked, not waiting for I/O: sleep, pipes, futexes,
+				       * locks, RCU grace periods... */
+	HACOBOOT_SCHED_IO = 3,	      /* waiting for block I/O (io_schedule: in_iowait) */
 	HACOBOOT_SCHED_STATES = 4,
 };
 

@@ -12,8 +12,8 @@ namespace hacoboot {
 struct SchedTotals {
   std::uint64_t cpu = 0;        // running
   std::uint64_t run_queue = 0;  // runnable, waiting for a CPU
-  std::uint64_t sleep = 0;      // blocked interruptibly: sleep, pipe, futex...
-  std::uint64_t io = 0;         // blocked uninterruptibly: disk I/O and the like
+  std::uint64_t sleep = 0;      // blocked, not waiting for I/O: sleep, pipe, futex, lock...
+  std::uint64_t io = 0;         // waiting for block I/O (the kernel's io_schedule)
 
   [[nodiscard]] std::uint64_t total() const { return cpu + run_queue + sleep + io; }
   // total(), or nullopt when the sum would wrap: no real reading's does, a

@@ -367,7 +367,7 @@ TEST_F(SchedStatesTest, SleepBeforePhase13IsInterruptibleSleepOfStep13) {
   EXPECT_GE(s.sleep, 9 * (s.sleep + s.io) / 10) << "blocked, but not asleep: io " << s.io;
 }
 
-// fsync waits for the device uninterruptibly where the filesystem writes
+// fsync waits for the device in io_schedule where the filesystem writes
 // through; tmpfs, ramfs and overlayfs on such a filesystem return at once.
 TEST_F(SchedStatesTest, FsyncBeforePhase13IsIoOfStep13) {
   skip_unless_device_waits();

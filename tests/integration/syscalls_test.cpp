@@ -180,7 +180,7 @@ TEST_P(SyscallsTest, SleepBeforePhase13IsClockNanosleepOfStep13) {
   EXPECT_EQ(step->syscalls->calls.front().nr, sleep->nr) << "the step's most time is not its sleep";
 }
 
-// fsync waits for the device uninterruptibly where the filesystem writes
+// fsync waits for the device in io_schedule where the filesystem writes
 // through: fsync's time is I/O, and its count the launcher's.
 TEST_P(SyscallsTest, FsyncsBeforePhase13AreFsyncsWithIoTime) {
   skip_unless_device_waits();
@@ -196,6 +196,27 @@ TEST_P(SyscallsTest, FsyncsBeforePhase13AreFsyncsWithIoTime) {
   const SyscallTime* write = call_named(*step->syscalls, "write");
   ASSERT_NE(write, nullptr) << "no write in step 13";
   EXPECT_EQ(write->count, 4U);
+}
+
+// A mount storm (200 tmpfs mounts and unmounts, no disk) blocks umount2 in
+// RCU grace periods (synchronize_rcu_expedited): uninterruptibly, but not
+// for I/O. The storm's calls block as sleep. (The rmdir of the mount point,
+// in the launcher's /tmp, may really wait for the disk: the step's I/O.)
+TEST_P(SyscallsTest, MountStormBeforePhase17BlocksAsSleepNotIo) {
+  const auto analysis = one_boot({"--mounts", "17:200"});
+  ASSERT_FALSE(HasFailure());
+  const LaneStep* step = phase_step(analysis, 17);
+  ASSERT_NE(step, nullptr);
+  SchedTotals storm;
+  for (const char* name : {"mount", "umount2"}) {
+    const SyscallTime* call = call_named(*step->syscalls, name);
+    ASSERT_NE(call, nullptr) << "no " << name << " in step 17";
+    EXPECT_EQ(call->count, 200U) << name;
+    storm += call->states;
+  }
+  EXPECT_GT(storm.sleep + storm.io, 0U) << "the mount storm never blocked";
+  EXPECT_LE(storm.io, (storm.sleep + storm.io) / 10)
+      << "mount and umount2 blocked: sleep " << storm.sleep << " ns, io " << storm.io << " ns";
 }
 
 // The sleep blocked in a nanosleep frame of the kernel, for at least 19 ms

@@ -9,9 +9,10 @@
 /*
  * The version of the record layout below (struct hacoboot_event, its kinds
  * and flags): a recording states it, and a build refuses a recording of a
- * newer layout. Bump it with every change of what a record's bytes mean.
+ * newer layout. Bump it with every change of what a record's bytes mean
+ * (3: HACOBOOT_SCHED_IO is the waits in io_schedule alone).
  */
-#define HACOBOOT_RECORD_LAYOUT_VERSION 2
+#define HACOBOOT_RECORD_LAYOUT_VERSION 3
 
 /* Phase that starts a launch: the supervisor passes it under its own pid. */
 #define HACOBOOT_PHASE_START_SV 1

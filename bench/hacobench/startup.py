@@ -21,7 +21,7 @@ def measure_launch(ctx: Context, results: Results) -> None:
     beforehand); row 1b the first run on a new kernel (--btf-cache off:
     the whole kernel BTF is read). The previous revision's build, if given,
     as this one (goal: within 10 %)."""
-    row = results.add(Row("1. launch -> all probes live", "ms", goal="<= 40 ms and >= 5x faster"
+    row = results.add(Row("1. launch -> all probes live", "ms", goal="<= 15 ms and >= 10x faster"
                           + (", <= 1.1x previous" if ctx.previous else "")))
     cold = results.add(Row("1b. launch, first run on a kernel (no BTF cache)", "ms"))
     fill_btf_cache(ctx, [])
@@ -46,8 +46,8 @@ def measure_launch(ctx: Context, results: Results) -> None:
             finally:
                 marker.kill()
     if row.ours:
-        fast = statistics.median(row.ours) <= 40
-        row.met = (fast and (not row.ref or statistics.median(row.ref) >= 5 * statistics.median(row.ours))
+        fast = statistics.median(row.ours) <= 15
+        row.met = (fast and (not row.ref or statistics.median(row.ref) >= 10 * statistics.median(row.ours))
                    and within_previous(row))
     ready_after(ctx, results)
 

@@ -11,9 +11,9 @@ void SampleStats::add(std::uint64_t value_ns) {
   sum_ += value_ns;
   min_ = std::min(min_, value_ns);
   max_ = std::max(max_, value_ns);
-  const auto value = static_cast<long double>(value_ns);
-  const long double delta = value - mean_;
-  mean_ += delta / static_cast<long double>(count_);
+  const auto value = static_cast<double>(value_ns);
+  const double delta = value - mean_;
+  mean_ += delta / static_cast<double>(count_);
   squares_ += delta * (value - mean_);
 
   if (histogram_) {
@@ -37,7 +37,7 @@ std::uint64_t SampleStats::avg() const {
 
 std::uint64_t SampleStats::stddev() const {
   if (empty()) return 0;
-  return static_cast<std::uint64_t>(std::llround(std::sqrt(squares_ / static_cast<long double>(count_))));
+  return static_cast<std::uint64_t>(std::llround(std::sqrt(squares_ / static_cast<double>(count_))));
 }
 
 void SampleStats::sort_samples() const {

@@ -17,6 +17,7 @@
 #include <span>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -381,40 +382,25 @@ void warn_of_missed_events(const KernelCounters& counters, std::uint64_t undecod
         "figures may be incomplete\n",
         counters.lost_events, counters.tracked_full, undecodable);
   }
-  if (counters.unaccounted_threads > 0) {
-    diagnostics << fmt::format(
-        "hacoboot-sampler: warning: {} threads unaccounted (scheduler map full): their CPU / run queue / sleep / I/O "
-        "states are unknown, the critical paths through them incomplete\n",
-        counters.unaccounted_threads);
-  }
-  if (counters.syscalls_dropped > 0) {
-    diagnostics << fmt::format(
-        "hacoboot-sampler: warning: {} syscall aggregates dropped (syscall map full): the steps' syscall figures "
-        "are incomplete\n",
-        counters.syscalls_dropped);
-  }
-  if (counters.blocking_dropped > 0) {
-    diagnostics << fmt::format(
-        "hacoboot-sampler: warning: {} blocked stretches dropped (blocking map full): the steps' blocking points are "
-        "incomplete\n",
-        counters.blocking_dropped);
-  }
-  if (counters.stacks_dropped > 0) {
-    diagnostics << fmt::format(
-        "hacoboot-sampler: warning: {} kernel stacks not taken ({}): their blocking points and samples have no "
-        "frames\n",
-        counters.stacks_dropped, kStacksNotTaken);
-  }
-  if (counters.samples_dropped > 0) {
-    diagnostics << fmt::format(
-        "hacoboot-sampler: warning: {} CPU samples dropped (sample map full): the steps' kernel CPU is incomplete\n",
-        counters.samples_dropped);
-  }
-  if (counters.untracked_phases > 0) {
-    diagnostics << fmt::format(
-        "hacoboot-sampler: warning: {} phase events ignored: their hpid is no launch seen starting (launches begun "
-        "before tracing, or a process passing made-up hpids)\n",
-        counters.untracked_phases);
+  // One line per other count that is not 0: what it cost the figures.
+  const std::string stacks_not_taken =
+      fmt::format("kernel stacks not taken ({}): their blocking points and samples have no frames", kStacksNotTaken);
+  const std::array<std::pair<std::uint64_t, std::string_view>, 6> losses{{
+      {counters.unaccounted_threads,
+       "threads unaccounted (scheduler map full): their CPU / run queue / sleep / I/O states are unknown, the "
+       "critical paths through them incomplete"},
+      {counters.syscalls_dropped,
+       "syscall aggregates dropped (syscall map full): the steps' syscall figures are incomplete"},
+      {counters.blocking_dropped,
+       "blocked stretches dropped (blocking map full): the steps' blocking points are incomplete"},
+      {counters.stacks_dropped, stacks_not_taken},
+      {counters.samples_dropped, "CPU samples dropped (sample map full): the steps' kernel CPU is incomplete"},
+      {counters.untracked_phases,
+       "phase events ignored: their hpid is no launch seen starting (launches begun before tracing, or a process "
+       "passing made-up hpids)"},
+  }};
+  for (const auto& [count, what] : losses) {
+    if (count > 0) diagnostics << fmt::format("hacoboot-sampler: warning: {} {}\n", count, what);
   }
 }
 

@@ -1,14 +1,19 @@
 // parse_command_line: the only reader of argv. Each test passes the argv a
 // user would type.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <initializer_list>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -539,10 +544,15 @@ TEST(Options, GateOptionsWithoutBaselineGiveAWarning) {
   }
 }
 
-// A file removed when the test ends.
+// A file removed when the test ends. Named uniquely: ctest runs each test
+// as a process of its own, in parallel, and a shared name let one test's
+// file be replaced or removed under another's.
 class TempFile {
  public:
-  explicit TempFile(const std::string& text) : path_(::testing::TempDir() + "hacoboot-phase-names.txt") {
+  explicit TempFile(const std::string& text) : path_(::testing::TempDir() + "hacoboot-phase-names.XXXXXX") {
+    const int fd = ::mkstemp(path_.data());
+    if (fd < 0) throw std::runtime_error("mkstemp " + path_ + ": " + std::strerror(errno));
+    ::close(fd);
     std::ofstream(path_) << text;
   }
   ~TempFile() { std::remove(path_.c_str()); }

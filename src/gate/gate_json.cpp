@@ -61,6 +61,16 @@ GateJson moved_syscalls_json(const StepShift& shift) {
   return calls;
 }
 
+GateJson state_json(const StateShift& state) {
+  return {{"state", state.state}, {"shift_ns", state.shift_ns}};
+}
+
+GateJson states_json(const StepShift& shift) {
+  auto states = GateJson::array();
+  for (const auto& state : shift.states) states.push_back(state_json(state));
+  return states;
+}
+
 GateJson step_json(const StepShift& shift, const MilestoneShift* milestone) {
   const bool share = milestone != nullptr && milestone->has_shares();
   return {{"key", shift.key},
@@ -78,8 +88,8 @@ GateJson step_json(const StepShift& shift, const MilestoneShift* milestone) {
           {"floor_ns", shift.floor_ns},
           {"share", share ? GateJson(milestone->share_of(shift)) : GateJson()},
           {"path_change", path_change_id(shift.path_change)},
-          {"state",
-           shift.state ? GateJson{{"state", shift.state->state}, {"shift_ns", shift.state->shift_ns}} : GateJson()},
+          {"state", shift.states.empty() ? GateJson() : state_json(shift.states.front())},
+          {"states", states_json(shift)},
           {"syscalls", moved_syscalls_json(shift)}};
 }
 

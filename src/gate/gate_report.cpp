@@ -271,12 +271,11 @@ void write_steps_markdown(const StepComparison& steps, const GateConfig& config,
   const auto row = [&](const std::string& where, const StepShift& shift, const MilestoneShift* milestone) {
     const bool share = milestone != nullptr && milestone->has_shares();
     const auto calls = moved_syscalls(shift);
-    out << fmt::format(
-        "| {} | {} | {} | [{}, {}] | {} | {} | {} |\n", where, markdown_text(step_shown(shift)),
-        signed_duration(shift.shift_ns), signed_duration(shift.low_ns), signed_duration(shift.high_ns),
-        share ? fmt::format("{:.0f}%", milestone->share_of(shift) * 100) : "-",
-        shift.state ? fmt::format("{} {}", shift.state->state, signed_duration(shift.state->shift_ns)) : "-",
-        calls.empty() ? "-" : markdown_text(calls));
+    out << fmt::format("| {} | {} | {} | [{}, {}] | {} | {} | {} |\n", where, markdown_text(step_shown(shift)),
+                       signed_duration(shift.shift_ns), signed_duration(shift.low_ns), signed_duration(shift.high_ns),
+                       share ? fmt::format("{:.0f}%", milestone->share_of(shift) * 100) : "-",
+                       shift.states.empty() ? std::string("-") : moved_states(shift),
+                       calls.empty() ? "-" : markdown_text(calls));
   };
   bool any = false;
   for (const auto& milestone : steps.milestones) {

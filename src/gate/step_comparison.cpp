@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <utility>
 
@@ -58,25 +57,32 @@ PathChange path_change_of(const FigureStats* baseline, const FigureStats* now) {
   return after ? PathChange::Joined : PathChange::Left;
 }
 
-// The state whose mean moved most; of CPU, sleep and I/O when the figure
-// compared is noise-free, which leaves the run queue out: on a busy runner
-// a step doing more work waits longer for a CPU too, often longer than the
+// The states whose mean moved: the largest, then those that moved the same
+// way by a material share of it. Of CPU, sleep and I/O when the figure
+// compared is noise-free, which leaves the run queue out: on a busy runner a
+// step doing more work waits longer for a CPU too, often longer than the
 // work itself, and the state to name is the work's.
-std::optional<StateShift> state_shift_of(const StepFigures* baseline, const StepFigures* now, GateFigure figure) {
-  if (baseline == nullptr || now == nullptr || !baseline->states || !now->states) return std::nullopt;
+std::vector<StateShift> state_shifts_of(const StepFigures* baseline, const StepFigures* now, GateFigure figure) {
+  if (baseline == nullptr || now == nullptr || !baseline->states || !now->states) return {};
   const auto& b = *baseline->states;
   const auto& n = *now->states;
   const auto delta = [](std::uint64_t before, std::uint64_t after) {
     return static_cast<double>(after) - static_cast<double>(before);
   };
   const double run_queue = figure == GateFigure::NoiseFree ? 0 : delta(b.run_queue, n.run_queue);
-  const std::array<StateShift, 4> shifts{{{"CPU", delta(b.cpu, n.cpu)},
-                                          {"run queue", run_queue},
-                                          {"sleep", delta(b.sleep, n.sleep)},
-                                          {"I/O", delta(b.io, n.io)}}};
-  return *std::max_element(shifts.begin(), shifts.end(), [](const StateShift& x, const StateShift& y) {
-    return std::abs(x.shift_ns) < std::abs(y.shift_ns);
+  std::vector<StateShift> shifts{{"CPU", delta(b.cpu, n.cpu)},
+                                 {"run queue", run_queue},
+                                 {"sleep", delta(b.sleep, n.sleep)},
+                                 {"I/O", delta(b.io, n.io)}};
+  std::stable_sort(shifts.begin(), shifts.end(), [](const StateShift& x, const StateShift& y) {
+    return std::abs(x.shift_ns) > std::abs(y.shift_ns);
   });
+  const double largest = shifts.front().shift_ns;
+  if (largest == 0) return {};
+  std::erase_if(shifts, [largest](const StateShift& state) {
+    return state.shift_ns * largest <= 0 || std::abs(state.shift_ns) < kStateShareOfLargest * std::abs(largest);
+  });
+  return shifts;
 }
 
 struct StepPair {
@@ -133,26 +139,28 @@ StepShift shift_of(const StepPair& pair, StepMeasure measure, GateFigure figure,
     shift.part_ns = part_of(after, boots.second);
     shift.path_change = path_change_of(before, after);
   }
-  shift.state = state_shift_of(pair.baseline, pair.now, figure);
+  shift.states = state_shifts_of(pair.baseline, pair.now, figure);
   return shift;
 }
 
 // The least shift this step is called moved at: the floor of every step;
 // --max-regression of the step's own median, as the milestones are held to
 // it (a busy runner stretches a long step's CPU time a little, caches and
-// clock frequency, where the noise-free figure cannot see it); and the
-// spread of the step's baseline boots. A step's median drifts between runs
-// of the same code by up to about its spread (kernel work such as creating
-// namespaces most), more than its boots within one run say: the rank test
-// takes boots as independent, which runs on a changing machine are not.
+// clock frequency, where the noise-free figure cannot see it); and
+// kSpreadsOfDrift times the spread of the step's baseline boots. The rank
+// test takes boots as independent, which boots on a changing machine are
+// not: a step's median drifts between runs of the same code, seconds apart,
+// by more than its boots within one run say (kernel work such as exec and
+// creating namespaces most). The new run's spread is not used: work that
+// varies from boot to boot (a mount storm) widens it as it slows the step.
 double floor_of(const FigureStats& before, const std::vector<double>& ranked, double floor_ns,
                 const GateConfig& config) {
   const double limit = config.max_regression_pct / 100.0 * static_cast<double>(before.p50_ns);
-  return std::max({floor_ns, limit, quantile_of(ranked, 0.75) - quantile_of(ranked, 0.25)});
+  const double spread = quantile_of(ranked, 0.75) - quantile_of(ranked, 0.25);
+  return std::max({floor_ns, limit, kSpreadsOfDrift * spread});
 }
 
-void rank(StepShift& shift, const std::vector<double>& x, const FigureStats& after, double confidence) {
-  const auto y = after.samples.ranked_values();
+void rank(StepShift& shift, const std::vector<double>& x, const std::vector<double>& y, double confidence) {
   if (const auto estimate = hodges_lehmann(x, y, confidence)) {
     shift.shift_ns = estimate->estimate;
     shift.low_ns = estimate->low;
@@ -194,9 +202,10 @@ std::vector<std::size_t> test_steps(const StepTable& before, const StepTable& af
         const auto& x = figure_of_step(*pair.baseline, measure, config.figure);
         const auto& y = figure_of_step(*pair.now, measure, config.figure);
         if (comparable(x, y) && has_figure(pair, measure, config.figure)) {
-          const auto ranked = x.samples.ranked_values();
-          rank(shift, ranked, y, 1 - config.alpha);
-          shift.floor_ns = floor_of(x, ranked, out.floor_ns, config);
+          const auto x_ranked = x.samples.ranked_values();
+          const auto y_ranked = y.samples.ranked_values();
+          rank(shift, x_ranked, y_ranked, 1 - config.alpha);
+          shift.floor_ns = floor_of(x, x_ranked, out.floor_ns, config);
           tested.push_back(out.shifts.size());
         }
       }

@@ -31,8 +31,7 @@ const char* step_measure_name(StepMeasure measure);
 // boots and in less than half of the other's.
 enum class PathChange : std::uint8_t { None, Joined, Left };
 
-// The scheduler state whose mean own time moved most in a step (of CPU,
-// sleep and I/O when the figure compared is noise-free).
+// How much a step's mean time in one scheduler state moved.
 struct StateShift {
   const char* state = "";  // "CPU", "run queue", "sleep", "I/O"
   double shift_ns = 0;
@@ -60,8 +59,8 @@ struct StepShift {
   double adjusted_p = 1;  // Benjamini-Hochberg over every step compared
   bool moved = false;     // adjusted_p <= alpha and |shift| at least floor_ns
   // The least shift it is called moved at: StepComparison::floor_ns,
-  // --max-regression of the step's baseline median, and the spread of its
-  // baseline boots (interquartile range).
+  // --max-regression of the step's baseline median, and kSpreadsOfDrift
+  // times the spread (interquartile range) of its baseline boots.
   double floor_ns = 0;
   // Path measures: the step's mean part of the milestone's path per boot
   // with that path, before and after; these add up to the path's mean, so
@@ -69,7 +68,11 @@ struct StepShift {
   double baseline_part_ns = 0;
   double part_ns = 0;
   PathChange path_change = PathChange::None;
-  std::optional<StateShift> state;
+  // The states that moved (of CPU, sleep and I/O when the figure compared is
+  // noise-free): the one whose mean own time moved most, then any other
+  // that moved the same way by at least kStateShareOfLargest of it, largest
+  // first. Empty when a run did not account the step's states.
+  std::vector<StateShift> states;
   // Moved steps only, when both runs traced syscalls: the calls whose mean
   // time (noise-free: without their run-queue time) moved by at least
   // kSyscallShareOfStep of the step's shift and the comparison's floor, the
@@ -123,6 +126,20 @@ struct StepComparison {
 // chase, large enough that cache and frequency effects of a busy runner,
 // which the noise-free figures do not remove, are not called.
 inline constexpr double kStepFloorShare = 0.02;
+
+// A step is called moved only past this many times the spread (interquartile
+// range) of its baseline boots. In 80 runs of the same code on the demo
+// launcher (each against a baseline traced seconds before it, quiet and
+// under busy loops), held to one spread, 8 called a step moved, at 1.1 to
+// 3.4 of its spread; to two, 4; to three, 3 (the goal: at most 1 run in 20).
+inline constexpr double kSpreadsOfDrift = 3.0;
+
+// A second state of a step is named when it moved the same way as the
+// largest by at least this share of it: an fsync that spends as long in the
+// journal's CPU work as waiting for the disk moved in both, and naming one
+// would hide the other; a sleep's own wake-up CPU (about a quarter of a 1 ms
+// sleep here) is not a second cause.
+inline constexpr double kStateShareOfLargest = 1.0 / 3.0;
 
 // A syscall of a moved step is named when its mean time moved by at least
 // this share of the step's shift (and by the comparison's floor): a part

@@ -61,6 +61,14 @@ std::string moved_syscalls(const StepShift& shift) {
   return fmt::format("{}", fmt::join(calls, ", "));
 }
 
+std::string moved_states(const StepShift& shift) {
+  std::vector<std::string> states;
+  states.reserve(shift.states.size());
+  for (const auto& state : shift.states)
+    states.push_back(fmt::format("{} {}", state.state, signed_duration(state.shift_ns)));
+  return fmt::format("{}", fmt::join(states, " and "));
+}
+
 std::string moved_step_line(const StepShift& shift, const MilestoneShift* milestone) {
   auto line = fmt::format("{} {} [{}, {}]", step_shown(shift), signed_duration(shift.shift_ns),
                           signed_duration(shift.low_ns), signed_duration(shift.high_ns));
@@ -68,7 +76,7 @@ std::string moved_step_line(const StepShift& shift, const MilestoneShift* milest
   if (milestone != nullptr && milestone->has_shares()) {
     line += fmt::format(" ({:.0f}% of the shift)", milestone->share_of(shift) * 100);
   }
-  if (shift.state) line += fmt::format(", {} {}", shift.state->state, signed_duration(shift.state->shift_ns));
+  if (!shift.states.empty()) line += ", " + moved_states(shift);
   if (!shift.syscalls.empty()) line += ", syscalls " + moved_syscalls(shift);
   return line;
 }
@@ -94,10 +102,10 @@ std::string milestone_attribution(const StepComparison& steps, const std::string
 std::string steps_terms(const StepComparison& steps, const GateConfig& config) {
   auto terms = fmt::format(
       "{}, Benjamini-Hochberg over {} step test{} at alpha {}; a step moved by at least {} ({}% of "
-      "the baseline's time to listen), +{}% of its own and the spread of its baseline boots",
+      "the baseline's time to listen), +{}% of its own and {} times the spread of its baseline boots",
       gate_figure_name(steps.figure), steps.tests, steps.tests == 1 ? "" : "s", config.alpha,
       format_duration(static_cast<std::uint64_t>(std::llround(steps.floor_ns))), kStepFloorShare * 100,
-      config.max_regression_pct);
+      config.max_regression_pct, kSpreadsOfDrift);
   if (steps.syscalls_compared) {
     terms += fmt::format("; within a moved step, the syscalls whose mean time moved by {:.0f}% of its shift",
                          kSyscallShareOfStep * 100);

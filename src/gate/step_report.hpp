@@ -22,6 +22,10 @@ std::string signed_duration(double ns);
 // +210 us"; empty when none did or they were not compared.
 std::string moved_syscalls(const StepShift& shift);
 
+// The states that moved within a step: "CPU +1.28 ms and I/O +1.27 ms";
+// empty when its states were not accounted.
+std::string moved_states(const StepShift& shift);
+
 // One moved step: "container 15 CONTAINER_CGROUP_SETUP +1.98 ms [+1.91 ms,
 // +2.05 ms] (94% of the shift), CPU +1.97 ms, syscalls mkdir +1.90 ms".
 std::string moved_step_line(const StepShift& shift, const MilestoneShift* milestone);

@@ -267,7 +267,7 @@ void write_steps_markdown(const StepComparison& steps, const GateConfig& config,
     return;
   }
   out << "\n**Steps that moved** (" << markdown_text(steps_terms(steps, config)) << ")\n\n";
-  out << "| milestone | step | shift | interval | share | state | syscalls |\n|:--|:--|--:|:--|--:|:--|:--|\n";
+  out << "| milestone | step | shift | interval | share | states | syscalls |\n|:--|:--|--:|:--|--:|:--|:--|\n";
   const auto row = [&](const std::string& where, const StepShift& shift, const MilestoneShift* milestone) {
     const bool share = milestone != nullptr && milestone->has_shares();
     const auto calls = moved_syscalls(shift);

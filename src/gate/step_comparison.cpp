@@ -57,11 +57,13 @@ PathChange path_change_of(const FigureStats* baseline, const FigureStats* now) {
   return after ? PathChange::Joined : PathChange::Left;
 }
 
-// The states whose mean moved: the largest, then those that moved the same
-// way by a material share of it. Of CPU, sleep and I/O when the figure
-// compared is noise-free, which leaves the run queue out: on a busy runner a
-// step doing more work waits longer for a CPU too, often longer than the
-// work itself, and the state to name is the work's.
+// The states that moved the way the step's mean own time did (their sum):
+// the largest of them, then those that moved by a material share of it. A
+// state that moved the other way is the step's time changing hands (a step
+// that now spins where it slept), not a cause of its shift. Of CPU, sleep
+// and I/O when the figure compared is noise-free, which leaves the run queue
+// out: on a busy runner a step doing more work waits longer for a CPU too,
+// often longer than the work itself, and the states to name are the work's.
 std::vector<StateShift> state_shifts_of(const StepFigures* baseline, const StepFigures* now, GateFigure figure) {
   if (baseline == nullptr || now == nullptr || !baseline->states || !now->states) return {};
   const auto& b = *baseline->states;
@@ -74,14 +76,16 @@ std::vector<StateShift> state_shifts_of(const StepFigures* baseline, const StepF
                                  {"run queue", run_queue},
                                  {"sleep", delta(b.sleep, n.sleep)},
                                  {"I/O", delta(b.io, n.io)}};
+  double total = 0;
+  for (const auto& state : shifts) total += state.shift_ns;
+  std::erase_if(shifts, [total](const StateShift& state) { return state.shift_ns * total <= 0; });
+  if (shifts.empty()) return {};
   std::stable_sort(shifts.begin(), shifts.end(), [](const StateShift& x, const StateShift& y) {
     return std::abs(x.shift_ns) > std::abs(y.shift_ns);
   });
-  const double largest = shifts.front().shift_ns;
-  if (largest == 0) return {};
-  std::erase_if(shifts, [largest](const StateShift& state) {
-    return state.shift_ns * largest <= 0 || std::abs(state.shift_ns) < kStateShareOfLargest * std::abs(largest);
-  });
+  const double largest = std::abs(shifts.front().shift_ns);
+  std::erase_if(
+      shifts, [largest](const StateShift& state) { return std::abs(state.shift_ns) < kStateShareOfLargest * largest; });
   return shifts;
 }
 

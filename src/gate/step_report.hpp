@@ -10,7 +10,7 @@ namespace hacoboot {
 
 // The steps that moved, in the words every format of the gate's report
 // shares: which step, by how much, its share of the milestone's shift and
-// the scheduler state that moved.
+// the scheduler states that moved.
 
 // "container 15 CONTAINER_CGROUP_SETUP", "listener listen", "other (after its last step)"
 std::string step_shown(const StepShift& shift);
@@ -23,7 +23,7 @@ std::string signed_duration(double ns);
 std::string moved_syscalls(const StepShift& shift);
 
 // The states that moved within a step: "CPU +1.28 ms and I/O +1.27 ms";
-// empty when its states were not accounted.
+// empty when its states were not accounted or none moved.
 std::string moved_states(const StepShift& shift);
 
 // One moved step: "container 15 CONTAINER_CGROUP_SETUP +1.98 ms [+1.91 ms,

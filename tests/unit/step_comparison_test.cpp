@@ -1,5 +1,5 @@
 // The gate's comparison step by step: which steps moved, their share of the
-// milestone's shift, the state that moved, and never a step called on noise.
+// milestone's shift, the states that moved, and never a step called on noise.
 #include "gate/step_comparison.hpp"
 
 #include <gtest/gtest.h>
@@ -168,7 +168,8 @@ TEST(StepComparison, ASlowerSleepIsTheStateThatMoved) {
 
 // An fsync spends about as long in the journal's CPU work as waiting for the
 // disk: both states moved and both are named, the larger first. A sleep's
-// own wake-up CPU is no second cause: only the sleep is named.
+// state that moved by under a third of the largest (a tenth of a longer
+// sleep spent in I/O) is no second cause: only the sleep is named.
 TEST(StepComparison, EveryStateThatMovedMateriallyIsNamed) {
   const auto with_extra = [](std::uint32_t seed, double extra_ms, double io_share, const char* state) {
     auto steps = demo_steps(seed);
@@ -198,19 +199,44 @@ TEST(StepComparison, EveryStateThatMovedMateriallyIsNamed) {
   EXPECT_STREQ(slept.states[0].state, "sleep");
 }
 
+// A step that now spins where it slept: its time changed hands between
+// states. The states named are those that moved the way the step did (CPU
+// and I/O up), not the sleep that shrank, however large.
+TEST(StepComparison, AStateThatMovedAgainstTheStepIsNotNamed) {
+  auto before = demo_steps(5);
+  before[1].path_ms = noisy(1.1, 6);  // step 13: 1.1 ms asleep
+  auto after = demo_steps(500);
+  after[1].path_ms = noisy(1.9, 501);  // 1.0 ms of CPU and 0.9 ms of I/O, no sleep
+  after[1].state = "cpu";
+  after[1].io_share = 0.9 / 1.9;
+  const auto steps = compare_steps(run_of_steps(before), run_of_steps(after), {});
+  const auto& moved = step_keyed(steps, "container phase:13");
+  ASSERT_TRUE(moved.moved);
+  EXPECT_GT(moved.shift_ns, 0);
+  ASSERT_EQ(moved.states.size(), 2U) << moved_states(moved);
+  EXPECT_STREQ(moved.states[0].state, "CPU");
+  EXPECT_STREQ(moved.states[1].state, "I/O");
+  EXPECT_EQ(moved_states(moved).find("sleep"), std::string::npos) << moved_states(moved);
+}
+
 // On a busy runner a step doing more work also waits longer for a CPU,
 // often longer than the work: judged noise-free, the state named is the
 // work's; judged on wall time, the wait's.
 TEST(StepComparison, NoiseFreeNamesTheWorksStateNotTheRunQueue) {
   auto busier = demo_steps(900);
   busier[2].path_ms = plus(busier[2].path_ms, 1.0);
-  busier[2].run_queue_ms = 3.0;
+  busier[2].run_queue_ms = 2.0;
   const auto noise_free = compare_steps(run_of_steps(demo_steps(9)), run_of_steps(busier), {});
   ASSERT_EQ(noise_free.milestones.front().moved.size(), 1U);
-  EXPECT_STREQ(shift_of(noise_free, noise_free.milestones.front().moved.front()).states.at(0).state, "CPU");
+  const auto& work = shift_of(noise_free, noise_free.milestones.front().moved.front());
+  ASSERT_EQ(work.states.size(), 1U) << moved_states(work);
+  EXPECT_STREQ(work.states.front().state, "CPU");
   const auto wall = compare_steps(run_of_steps(demo_steps(9)), run_of_steps(busier), {.figure = GateFigure::Wall});
   ASSERT_EQ(wall.milestones.front().moved.size(), 1U);
-  EXPECT_STREQ(shift_of(wall, wall.milestones.front().moved.front()).states.at(0).state, "run queue");
+  const auto& waited = shift_of(wall, wall.milestones.front().moved.front());
+  ASSERT_EQ(waited.states.size(), 2U) << moved_states(waited);
+  EXPECT_STREQ(waited.states[0].state, "run queue");
+  EXPECT_STREQ(waited.states[1].state, "CPU");
 }
 
 // Same code, other boots: with 3 x 5 tests (path, execve path, own time),
@@ -272,7 +298,7 @@ TEST(StepComparison, WorkThatScattersTheStepWideIsStillCalled) {
     steps[3].path_ms = noisy(ms, seed, 20, scatter);  // step 15
     return run_of_steps(steps);
   };
-  // Step 15: 1 ms +-2 %, then 4 ms +-75 %: an interquartile range of about 3 ms.
+  // Step 15: 1 ms +-2 %, then 5 ms +-75 %: an interquartile range of about 3.75 ms.
   const auto steps = compare_steps(run(1, 1.0, 0.02), run(2, 5.0, 0.75), {});
   const auto& step = step_keyed(steps, "container phase:15");
   EXPECT_LT(step.floor_ns, 0.5e6) << "three times the baseline's spread, not the new run's";
@@ -302,6 +328,13 @@ TEST(StepComparison, AWaitPastTheAccountingIsJudgedOnlyOnWall) {
   const auto wall = compare_steps(run(8, 50), run(9, 60), {.figure = GateFigure::Wall});
   ASSERT_EQ(wall.moved_off_path.size(), 1U);
   EXPECT_TRUE(is_end_wait(shift_of(wall, wall.moved_off_path.front())));
+  EXPECT_TRUE(shift_of(wall, wall.moved_off_path.front()).states.empty()) << "its states were not accounted";
+  std::ostringstream json;
+  write_gate_json(compare_runs(run(8, 50), run(9, 60), {.figure = GateFigure::Wall}), {}, json);
+  const auto doc = nlohmann::json::parse(json.str());
+  const auto& waited = doc.at("steps").at("moved_off_path").at(0);
+  EXPECT_TRUE(waited.at("state").is_null()) << waited.dump();
+  EXPECT_TRUE(waited.at("states").is_array() && waited.at("states").empty()) << waited.dump();
 }
 
 TEST(StepComparison, ABaselineWithoutStepSamplesSaysTheStepsCannotBeCompared) {
@@ -403,7 +436,7 @@ TEST(StepComparison, AMovedStepNamesTheSyscallThatMoved) {
   EXPECT_NE(text.str().find("the syscalls whose mean time moved by 10% of its shift"), std::string::npos) << text.str();
   std::ostringstream markdown;
   write_gate_markdown(result, {}, markdown);
-  EXPECT_NE(markdown.str().find("| state | syscalls |"), std::string::npos) << markdown.str();
+  EXPECT_NE(markdown.str().find("| states | syscalls |"), std::string::npos) << markdown.str();
   EXPECT_NE(markdown.str().find("| CPU +2.00 ms | mkdir \\+1\\.90 ms |"), std::string::npos) << markdown.str();
   std::ostringstream junit;
   write_gate_junit(result, {}, junit);

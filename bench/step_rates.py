@@ -75,12 +75,12 @@ CONDITIONS = [
 BASELINES = {"plain": [], "burn15": ["--burn", "15:1"]}
 
 MOVED = re.compile(r"moved: (.*)$", re.M)
+_STATE = r"(?:CPU|run queue|sleep|I/O) [-+][0-9.]+ (?:s|ms|us|ns)"
 STEP = re.compile(r"^(?P<step>.+?) (?P<shift>[-+][0-9.]+ \S+) \[[^]]*\](?: own time)?"
-                  r"(?: \((?P<share>-?\d+)% of the shift\))?(?:, (?P<states>[A-Za-z/ ]+ [-+][0-9.]+ \S+"
-                  r"(?: and [A-Za-z/ ]+ [-+][0-9.]+ \S+)*))?")
+                  rf"(?: \((?P<share>-?\d+)% of the shift\))?(?:, (?P<states>{_STATE}(?: and {_STATE})*))?")
 LISTEN_SHIFT = re.compile(r"^  listen: ([-+][0-9.]+) (s|ms|us|ns) \[")
 MS_PER = {"s": 1e3, "ms": 1.0, "us": 1e-3, "ns": 1e-6}
-STATE = re.compile(r"(?:^| and )([A-Za-z/ ]+) [-+]")
+STATE = re.compile(r"(CPU|run queue|sleep|I/O) [-+]")
 
 
 def judge(setup: Setup, baseline: Path, summary: Path) -> str:
@@ -105,6 +105,9 @@ class Tally:
     listen_shifts: list[float] = field(default_factory=list)  # ms, same code: listen's drift
     firsts: dict[str, int] = field(default_factory=dict)
     misses: dict[str, int] = field(default_factory=dict)  # why a run was not right
+    # Where the expected state stood among those named, in runs whose first step was right,
+    # whatever their share: "first", "second", "absent".
+    state_places: dict[str, int] = field(default_factory=dict)
 
     def missed(self, why: str) -> None:
         self.misses[why] = self.misses.get(why, 0) + 1
@@ -141,13 +144,18 @@ def judge_condition(condition: Condition, report: str, tally: Tally) -> None:
     tally.firsts[first["step"] if first else "(none)"] = tally.firsts.get(first["step"] if first else "(none)", 0) + 1
     if first and first["share"] is not None:
         tally.shares.append(int(first["share"]))
+    named_states = STATE.findall(first["states"] or "") if first else []
+    if first and first["step"] == condition.step:
+        place = "absent" if condition.state not in named_states else \
+            "first" if named_states[0] == condition.state else "second"
+        tally.state_places[place] = tally.state_places.get(place, 0) + 1
     if first is None or first["step"] != condition.step:
         tally.missed("another step first")
     elif first["share"] is None:
         tally.missed("no share")
     elif int(first["share"]) < 80:
         tally.missed("share < 80 %")
-    elif condition.state not in (named_states := STATE.findall(first["states"] or "")):
+    elif condition.state not in named_states:
         tally.missed(f"state {' and '.join(named_states) or '-'}")
     else:
         tally.right += 1
@@ -198,9 +206,11 @@ def main() -> int:
         spread = f"{shares[0]}-{shares[len(shares) // 2]}-{shares[-1]} %" if shares else "-"
         firsts = ", ".join(f"{step} x{n}" for step, n in sorted(tally.firsts.items(), key=lambda kv: -kv[1]))
         misses = ", ".join(f"{why} x{n}" for why, n in sorted(tally.misses.items(), key=lambda kv: -kv[1]))
+        places = ", ".join(f"{place} x{n}" for place, n in sorted(tally.state_places.items(), key=lambda kv: -kv[1]))
         print(f"{name:<11} {load:<24} {tally.right:>3}/{tally.runs:<3}  {spread:<31} {firsts or '-'}"
-              + (f"; {misses}" if misses else ""))
-    print("(same code: the first step called moved, in the runs with a call)")
+              + (f"; {misses}" if misses else "") + (f"; its state {places}" if places else ""))
+    print("(same code: the first step called moved, in the runs with a call; its state: where the expected state "
+          "stood among those the gate named, in the runs with the right first step)")
     for (name, load), tally in tallies.items():
         if tally.listen_shifts:
             drift = sorted(tally.listen_shifts)

@@ -106,7 +106,10 @@ GateJson steps_json(const StepComparison& steps) {
          {"high_ns", milestone.high_ns},
          {"path_mean_shift_ns", milestone.path_mean_shift_ns},
          {"path_same", milestone.path_same},
-         {"unattributed_ns", milestone.has_shares() ? GateJson(milestone.unattributed_ns(steps.shifts)) : GateJson()},
+         {"unattributed_ns", milestone.has_shares() ? GateJson(milestone.unattributed_ns()) : GateJson()},
+         {"moved_total_ns", milestone.moved_total_ns},
+         {"moved_explain_shift", milestone.moved_explain_shift()},
+         {"shares_of_ns", milestone.has_shares() ? GateJson(milestone.shared_shift_ns()) : GateJson()},
          {"moved", std::move(moved)}});
   }
   auto off_path = GateJson::array();

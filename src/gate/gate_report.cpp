@@ -285,9 +285,10 @@ void write_steps_markdown(const StepComparison& steps, const GateConfig& config,
       any = true;
     }
     if (!milestone.moved.empty() && milestone.has_shares()) {
-      const double rest = milestone.unattributed_ns(steps.shifts);
-      out << fmt::format("| {} | in no moved step | {} | | {:.0f}% | | |\n", where, signed_duration(rest),
-                         rest / milestone.shift_ns * 100);
+      const double rest = milestone.unattributed_ns();
+      out << fmt::format("| {} | in no moved step | {} | | {} | | |\n", where, signed_duration(rest),
+                         milestone.moved_explain_shift() ? std::string("within the noise")
+                                                         : fmt::format("{:.0f}%", rest / milestone.shift_ns * 100));
     }
   }
   for (const auto i : steps.moved_off_path) {

@@ -252,9 +252,11 @@ std::vector<std::size_t> moved_off_paths(const std::vector<StepShift>& shifts) {
 // The milestone's shift as its gate row has it, its moved path steps,
 // largest shift first, and its path's mean shift.
 MilestoneShift milestone_of(const char* milestone, StepMeasure measure, const std::vector<StepShift>& shifts,
-                            std::pair<const FigureStats*, const FigureStats*> figures, double confidence) {
+                            std::pair<const FigureStats*, const FigureStats*> figures, double confidence,
+                            double floor_ns) {
   MilestoneShift out;
   out.milestone = milestone;
+  out.floor_ns = floor_ns;
   if (const auto estimate =
           hodges_lehmann(figures.first->samples.ranked_values(), figures.second->samples.ranked_values(), confidence)) {
     out.shift_ns = estimate->estimate;
@@ -269,6 +271,11 @@ MilestoneShift milestone_of(const char* milestone, StepMeasure measure, const st
     if (shift.moved) out.moved.push_back(i);
   }
   largest_first(out.moved, shifts);
+  for (const auto i : out.moved) {
+    out.moved_total_ns += shifts[i].shift_ns;
+    out.moved_low_ns += shifts[i].low_ns;
+    out.moved_high_ns += shifts[i].high_ns;
+  }
   return out;
 }
 
@@ -341,18 +348,29 @@ const char* step_measure_name(StepMeasure measure) {
 }
 
 bool MilestoneShift::has_shares() const {
-  return path_same && (low_ns > 0 || high_ns < 0);
+  if (!path_same) return false;
+  if (moved_explain_shift()) {
+    return (moved_low_ns > 0 || moved_high_ns < 0) && std::abs(moved_total_ns) >= floor_ns;
+  }
+  return low_ns > 0 || high_ns < 0;
+}
+
+bool MilestoneShift::moved_explain_shift() const {
+  return !moved.empty() && moved_total_ns != 0 && moved_total_ns >= low_ns && moved_total_ns <= high_ns;
+}
+
+double MilestoneShift::shared_shift_ns() const {
+  return moved_explain_shift() ? moved_total_ns : shift_ns;
 }
 
 double MilestoneShift::share_of(const StepShift& step) const {
-  if (shift_ns == 0) return 0;
-  return step.shift_ns / shift_ns;
+  const double whole = shared_shift_ns();
+  if (whole == 0) return 0;
+  return step.shift_ns / whole;
 }
 
-double MilestoneShift::unattributed_ns(const std::vector<StepShift>& shifts) const {
-  double rest = shift_ns;
-  for (const auto i : moved) rest -= shifts[i].shift_ns;
-  return rest;
+double MilestoneShift::unattributed_ns() const {
+  return shift_ns - moved_total_ns;
 }
 
 StepComparison compare_steps(const RunFigures& baseline, const RunFigures& now, const GateConfig& config) {
@@ -373,7 +391,8 @@ StepComparison compare_steps(const RunFigures& baseline, const RunFigures& now, 
     const auto* before = milestone_figure(baseline, milestone, config.figure);
     const auto* after = milestone_figure(now, milestone, config.figure);
     if (before == nullptr || after == nullptr) continue;
-    out.milestones.push_back(milestone_of(milestone, measure, out.shifts, {before, after}, 1 - config.alpha));
+    out.milestones.push_back(
+        milestone_of(milestone, measure, out.shifts, {before, after}, 1 - config.alpha, out.floor_ns));
   }
   out.moved_off_path = moved_off_paths(out.shifts);
   return out;

@@ -91,15 +91,36 @@ struct MilestoneShift {
   double path_mean_shift_ns = 0;   // of the path's mean: the sum of its steps' part shifts
   bool path_same = true;           // no step joined or left the path
   std::vector<std::size_t> moved;  // indices into StepComparison::shifts
+  double moved_total_ns = 0;       // the moved steps' shifts added up
+  // Their intervals' bounds added up: at least as wide as the total's own
+  // interval, whatever the steps' boots have in common.
+  double moved_low_ns = 0;
+  double moved_high_ns = 0;
+  double floor_ns = 0;  // StepComparison::floor_ns: the least moved total shared out
+  // Whether the moved steps account for the whole shift: their total lies
+  // within the milestone's interval. The milestone's own estimate carries the
+  // boot-to-boot noise of every step that did not move (a service's start
+  // alone moves by a millisecond from boot to boot), the moved steps' shifts
+  // hardly any; when the two agree, the moved total is the sharper estimate
+  // of the same shift, and shares are of it.
+  [[nodiscard]] bool moved_explain_shift() const;
   // Whether shares of the shift mean anything: the path stayed the same and
-  // the milestone's interval excludes 0 (work moved between steps leaves a
-  // shift near 0, of which any step would be a wild share).
+  // what they are of is told from 0 (work moved between steps leaves a shift
+  // near 0, of which any step would be a wild share): when the moved total
+  // explains the shift, its summed interval excludes 0 and the total is at
+  // least floor_ns (steps that moved a millisecond each way leave a total
+  // of tens of us, told from 0 by their sharp intervals); else the
+  // milestone's interval excludes 0.
   [[nodiscard]] bool has_shares() const;
-  // A step's share of shift_ns (the step's shift over the milestone's).
+  // What shares are of: the moved total when it explains the shift, else
+  // shift_ns.
+  [[nodiscard]] double shared_shift_ns() const;
+  // A step's share of shared_shift_ns().
   [[nodiscard]] double share_of(const StepShift& step) const;
   // shift_ns less the moved steps' shifts: the part no step explains (drift
-  // spread over steps that did not move on their own).
-  [[nodiscard]] double unattributed_ns(const std::vector<StepShift>& shifts) const;
+  // spread over steps that did not move on their own; within the noise of
+  // the milestone's estimate when moved_explain_shift()).
+  [[nodiscard]] double unattributed_ns() const;
 };
 
 struct StepComparison {

@@ -94,7 +94,11 @@ std::string milestone_attribution(const StepComparison& steps, const std::string
   if (!shift->path_same) {
     text += fmt::format("; the path changed ({}): shares not given", path_changes(steps, measure_of(milestone)));
   } else if (!moved.empty() && shift->has_shares()) {
-    text += fmt::format("; {} in no moved step", signed_duration(shift->unattributed_ns(steps.shifts)));
+    text += fmt::format("; {} in no moved step", signed_duration(shift->unattributed_ns()));
+    if (shift->moved_explain_shift()) {
+      text += fmt::format(", within the shift's interval: shares are of the moved steps' {}",
+                          signed_duration(shift->moved_total_ns));
+    }
   }
   return text;
 }

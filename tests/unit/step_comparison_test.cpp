@@ -252,11 +252,17 @@ TEST(StepComparison, SameCodeCallsNoStepMoved) {
   EXPECT_LE(runs_with_a_call, 1) << "at most 1 run in 20 with a step called moved";
 }
 
-TEST(StepComparison, WorkMovedBetweenStepsNamesBothWithOppositeSigns) {
+// Work moved from step 15 to step 11: added ms more in the one, removed ms
+// less in the other.
+GateResult work_moved(double added, double removed) {
   auto moved = demo_steps(300);
-  moved[0].path_ms = plus(moved[0].path_ms, 0.8);
-  moved[3].path_ms = plus(moved[3].path_ms, -0.8);
-  const auto result = compare_runs(run_of_steps(demo_steps(3)), run_of_steps(moved), {});
+  moved[0].path_ms = plus(moved[0].path_ms, added);
+  moved[3].path_ms = plus(moved[3].path_ms, -removed);
+  return compare_runs(run_of_steps(demo_steps(3)), run_of_steps(moved), {});
+}
+
+TEST(StepComparison, WorkMovedBetweenStepsNamesBothWithOppositeSigns) {
+  const auto result = work_moved(0.8, 0.8);
   const auto& listen = result.steps.milestones.front();
   ASSERT_EQ(listen.moved.size(), 2U);
   const auto& a = shift_of(result.steps, listen.moved[0]);
@@ -267,6 +273,83 @@ TEST(StepComparison, WorkMovedBetweenStepsNamesBothWithOppositeSigns) {
   EXPECT_EQ(milestone_attribution(result.steps, "listen").find("of the shift"), std::string::npos)
       << milestone_attribution(result.steps, "listen");
   EXPECT_EQ(listen_verdict(result), Verdict::NoChange);
+}
+
+// The service's own start scatters by a millisecond from boot to boot, so
+// listen's estimated shift misses the 1 ms of work in step 14 by up to about
+// half of it either way, while the step's own shift is sharp. When the moved
+// step's shift lies within listen's interval it explains the shift, and the
+// share is of it: 100 %, not the 1 ms over a noisy estimate (70 % or 200 %).
+TEST(StepComparison, AMovedStepThatExplainsTheShiftWithinItsNoiseHasItAll) {
+  auto steps_of = [](std::uint32_t seed) {
+    auto plans = demo_steps(seed);
+    plans.back().path_ms = noisy(3.0, seed + 4, 20, 0.4);  // the service: +-1.2 ms
+    return plans;
+  };
+  int sharper = 0;
+  for (std::uint32_t run = 0; run < 10; ++run) {
+    auto slower = steps_of(500 + 10 * run);
+    slower[2].path_ms = plus(slower[2].path_ms, 1.0);
+    const auto result = compare_runs(run_of_steps(steps_of(600 + 10 * run)), run_of_steps(slower), {});
+    const auto& listen = result.steps.milestones.front();
+    ASSERT_EQ(listen.moved.size(), 1U) << "run " << run;
+    const auto& moved = shift_of(result.steps, listen.moved.front());
+    ASSERT_EQ(moved.key, "container phase:14");
+    EXPECT_EQ(listen.moved_total_ns, moved.shift_ns);
+    const bool within = listen.low_ns <= moved.shift_ns && moved.shift_ns <= listen.high_ns;
+    EXPECT_EQ(listen.moved_explain_shift(), within) << "run " << run;
+    if (!listen.has_shares() || !within) continue;
+    EXPECT_DOUBLE_EQ(listen.share_of(moved), 1.0) << "run " << run;
+    EXPECT_DOUBLE_EQ(listen.shared_shift_ns(), moved.shift_ns);
+    EXPECT_NE(milestone_attribution(result.steps, "listen").find("(100% of the shift)"), std::string::npos)
+        << milestone_attribution(result.steps, "listen");
+    EXPECT_NE(milestone_attribution(result.steps, "listen").find("in no moved step, within the shift's interval"),
+              std::string::npos)
+        << milestone_attribution(result.steps, "listen");
+    sharper += std::abs(listen.shift_ns - moved.shift_ns) > 0.2e6 ? 1 : 0;
+  }
+  EXPECT_GE(sharper, 3) << "the service's scatter moved listen's estimate off the step's in some runs";
+}
+
+// Work moved between steps nearly evenly leaves a total of tens of us that
+// the steps' sharp intervals tell from 0: under the floor of a step's move,
+// it is no shift to share out (shares of thousands of %).
+TEST(StepComparison, ANearlyEvenMoveGivesNoShares) {
+  const auto result = work_moved(0.8, 0.75);
+  const auto& listen = result.steps.milestones.front();
+  ASSERT_EQ(listen.moved.size(), 2U);
+  EXPECT_TRUE(listen.moved_explain_shift());
+  EXPECT_GT(listen.moved_low_ns, 0) << "the summed interval excludes 0";
+  EXPECT_LT(std::abs(listen.moved_total_ns), listen.floor_ns);
+  EXPECT_FALSE(listen.has_shares());
+  EXPECT_EQ(milestone_attribution(result.steps, "listen").find("of the shift"), std::string::npos)
+      << milestone_attribution(result.steps, "listen");
+}
+
+// A shift spread thinly over a step too scattered to be called moved is
+// still in the milestone's shift: outside its interval the moved steps do
+// not explain it, and shares are of the milestone's shift, as ever.
+TEST(StepComparison, ShiftOutsideTheMovedStepsIsSharedAsBefore) {
+  auto steps_of = [](std::uint32_t seed) {
+    auto plans = demo_steps(seed);
+    plans.back().path_ms = noisy(3.0, 77, 20, 0.4);  // the same scatter both runs
+    return plans;
+  };
+  auto slower = steps_of(700);
+  slower[2].path_ms = plus(slower[2].path_ms, 1.0);
+  slower.back().path_ms = plus(slower.back().path_ms, 1.0);  // within 3 spreads of the service: not called
+  const auto result = compare_runs(run_of_steps(steps_of(800)), run_of_steps(slower), {});
+  const auto& listen = result.steps.milestones.front();
+  ASSERT_EQ(listen.moved.size(), 1U);
+  const auto& moved = shift_of(result.steps, listen.moved.front());
+  EXPECT_EQ(moved.key, "container phase:14");
+  EXPECT_FALSE(listen.moved_explain_shift()) << listen.low_ns << " " << listen.high_ns;
+  ASSERT_TRUE(listen.has_shares());
+  EXPECT_NEAR(listen.share_of(moved), 0.5, 0.1);
+  EXPECT_NEAR(listen.unattributed_ns(), 1e6, 0.1e6);
+  const auto text = milestone_attribution(result.steps, "listen");
+  EXPECT_NE(text.find("in no moved step"), std::string::npos) << text;
+  EXPECT_EQ(text.find("within the shift's interval"), std::string::npos) << text;
 }
 
 // A step whose boots scatter widely drifts between runs of the same code by

@@ -25,7 +25,15 @@ that drift hits them alike, each judged against the baseline with `compare`
                 nor improved.
 
 first on a quiet machine, then while as many busy loops run as the machine has
-CPUs, baselines and conditions alike. One more row judges the busy same-code
+CPUs, baselines and conditions alike.
+
+--interleave traces each run and a baseline of its own at once instead: two
+tracers, each on its own copy of the launcher, the two launchers' boots
+alternated (baseline, new, new, baseline, ...), as docs/ci-gate.md's A/B
+comparison of two builds does. The host's speed drifts over seconds (a boot's
+time to listen by a millisecond and more between runs of the same code), and
+runs traced one after the other carry that drift into every share; boots
+alternated share it. One more row judges the busy same-code
 runs against the last quiet baseline: a runner busier than the baseline's,
 whose CPU contention stretches CPU time where the noise-free figure cannot
 see it (reported, not a goal; the milestones' verdict on it is gate-rates').
@@ -41,8 +49,11 @@ Needs root (it traces). Standard library only.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -81,6 +92,60 @@ STEP = re.compile(r"^(?P<step>.+?) (?P<shift>[-+][0-9.]+ \S+) \[[^]]*\](?: own t
 LISTEN_SHIFT = re.compile(r"^  listen: ([-+][0-9.]+) (s|ms|us|ns) \[")
 MS_PER = {"s": 1e3, "ms": 1.0, "us": 1e-3, "ns": 1e-6}
 STATE = re.compile(r"(CPU|run queue|sleep|I/O) [-+]")
+
+
+class Interleaved:
+    """Baseline and new boots alternated, each launcher traced by a tracer of its own."""
+
+    def __init__(self, setup: Setup):
+        self.setup = setup
+        self.launchers = {side: setup.work / f"launcher-{side}" for side in ("baseline", "new")}
+        for path in self.launchers.values():
+            shutil.copy2(setup.launcher, path)  # a file of its own: a uprobe follows the inode
+        self.ready = setup.work / "baseline-live"
+        self.release = setup.work / "baseline-release"
+        os.mkfifo(self.release)
+
+    def tracer(self, side: str, out: Path, run: str) -> list[str]:
+        return [self.setup.sampler, "-q", "--haconiwa", str(self.launchers[side]), "--btf-cache",
+                str(self.setup.work / "btf"), "-f", "json", "-o", str(out), "--run", run, self.setup.app]
+
+    def boot(self, side: str, launcher_args: list[str]) -> str:
+        return shlex.join([str(self.launchers[side]), "-n", "1", *launcher_args, "--", self.setup.app])
+
+    def release_baseline(self, waiting: subprocess.Popen) -> None:
+        """Ends the baseline's run command, once it waits on the FIFO (unless its tracer is gone)."""
+        while waiting.poll() is None:
+            try:
+                os.close(os.open(self.release, os.O_WRONLY | os.O_NONBLOCK))
+                return
+            except OSError as e:
+                if e.errno != errno.ENXIO:  # ENXIO: no reader yet
+                    raise
+            time.sleep(0.01)
+
+    def trace(self, name: str, baseline_args: list[str], launcher_args: list[str]) -> tuple[Path, Path]:
+        """BOOTS boots of each, alternated; the baseline's and the new run's summaries."""
+        base, new = self.setup.work / f"{name}-baseline.json", self.setup.work / f"{name}.json"
+        self.ready.unlink(missing_ok=True)
+        # The baseline's tracer runs until released: a FIFO, so that no process polls meanwhile.
+        waiting = subprocess.Popen(self.tracer("baseline", base, f"touch {shlex.quote(str(self.ready))} && "
+                                                                 f": < {shlex.quote(str(self.release))}"))
+        try:
+            while not self.ready.exists():
+                if waiting.poll() is not None:
+                    raise RuntimeError(f"the baseline's tracer exited {waiting.returncode}")
+                time.sleep(0.01)
+            pairs = (f"{self.boot('baseline', baseline_args)} && {self.boot('new', launcher_args)}",
+                     f"{self.boot('new', launcher_args)} && {self.boot('baseline', baseline_args)}")
+            boots = " && ".join(pairs[i % 2] for i in range(self.setup.boots))
+            subprocess.run(self.tracer("new", new, boots), check=True, timeout=600)
+        finally:
+            self.release_baseline(waiting)
+            waiting.wait(timeout=60)
+        if waiting.returncode != 0:
+            raise RuntimeError(f"the baseline's tracer exited {waiting.returncode}")
+        return base, new
 
 
 def judge(setup: Setup, baseline: Path, summary: Path) -> str:
@@ -167,6 +232,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=20, help="runs per condition and load (default 20)")
     parser.add_argument("--boots", type=int, default=20, help="boots per run (default 20)")
     parser.add_argument("--keep", action="store_true", help="keep the summaries")
+    parser.add_argument("--interleave", action="store_true",
+                        help="trace each run and its baseline at once, their boots alternated")
     args = parser.parse_args()
     if os.geteuid() != 0:
         print("step rates: tracing needs root (sudo scripts/bench.sh --step-rates)", file=sys.stderr)
@@ -180,13 +247,22 @@ def main() -> int:
             condition.launcher_args += ["--io-dir", str(work)]
     cpus = os.cpu_count() or 1
     began = time.monotonic()
+    interleaved = Interleaved(setup) if args.interleave else None
     print(f"step rates: {args.runs} runs of {args.boots} boots per condition, {cpus} busy loops under load, "
+          f"{'each run and its baseline interleaved' if interleaved else 'runs after their baselines'}, "
           f"kernel {os.uname().release}", flush=True)
     tallies: dict[tuple[str, str], Tally] = {}
     quiet_baseline: Path | None = None
     for load in ("quiet", "busy"):
         with BusyLoops(cpus if load == "busy" else 0):
             for i in range(args.runs):
+                if interleaved:
+                    for condition in CONDITIONS:
+                        baseline, summary = interleaved.trace(f"{load}-{condition.name.replace(' ', '_')}-{i}",
+                                                              BASELINES[condition.baseline], condition.launcher_args)
+                        judge_condition(condition, judge(setup, baseline, summary),
+                                        tallies.setdefault((condition.name, load), Tally()))
+                    continue
                 baselines = {name: setup.trace(f"{load}-baseline-{name}-{i}", launcher_args)
                              for name, launcher_args in BASELINES.items()}
                 for condition in CONDITIONS:

@@ -10,6 +10,8 @@
 #                                          # quiet and under load (~15 min; bench/gate_rates.py)
 #   sudo scripts/bench.sh --step-rates     # how often the gate names the step that moved,
 #                                          # and never one that did not (~15 min; bench/step_rates.py)
+#   sudo scripts/bench.sh --step-rates --interleave   # the same, each run's boots alternated
+#                                          # with its baseline's, two tracers at once (~15 min)
 #
 # Installs packages only through scripts/setup.sh, and only as root
 # (HACOBOOT_SKIP_SETUP=1 skips it); builds into ${BUILD_DIR:-build-bench}

@@ -107,7 +107,11 @@ GateJson steps_json(const StepComparison& steps) {
          {"path_mean_shift_ns", milestone.path_mean_shift_ns},
          {"path_same", milestone.path_same},
          {"unattributed_ns", milestone.has_shares() ? GateJson(milestone.unattributed_ns()) : GateJson()},
+         {"unattributed_low_ns", milestone.has_shares() ? GateJson(milestone.unattributed_low_ns()) : GateJson()},
+         {"unattributed_high_ns", milestone.has_shares() ? GateJson(milestone.unattributed_high_ns()) : GateJson()},
          {"moved_total_ns", milestone.moved_total_ns},
+         {"moved_low_ns", milestone.moved_low_ns},
+         {"moved_high_ns", milestone.moved_high_ns},
          {"moved_explain_shift", milestone.moved_explain_shift()},
          {"shares_of_ns", milestone.has_shares() ? GateJson(milestone.shared_shift_ns()) : GateJson()},
          {"moved", std::move(moved)}});

@@ -279,15 +279,20 @@ void write_steps_markdown(const StepComparison& steps, const GateConfig& config,
   };
   bool any = false;
   for (const auto& milestone : steps.milestones) {
-    const auto where = fmt::format("{} ({})", milestone.milestone, signed_duration(milestone.shift_ns));
+    auto where = fmt::format("{} ({})", milestone.milestone, signed_duration(milestone.shift_ns));
+    if (milestone.moved_explain_shift()) {
+      where.insert(where.size() - 1, fmt::format("; moved total {}", signed_duration(milestone.moved_total_ns)));
+    }
     for (const auto i : milestone.moved) {
       row(where, steps.shifts[i], &milestone);
       any = true;
     }
     if (!milestone.moved.empty() && milestone.has_shares()) {
       const double rest = milestone.unattributed_ns();
-      out << fmt::format("| {} | in no moved step | {} | | {} | | |\n", where, signed_duration(rest),
-                         milestone.moved_explain_shift() ? std::string("within the noise")
+      out << fmt::format("| {} | in no moved step | {} | [{}, {}] | {} | | |\n", where, signed_duration(rest),
+                         signed_duration(milestone.unattributed_low_ns()),
+                         signed_duration(milestone.unattributed_high_ns()),
+                         milestone.moved_explain_shift() ? std::string("not told from 0")
                                                          : fmt::format("{:.0f}%", rest / milestone.shift_ns * 100));
     }
   }

@@ -348,15 +348,15 @@ const char* step_measure_name(StepMeasure measure) {
 }
 
 bool MilestoneShift::has_shares() const {
-  if (!path_same) return false;
-  if (moved_explain_shift()) {
-    return (moved_low_ns > 0 || moved_high_ns < 0) && std::abs(moved_total_ns) >= floor_ns;
-  }
-  return low_ns > 0 || high_ns < 0;
+  const bool shift_told = (low_ns > 0 || high_ns < 0) && std::abs(shift_ns) >= floor_ns;
+  return path_same && (moved_explain_shift() || shift_told);
 }
 
 bool MilestoneShift::moved_explain_shift() const {
-  return !moved.empty() && moved_total_ns != 0 && moved_total_ns >= low_ns && moved_total_ns <= high_ns;
+  const bool same_sign = moved_total_ns * shift_ns > 0;
+  const bool within = moved_total_ns >= low_ns && moved_total_ns <= high_ns;
+  const bool told_from_zero = (moved_low_ns > 0 || moved_high_ns < 0) && std::abs(moved_total_ns) >= floor_ns;
+  return !moved.empty() && same_sign && within && told_from_zero;
 }
 
 double MilestoneShift::shared_shift_ns() const {
@@ -371,6 +371,14 @@ double MilestoneShift::share_of(const StepShift& step) const {
 
 double MilestoneShift::unattributed_ns() const {
   return shift_ns - moved_total_ns;
+}
+
+double MilestoneShift::unattributed_low_ns() const {
+  return low_ns - moved_total_ns;
+}
+
+double MilestoneShift::unattributed_high_ns() const {
+  return high_ns - moved_total_ns;
 }
 
 StepComparison compare_steps(const RunFigures& baseline, const RunFigures& now, const GateConfig& config) {

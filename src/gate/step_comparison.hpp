@@ -92,35 +92,41 @@ struct MilestoneShift {
   bool path_same = true;           // no step joined or left the path
   std::vector<std::size_t> moved;  // indices into StepComparison::shifts
   double moved_total_ns = 0;       // the moved steps' shifts added up
-  // Their intervals' bounds added up: at least as wide as the total's own
-  // interval, whatever the steps' boots have in common.
+  // Their intervals' bounds added up: a conservative interval of the total
+  // (the steps' shifts are sharp, a few tens of us each).
   double moved_low_ns = 0;
   double moved_high_ns = 0;
   double floor_ns = 0;  // StepComparison::floor_ns: the least moved total shared out
-  // Whether the moved steps account for the whole shift: their total lies
-  // within the milestone's interval. The milestone's own estimate carries the
-  // boot-to-boot noise of every step that did not move (a service's start
-  // alone moves by a millisecond from boot to boot), the moved steps' shifts
-  // hardly any; when the two agree, the moved total is the sharper estimate
-  // of the same shift, and shares are of it.
+  // Whether the moved steps account for the whole shift: their total has
+  // the shift's sign, lies within the milestone's interval, is told from 0
+  // by their summed intervals and reaches floor_ns. The milestone's own
+  // estimate carries the boot-to-boot scatter of every step that did not
+  // move (a service's start alone scatters by a millisecond a boot), the
+  // moved steps' shifts hardly any; when the two agree, shares are of the
+  // moved total. "Not moved" is not "did not move": what the unmoved steps
+  // shifted is the remainder, reported with its interval, not told from 0.
+  // Work moved nearly evenly between steps (a total of tens of us) never
+  // explains a shift.
   [[nodiscard]] bool moved_explain_shift() const;
   // Whether shares of the shift mean anything: the path stayed the same and
-  // what they are of is told from 0 (work moved between steps leaves a shift
-  // near 0, of which any step would be a wild share): when the moved total
-  // explains the shift, its summed interval excludes 0 and the total is at
-  // least floor_ns (steps that moved a millisecond each way leave a total
-  // of tens of us, told from 0 by their sharp intervals); else the
-  // milestone's interval excludes 0.
+  // what they are of is told from 0 and at least floor_ns: the moved total
+  // that explains the shift, or else the milestone's shift, its interval
+  // excluding 0 (work moved between steps leaves tens of us, of which any
+  // step would be a wild share).
   [[nodiscard]] bool has_shares() const;
   // What shares are of: the moved total when it explains the shift, else
   // shift_ns.
   [[nodiscard]] double shared_shift_ns() const;
   // A step's share of shared_shift_ns().
   [[nodiscard]] double share_of(const StepShift& step) const;
-  // shift_ns less the moved steps' shifts: the part no step explains (drift
-  // spread over steps that did not move on their own; within the noise of
-  // the milestone's estimate when moved_explain_shift()).
+  // shift_ns less the moved steps' shifts: the part no moved step explains
+  // (what steps that were not called moved shifted, and the scatter of the
+  // milestone's estimate), with its interval: the milestone's, less the
+  // moved total. It includes 0 exactly when the moved total lies within the
+  // milestone's interval.
   [[nodiscard]] double unattributed_ns() const;
+  [[nodiscard]] double unattributed_low_ns() const;
+  [[nodiscard]] double unattributed_high_ns() const;
 };
 
 struct StepComparison {

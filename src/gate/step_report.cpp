@@ -69,12 +69,19 @@ std::string moved_states(const StepShift& shift) {
   return fmt::format("{}", fmt::join(states, " and "));
 }
 
+std::string unattributed_shown(const MilestoneShift& milestone) {
+  return fmt::format("{} [{}, {}]", signed_duration(milestone.unattributed_ns()),
+                     signed_duration(milestone.unattributed_low_ns()),
+                     signed_duration(milestone.unattributed_high_ns()));
+}
+
 std::string moved_step_line(const StepShift& shift, const MilestoneShift* milestone) {
   auto line = fmt::format("{} {} [{}, {}]", step_shown(shift), signed_duration(shift.shift_ns),
                           signed_duration(shift.low_ns), signed_duration(shift.high_ns));
   if (shift.measure == StepMeasure::Own) line += " own time";
   if (milestone != nullptr && milestone->has_shares()) {
-    line += fmt::format(" ({:.0f}% of the shift)", milestone->share_of(shift) * 100);
+    line += fmt::format(" ({:.0f}% of the {})", milestone->share_of(shift) * 100,
+                        milestone->moved_explain_shift() ? "moved total" : "shift");
   }
   if (!shift.states.empty()) line += ", " + moved_states(shift);
   if (!shift.syscalls.empty()) line += ", syscalls " + moved_syscalls(shift);
@@ -94,10 +101,10 @@ std::string milestone_attribution(const StepComparison& steps, const std::string
   if (!shift->path_same) {
     text += fmt::format("; the path changed ({}): shares not given", path_changes(steps, measure_of(milestone)));
   } else if (!moved.empty() && shift->has_shares()) {
-    text += fmt::format("; {} in no moved step", signed_duration(shift->unattributed_ns()));
+    text += fmt::format("; {} in no moved step", unattributed_shown(*shift));
     if (shift->moved_explain_shift()) {
-      text += fmt::format(", within the shift's interval: shares are of the moved steps' {}",
-                          signed_duration(shift->moved_total_ns));
+      text +=
+          fmt::format(", not told from 0: shares are of the moved total, {}", signed_duration(shift->moved_total_ns));
     }
   }
   return text;

@@ -30,6 +30,9 @@ std::string moved_states(const StepShift& shift);
 // +2.05 ms] (94% of the shift), CPU +1.97 ms, syscalls mkdir +1.90 ms".
 std::string moved_step_line(const StepShift& shift, const MilestoneShift* milestone);
 
+// What no moved step explains, with its interval: "-302 us [-749 us, +200 us]".
+std::string unattributed_shown(const MilestoneShift& milestone);
+
 // "listen: path +2.10 ms; moved: <line>; <line>" or "listen: no step moved",
 // with a word when the path itself changed. Empty when the steps were not
 // compared.

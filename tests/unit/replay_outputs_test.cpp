@@ -720,7 +720,7 @@ TEST(ReplayOutputs, TheGateOnNoiseFreeTimeTellsMoreCpuWork) {
 // 14 CONTAINER_RLIMIT_SETUP"), when it is the first step named as moved.
 std::optional<int> first_moved_share(const std::string& report, const std::string& step) {
   const auto line = line_starting_with(report, "  listen: ");
-  const std::regex first("moved: " + step + R"( \+[^;]* \((-?\d+)% of the shift\), ([A-Za-z/ ]+) \+)");
+  const std::regex first("moved: " + step + R"( \+[^;]* \((-?\d+)% of the (?:shift|moved total)\), ([A-Za-z/ ]+) \+)");
   std::smatch match;
   if (!std::regex_search(line, match, first)) return std::nullopt;
   return std::stoi(match[1].str());

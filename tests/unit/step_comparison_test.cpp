@@ -153,7 +153,9 @@ TEST(StepComparison, OneSlowStepIsNamedAloneWithItsShareAndState) {
   std::ostringstream report;
   write_gate_report(result, {}, report);
   EXPECT_NE(report.str().find("container 14 CONTAINER_RLIMIT_SETUP +1."), std::string::npos) << report.str();
-  EXPECT_NE(report.str().find("of the shift), CPU +"), std::string::npos) << report.str();
+  EXPECT_TRUE(report.str().find("% of the moved total), CPU +") != std::string::npos ||
+              report.str().find("% of the shift), CPU +") != std::string::npos)
+      << report.str();
   EXPECT_NE(report.str().find("in no moved step"), std::string::npos) << report.str();
 }
 
@@ -301,11 +303,10 @@ TEST(StepComparison, AMovedStepThatExplainsTheShiftWithinItsNoiseHasItAll) {
     if (!listen.has_shares() || !within) continue;
     EXPECT_DOUBLE_EQ(listen.share_of(moved), 1.0) << "run " << run;
     EXPECT_DOUBLE_EQ(listen.shared_shift_ns(), moved.shift_ns);
-    EXPECT_NE(milestone_attribution(result.steps, "listen").find("(100% of the shift)"), std::string::npos)
-        << milestone_attribution(result.steps, "listen");
-    EXPECT_NE(milestone_attribution(result.steps, "listen").find("in no moved step, within the shift's interval"),
-              std::string::npos)
-        << milestone_attribution(result.steps, "listen");
+    const auto text = milestone_attribution(result.steps, "listen");
+    EXPECT_NE(text.find("(100% of the moved total)"), std::string::npos) << text;
+    EXPECT_NE(text.find("in no moved step, not told from 0: shares are of the moved total, +"), std::string::npos)
+        << text;
     sharper += std::abs(listen.shift_ns - moved.shift_ns) > 0.2e6 ? 1 : 0;
   }
   EXPECT_GE(sharper, 3) << "the service's scatter moved listen's estimate off the step's in some runs";
@@ -318,12 +319,49 @@ TEST(StepComparison, ANearlyEvenMoveGivesNoShares) {
   const auto result = work_moved(0.8, 0.75);
   const auto& listen = result.steps.milestones.front();
   ASSERT_EQ(listen.moved.size(), 2U);
-  EXPECT_TRUE(listen.moved_explain_shift());
   EXPECT_GT(listen.moved_low_ns, 0) << "the summed interval excludes 0";
+  EXPECT_GE(listen.moved_total_ns, listen.low_ns);
+  EXPECT_LE(listen.moved_total_ns, listen.high_ns);
   EXPECT_LT(std::abs(listen.moved_total_ns), listen.floor_ns);
-  EXPECT_FALSE(listen.has_shares());
+  EXPECT_FALSE(listen.moved_explain_shift()) << "a total under the floor explains nothing";
+  EXPECT_GT(listen.low_ns, 0) << "listen's own interval excludes 0 too: the boots scatter little";
+  EXPECT_FALSE(listen.has_shares()) << "a shift under the floor is not shared out";
   EXPECT_EQ(milestone_attribution(result.steps, "listen").find("of the shift"), std::string::npos)
       << milestone_attribution(result.steps, "listen");
+}
+
+// An improvement is shared out as a slowdown is: step 14 1 ms faster is 100 %
+// of the moved total, negative both.
+TEST(StepComparison, AnImprovementIsSharedLikeASlowdown) {
+  auto faster = demo_steps(900);
+  faster[3].path_ms = plus(faster[3].path_ms, -0.9);
+  const auto result = compare_runs(run_of_steps(demo_steps(9)), run_of_steps(faster), {});
+  const auto& listen = result.steps.milestones.front();
+  ASSERT_EQ(listen.moved.size(), 1U);
+  EXPECT_LT(listen.moved_total_ns, 0);
+  EXPECT_TRUE(listen.moved_explain_shift()) << listen.low_ns << " " << listen.high_ns;
+  ASSERT_TRUE(listen.has_shares());
+  EXPECT_DOUBLE_EQ(listen.share_of(shift_of(result.steps, listen.moved.front())), 1.0);
+}
+
+// A moved total of the other sign than the milestone's estimate explains
+// nothing, even within a wide interval: no "100 % of the shift" beside a
+// milestone that moved the other way, and no share of a shift not told from 0.
+TEST(StepComparison, AMovedTotalAgainstTheShiftExplainsNothing) {
+  MilestoneShift listen{.milestone = "listen", .shift_ns = -200e3, .low_ns = -900e3, .high_ns = 500e3};
+  listen.moved = {0};
+  listen.moved_total_ns = 300e3;
+  listen.moved_low_ns = 280e3;
+  listen.moved_high_ns = 320e3;
+  listen.floor_ns = 100e3;
+  EXPECT_FALSE(listen.moved_explain_shift());
+  EXPECT_FALSE(listen.has_shares());
+  listen.shift_ns = 200e3;  // the same, its estimate on the total's side
+  EXPECT_TRUE(listen.moved_explain_shift());
+  EXPECT_TRUE(listen.has_shares());
+  EXPECT_DOUBLE_EQ(listen.shared_shift_ns(), 300e3);
+  EXPECT_DOUBLE_EQ(listen.unattributed_low_ns(), -1200e3);
+  EXPECT_DOUBLE_EQ(listen.unattributed_high_ns(), 200e3);
 }
 
 // A shift spread thinly over a step too scattered to be called moved is
@@ -470,6 +508,22 @@ TEST(StepComparison, MarkdownAndJunitNameTheMovedStep) {
   ASSERT_EQ(step.at("states").size(), 1U) << step.dump();
   EXPECT_EQ(step.at("states").at(0).at("state"), "CPU");
   EXPECT_NEAR(step.at("share").get<double>(), 1.0, 0.2);
+  // What the share is of, and the rest with its interval, as the text says.
+  const auto& shift = result.steps.milestones.front();
+  EXPECT_EQ(listen.at("moved_explain_shift").get<bool>(), shift.moved_explain_shift());
+  EXPECT_DOUBLE_EQ(listen.at("shares_of_ns").get<double>(), shift.shared_shift_ns());
+  EXPECT_DOUBLE_EQ(step.at("share").get<double>() * listen.at("shares_of_ns").get<double>(),
+                   step.at("shift_ns").get<double>());
+  EXPECT_DOUBLE_EQ(listen.at("unattributed_low_ns").get<double>(),
+                   listen.at("low_ns").get<double>() - listen.at("moved_total_ns").get<double>());
+  EXPECT_DOUBLE_EQ(listen.at("unattributed_high_ns").get<double>(),
+                   listen.at("high_ns").get<double>() - listen.at("moved_total_ns").get<double>());
+  ASSERT_TRUE(shift.moved_explain_shift()) << "step 15's +3 ms lies within listen's interval";
+  const auto rest_row = "| in no moved step | " + signed_duration(shift.unattributed_ns()) + " | [" +
+                        signed_duration(shift.unattributed_low_ns()) + ", " +
+                        signed_duration(shift.unattributed_high_ns()) + "] | not told from 0 |";
+  EXPECT_NE(markdown.str().find(rest_row), std::string::npos) << rest_row << "\n" << markdown.str();
+  EXPECT_NE(markdown.str().find("; moved total +3."), std::string::npos) << markdown.str();
   EXPECT_EQ(doc.at("metrics").at(0).at("verdict"), "regressed");
   std::ostringstream junit;
   write_gate_junit(result, {}, junit);

@@ -5,9 +5,9 @@ Run through scripts/bench.sh (which installs packages and builds first):
 
     scripts/bench.sh --step-rates [--runs N] [--boots N]
 
-One baseline of BOOTS demo boots is traced on a quiet machine. Then RUNS runs
-of BOOTS boots each are traced per condition, the conditions interleaved so
-that drift hits them alike, each judged against the baseline with `compare`
+RUNS runs of BOOTS demo boots each are traced per condition, each after its
+own baselines (the conditions in turn, so that drift hits them alike), and
+judged against its baseline with `compare`
 (noise-free figures, the default):
 
   same code     nothing added: any step called moved is a false call;
@@ -33,12 +33,14 @@ alternated (baseline, new, new, baseline, ...), as docs/ci-gate.md's A/B
 comparison of two builds does. The host's speed drifts over seconds (a boot's
 time to listen by a millisecond and more between runs of the same code), and
 runs traced one after the other carry that drift into every share; boots
-alternated share it. One more row judges the busy same-code
-runs against the last quiet baseline: a runner busier than the baseline's,
-whose CPU contention stretches CPU time where the noise-free figure cannot
-see it (reported, not a goal; the milestones' verdict on it is gate-rates').
-The goals: the step with the added work named first on listen's path
-with at least 80 % of the shift, in the right state (among the states the
+alternated share it. Traced one after the other, one more row judges the busy
+same-code runs against the last quiet baseline: a runner busier than the
+baseline's, whose CPU contention stretches CPU time where the noise-free figure
+cannot see it (reported, not a goal; the milestones' verdict on it is
+gate-rates'). The goals: the step with the added work named first on listen's
+path with at least 80 % of the shift as the gate shares it (of the moved
+steps' total when that explains listen's shift; the script also prints the
+step's shift over listen's own estimate), in the right state (among the states the
 gate names: each that moved by a third of the largest), in at least RUNS - 1 of
 RUNS runs; same code: a step called moved in at most 1 run of RUNS.
 
@@ -88,7 +90,7 @@ BASELINES = {"plain": [], "burn15": ["--burn", "15:1"]}
 MOVED = re.compile(r"moved: (.*)$", re.M)
 _STATE = r"(?:CPU|run queue|sleep|I/O) [-+][0-9.]+ (?:s|ms|us|ns)"
 STEP = re.compile(r"^(?P<step>.+?) (?P<shift>[-+][0-9.]+ \S+) \[[^]]*\](?: own time)?"
-                  rf"(?: \((?P<share>-?\d+)% of the shift\))?(?:, (?P<states>{_STATE}(?: and {_STATE})*))?")
+                  rf"(?: \((?P<share>-?\d+)% of the (?:shift|moved total)\))?(?:, (?P<states>{_STATE}(?: and {_STATE})*))?")
 LISTEN_SHIFT = re.compile(r"^  listen: ([-+][0-9.]+) (s|ms|us|ns) \[")
 MS_PER = {"s": 1e3, "ms": 1.0, "us": 1e-3, "ns": 1e-6}
 STATE = re.compile(r"(CPU|run queue|sleep|I/O) [-+]")
@@ -115,7 +117,8 @@ class Interleaved:
 
     def release_baseline(self, waiting: subprocess.Popen) -> None:
         """Ends the baseline's run command, once it waits on the FIFO (unless its tracer is gone)."""
-        while waiting.poll() is None:
+        deadline = time.monotonic() + 60
+        while waiting.poll() is None and time.monotonic() < deadline:
             try:
                 os.close(os.open(self.release, os.O_WRONLY | os.O_NONBLOCK))
                 return
@@ -132,17 +135,24 @@ class Interleaved:
         waiting = subprocess.Popen(self.tracer("baseline", base, f"touch {shlex.quote(str(self.ready))} && "
                                                                  f": < {shlex.quote(str(self.release))}"))
         try:
+            deadline = time.monotonic() + 60
             while not self.ready.exists():
                 if waiting.poll() is not None:
                     raise RuntimeError(f"the baseline's tracer exited {waiting.returncode}")
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the baseline's tracer was not live within 60 s")
                 time.sleep(0.01)
             pairs = (f"{self.boot('baseline', baseline_args)} && {self.boot('new', launcher_args)}",
                      f"{self.boot('new', launcher_args)} && {self.boot('baseline', baseline_args)}")
             boots = " && ".join(pairs[i % 2] for i in range(self.setup.boots))
-            subprocess.run(self.tracer("new", new, boots), check=True, timeout=600)
+            subprocess.run(self.tracer("new", new, boots), check=True, timeout=60 + 2 * self.setup.boots * 5)
         finally:
             self.release_baseline(waiting)
-            waiting.wait(timeout=60)
+            try:
+                waiting.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                waiting.kill()  # never left attached behind a failed run
+                waiting.wait()
         if waiting.returncode != 0:
             raise RuntimeError(f"the baseline's tracer exited {waiting.returncode}")
         return base, new
@@ -168,6 +178,8 @@ class Tally:
     right: int = 0  # the goal's outcome
     shares: list[int] = field(default_factory=list)
     listen_shifts: list[float] = field(default_factory=list)  # ms, same code: listen's drift
+    # The first step's shift over listen's own estimate, in %, whatever the gate shared it of.
+    own_shares: list[float] = field(default_factory=list)
     firsts: dict[str, int] = field(default_factory=dict)
     misses: dict[str, int] = field(default_factory=dict)  # why a run was not right
     # Where the expected state stood among those named, in runs whose first step was right,
@@ -209,6 +221,11 @@ def judge_condition(condition: Condition, report: str, tally: Tally) -> None:
     tally.firsts[first["step"] if first else "(none)"] = tally.firsts.get(first["step"] if first else "(none)", 0) + 1
     if first and first["share"] is not None:
         tally.shares.append(int(first["share"]))
+    listen_shift = LISTEN_SHIFT.search(lines.get("listen", ""))
+    if first and listen_shift and float(listen_shift.group(1)) != 0:
+        step_shift = first["shift"].split()
+        tally.own_shares.append(100 * float(step_shift[0]) * MS_PER[step_shift[1]]
+                                / (float(listen_shift.group(1)) * MS_PER[listen_shift.group(2)]))
     named_states = STATE.findall(first["states"] or "") if first else []
     if first and first["step"] == condition.step:
         place = "absent" if condition.state not in named_states else \
@@ -287,6 +304,12 @@ def main() -> int:
               + (f"; {misses}" if misses else "") + (f"; its state {places}" if places else ""))
     print("(same code: the first step called moved, in the runs with a call; its state: where the expected state "
           "stood among those the gate named, in the runs with the right first step)")
+    for (name, load), tally in tallies.items():
+        if tally.own_shares:
+            own = sorted(tally.own_shares)
+            print(f"{name}, {load}: the first step's shift over listen's own estimate, min-median-max "
+                  f"{own[0]:.0f}-{own[len(own) // 2]:.0f}-{own[-1]:.0f} %, at least 80 % in "
+                  f"{sum(1 for v in own if v >= 80)} of {tally.runs}")
     for (name, load), tally in tallies.items():
         if tally.listen_shifts:
             drift = sorted(tally.listen_shifts)

@@ -96,6 +96,11 @@ MS_PER = {"s": 1e3, "ms": 1.0, "us": 1e-3, "ns": 1e-6}
 STATE = re.compile(r"(CPU|run queue|sleep|I/O) [-+]")
 
 
+def ms(value: str, unit: str) -> float:
+    """A duration as the report prints it ("+1.25", "ms"), in ms."""
+    return float(value) * MS_PER[unit]
+
+
 class Interleaved:
     """Baseline and new boots alternated, each launcher traced by a tracer of its own."""
 
@@ -196,7 +201,7 @@ def judge_condition(condition: Condition, report: str, tally: Tally) -> None:
     named = steps_named(lines.get("listen", ""))
     if condition.name == "same code":
         if drift := LISTEN_SHIFT.search(lines.get("listen", "")):
-            tally.listen_shifts.append(float(drift.group(1)) * MS_PER[drift.group(2)])
+            tally.listen_shifts.append(ms(drift.group(1), drift.group(2)))
         called = [s["step"] for line in lines.values() for s in steps_named(line)]
         off_path = re.findall(r"(?:: |; )([a-z]+ [^;]*?) [-+][0-9.]+ \S+ \[[^]]*\] own time", lines.get("off the paths", ""))
         named = called + off_path
@@ -223,9 +228,7 @@ def judge_condition(condition: Condition, report: str, tally: Tally) -> None:
         tally.shares.append(int(first["share"]))
     listen_shift = LISTEN_SHIFT.search(lines.get("listen", ""))
     if first and listen_shift and float(listen_shift.group(1)) != 0:
-        step_shift = first["shift"].split()
-        tally.own_shares.append(100 * float(step_shift[0]) * MS_PER[step_shift[1]]
-                                / (float(listen_shift.group(1)) * MS_PER[listen_shift.group(2)]))
+        tally.own_shares.append(100 * ms(*first["shift"].split()) / ms(listen_shift.group(1), listen_shift.group(2)))
     named_states = STATE.findall(first["states"] or "") if first else []
     if first and first["step"] == condition.step:
         place = "absent" if condition.state not in named_states else \

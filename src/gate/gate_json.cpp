@@ -97,24 +97,25 @@ GateJson steps_json(const StepComparison& steps) {
   if (!steps.unavailable.empty()) return {{"compared", false}, {"unavailable", steps.unavailable}};
   auto milestones = GateJson::array();
   for (const auto& milestone : steps.milestones) {
+    // Share figures are null where no shares are given.
+    const auto shared = [&](double ns) { return milestone.has_shares() ? GateJson(ns) : GateJson(); };
     auto moved = GateJson::array();
     for (const auto i : milestone.moved) moved.push_back(step_json(steps.shifts[i], &milestone));
-    milestones.push_back(
-        {{"milestone", milestone.milestone},
-         {"shift_ns", milestone.shift_ns},
-         {"low_ns", milestone.low_ns},
-         {"high_ns", milestone.high_ns},
-         {"path_mean_shift_ns", milestone.path_mean_shift_ns},
-         {"path_same", milestone.path_same},
-         {"unattributed_ns", milestone.has_shares() ? GateJson(milestone.unattributed_ns()) : GateJson()},
-         {"unattributed_low_ns", milestone.has_shares() ? GateJson(milestone.unattributed_low_ns()) : GateJson()},
-         {"unattributed_high_ns", milestone.has_shares() ? GateJson(milestone.unattributed_high_ns()) : GateJson()},
-         {"moved_total_ns", milestone.moved_total_ns},
-         {"moved_low_ns", milestone.moved_low_ns},
-         {"moved_high_ns", milestone.moved_high_ns},
-         {"moved_explain_shift", milestone.moved_explain_shift()},
-         {"shares_of_ns", milestone.has_shares() ? GateJson(milestone.shared_shift_ns()) : GateJson()},
-         {"moved", std::move(moved)}});
+    milestones.push_back({{"milestone", milestone.milestone},
+                          {"shift_ns", milestone.shift_ns},
+                          {"low_ns", milestone.low_ns},
+                          {"high_ns", milestone.high_ns},
+                          {"path_mean_shift_ns", milestone.path_mean_shift_ns},
+                          {"path_same", milestone.path_same},
+                          {"unattributed_ns", shared(milestone.unattributed_ns())},
+                          {"unattributed_low_ns", shared(milestone.unattributed_low_ns())},
+                          {"unattributed_high_ns", shared(milestone.unattributed_high_ns())},
+                          {"moved_total_ns", milestone.moved_total_ns},
+                          {"moved_low_ns", milestone.moved_low_ns},
+                          {"moved_high_ns", milestone.moved_high_ns},
+                          {"moved_explain_shift", milestone.moved_explain_shift()},
+                          {"shares_of_ns", shared(milestone.shared_shift_ns())},
+                          {"moved", std::move(moved)}});
   }
   auto off_path = GateJson::array();
   for (const auto i : steps.moved_off_path) off_path.push_back(step_json(steps.shifts[i], nullptr));

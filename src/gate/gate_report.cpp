@@ -279,10 +279,9 @@ void write_steps_markdown(const StepComparison& steps, const GateConfig& config,
   };
   bool any = false;
   for (const auto& milestone : steps.milestones) {
-    auto where = fmt::format("{} ({})", milestone.milestone, signed_duration(milestone.shift_ns));
-    if (milestone.moved_explain_shift()) {
-      where.insert(where.size() - 1, fmt::format("; moved total {}", signed_duration(milestone.moved_total_ns)));
-    }
+    const auto where = fmt::format(
+        "{} ({}{})", milestone.milestone, signed_duration(milestone.shift_ns),
+        milestone.moved_explain_shift() ? "; moved total " + signed_duration(milestone.moved_total_ns) : "");
     for (const auto i : milestone.moved) {
       row(where, steps.shifts[i], &milestone);
       any = true;

@@ -336,6 +336,12 @@ void compare_syscalls(const StepTable& before, const StepTable& after, StepCompa
   }
 }
 
+// A shift worth sharing out: its interval excludes 0 and it reaches the
+// floor a step is called moved at.
+bool material(double shift_ns, double low_ns, double high_ns, double floor_ns) {
+  return (low_ns > 0 || high_ns < 0) && std::abs(shift_ns) >= floor_ns;
+}
+
 }  // namespace
 
 const char* step_measure_name(StepMeasure measure) {
@@ -348,15 +354,13 @@ const char* step_measure_name(StepMeasure measure) {
 }
 
 bool MilestoneShift::has_shares() const {
-  const bool shift_told = (low_ns > 0 || high_ns < 0) && std::abs(shift_ns) >= floor_ns;
-  return path_same && (moved_explain_shift() || shift_told);
+  return path_same && (moved_explain_shift() || material(shift_ns, low_ns, high_ns, floor_ns));
 }
 
 bool MilestoneShift::moved_explain_shift() const {
   const bool same_sign = moved_total_ns * shift_ns > 0;
   const bool within = moved_total_ns >= low_ns && moved_total_ns <= high_ns;
-  const bool told_from_zero = (moved_low_ns > 0 || moved_high_ns < 0) && std::abs(moved_total_ns) >= floor_ns;
-  return !moved.empty() && same_sign && within && told_from_zero;
+  return !moved.empty() && same_sign && within && material(moved_total_ns, moved_low_ns, moved_high_ns, floor_ns);
 }
 
 double MilestoneShift::shared_shift_ns() const {

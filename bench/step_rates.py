@@ -255,6 +255,8 @@ def main() -> int:
     parser.add_argument("--interleave", action="store_true",
                         help="trace each run and its baseline at once, their boots alternated")
     args = parser.parse_args()
+    if args.runs < 1 or args.boots < 1:
+        parser.error("--runs and --boots take a whole number of at least 1")
     if os.geteuid() != 0:
         print("step rates: tracing needs root (sudo scripts/bench.sh --step-rates)", file=sys.stderr)
         return 0

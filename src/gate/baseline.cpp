@@ -18,6 +18,7 @@
 #include "model/log_linear_histogram.hpp"
 #include "model/syscall_names.hpp"
 #include "util/errors.hpp"
+#include "util/json_integer.hpp"
 #include "util/text.hpp"
 
 namespace hacoboot {
@@ -85,17 +86,6 @@ std::vector<Field> items(const Field& array) {
     fields.push_back({&(*array.value)[i], fmt::format("{}[{}]", array.path, i)});
   }
   return fields;
-}
-
-// Whether `value` is an integer within Integer's range. nlohmann keeps every
-// non-negative integer as unsigned, negative ones as signed.
-template <typename Integer>
-bool fits(const nlohmann::json& value) {
-  if constexpr (std::is_signed_v<Integer>) {
-    constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<Integer>::max());
-    return value.is_number_unsigned() ? value.get<std::uint64_t>() <= kMax : value.is_number_integer();
-  }
-  return value.is_number_unsigned();
 }
 
 // nlohmann converts a float, or an integer out of the target's range, with a

@@ -1,7 +1,28 @@
 #include "recording/recording_json.hpp"
 
+#include <string>
+
+#include "util/json_integer.hpp"
+
 namespace hacoboot {
 namespace {
+
+// An integer field of a recording, which may come from anywhere: a float or
+// a value out of Integer's range is a malformed recording, not a cast.
+template <typename Integer>
+Integer integer_at(const nlohmann::json& json, const char* key) {
+  const auto& value = json.at(key);
+  if (!fits<Integer>(value)) {
+    throw nlohmann::json::type_error::create(302, std::string(key) + " is no integer in its range", &value);
+  }
+  return value.get<Integer>();
+}
+
+// The same for a field older recordings lack.
+template <typename Integer>
+Integer integer_or(const nlohmann::json& json, const char* key, Integer absent) {
+  return json.contains(key) ? integer_at<Integer>(json, key) : absent;
+}
 
 // The user's phase names (those that are not Haconiwa's) as --phase-names
 // reads them back: "NUMBER NAME" lines.
@@ -24,8 +45,8 @@ std::vector<KernelMapUse> kernel_maps_from_json(const nlohmann::json& json) {
   std::vector<KernelMapUse> maps;
   for (const auto& map : json) {
     maps.push_back({.map = map.at("map").get<std::string>(),
-                    .peak = map.at("peak").get<std::uint64_t>(),
-                    .capacity = map.at("capacity").get<std::uint64_t>()});
+                    .peak = integer_at<std::uint64_t>(map, "peak"),
+                    .capacity = integer_at<std::uint64_t>(map, "capacity")});
   }
   return maps;
 }
@@ -60,26 +81,26 @@ nlohmann::json end_json(const RecordedEnd& end) {
 
 RecordingHeader header_from_json(const nlohmann::json& json, const std::string& source) {
   return {.tool_version = json.at("tool_version").get<std::string>(),
-          .layout = json.at("layout").get<std::uint32_t>(),
+          .layout = integer_at<std::uint32_t>(json, "layout"),
           .boot_id = json.at("boot_id").get<std::string>(),
-          .start_phase = json.at("start_phase").get<std::int64_t>(),
+          .start_phase = integer_at<std::int64_t>(json, "start_phase"),
           .command = json.at("command").get<std::string>(),
-          .warmup = json.at("warmup").get<std::uint64_t>(),
+          .warmup = integer_at<std::uint64_t>(json, "warmup"),
           .phase_names = PhaseNames::parse(json.at("phase_names").get<std::string>(), source + " (phase names)")};
 }
 
 RecordedEnd end_from_json(const nlohmann::json& json) {
-  return {.counters = {.lost_events = json.at("lost_events").get<std::uint64_t>(),
-                       .tracked_full = json.at("tracked_full").get<std::uint64_t>(),
-                       .unaccounted_threads = json.at("unaccounted_threads").get<std::uint64_t>(),
-                       .untracked_phases = json.at("untracked_phases").get<std::uint64_t>(),
-                       .repaired_switch_ins = json.at("repaired_switch_ins").get<std::uint64_t>(),
-                       .syscalls_dropped = json.value("syscalls_dropped", std::uint64_t{0}),
-                       .blocking_dropped = json.value("blocking_dropped", std::uint64_t{0}),
-                       .stacks_dropped = json.value("stacks_dropped", std::uint64_t{0}),
-                       .samples_dropped = json.value("samples_dropped", std::uint64_t{0}),
+  return {.counters = {.lost_events = integer_at<std::uint64_t>(json, "lost_events"),
+                       .tracked_full = integer_at<std::uint64_t>(json, "tracked_full"),
+                       .unaccounted_threads = integer_at<std::uint64_t>(json, "unaccounted_threads"),
+                       .untracked_phases = integer_at<std::uint64_t>(json, "untracked_phases"),
+                       .repaired_switch_ins = integer_at<std::uint64_t>(json, "repaired_switch_ins"),
+                       .syscalls_dropped = integer_or<std::uint64_t>(json, "syscalls_dropped", 0),
+                       .blocking_dropped = integer_or<std::uint64_t>(json, "blocking_dropped", 0),
+                       .stacks_dropped = integer_or<std::uint64_t>(json, "stacks_dropped", 0),
+                       .samples_dropped = integer_or<std::uint64_t>(json, "samples_dropped", 0),
                        .kernel_maps = kernel_maps_from_json(json.value("kernel_maps", nlohmann::json::array()))},
-          .tracked_at_exit = json.at("tracked_at_exit").get<std::uint64_t>()};
+          .tracked_at_exit = integer_at<std::uint64_t>(json, "tracked_at_exit")};
 }
 
 nlohmann::json blocking_aggregate_json(const BlockingAggregate& aggregate) {
@@ -94,13 +115,13 @@ nlohmann::json blocking_aggregate_json(const BlockingAggregate& aggregate) {
 }
 
 BlockingAggregate blocking_aggregate_from_json(const nlohmann::json& json) {
-  return {.tid = json.at("tid").get<std::uint32_t>(),
-          .segment_ns = json.at("segment_ns").get<std::uint64_t>(),
-          .nr = json.at("nr").get<std::uint32_t>(),
-          .count = json.at("count").get<std::uint64_t>(),
-          .time_ns = json.at("time_ns").get<std::uint64_t>(),
+  return {.tid = integer_at<std::uint32_t>(json, "tid"),
+          .segment_ns = integer_at<std::uint64_t>(json, "segment_ns"),
+          .nr = integer_at<std::uint32_t>(json, "nr"),
+          .count = integer_at<std::uint64_t>(json, "count"),
+          .time_ns = integer_at<std::uint64_t>(json, "time_ns"),
           .frames = json.at("frames").get<std::vector<std::string>>(),
-          .waker_tid = json.at("waker_tid").get<std::uint32_t>(),
+          .waker_tid = integer_at<std::uint32_t>(json, "waker_tid"),
           .waker_frames = json.at("waker_frames").get<std::vector<std::string>>()};
 }
 
@@ -122,16 +143,17 @@ nlohmann::json kernel_profile_json(const KernelProfile& profile, std::size_t fir
 
 void add_kernel_profile_from_json(const nlohmann::json& json, KernelProfile& into, bool first) {
   if (first) {
-    into.hz = json.at("hz").get<std::uint32_t>();
-    const auto& since = json.at("sampled_since_ns");
-    into.sampled_since_ns = since.is_null() ? std::nullopt : std::optional(since.get<std::uint64_t>());
+    into.hz = integer_at<std::uint32_t>(json, "hz");
+    into.sampled_since_ns = json.at("sampled_since_ns").is_null()
+                                ? std::nullopt
+                                : std::optional(integer_at<std::uint64_t>(json, "sampled_since_ns"));
   }
   for (const auto& sample : json.at("samples")) {
-    into.samples.push_back({.tid = sample.at("tid").get<std::uint32_t>(),
-                            .segment_ns = sample.at("segment_ns").get<std::uint64_t>(),
-                            .nr = sample.at("nr").get<std::uint32_t>(),
+    into.samples.push_back({.tid = integer_at<std::uint32_t>(sample, "tid"),
+                            .segment_ns = integer_at<std::uint64_t>(sample, "segment_ns"),
+                            .nr = integer_at<std::uint32_t>(sample, "nr"),
                             .user_mode = sample.at("user_mode").get<bool>(),
-                            .samples = sample.at("samples").get<std::uint64_t>(),
+                            .samples = integer_at<std::uint64_t>(sample, "samples"),
                             .frames = sample.at("frames").get<std::vector<std::string>>()});
   }
 }

@@ -150,6 +150,7 @@ class Interleaved:
             pairs = (f"{self.boot('baseline', baseline_args)} && {self.boot('new', launcher_args)}",
                      f"{self.boot('new', launcher_args)} && {self.boot('baseline', baseline_args)}")
             boots = " && ".join(pairs[i % 2] for i in range(self.setup.boots))
+            # A minute to start, and 5 s for each of the 2 x BOOTS boots (a boot takes tens of ms).
             subprocess.run(self.tracer("new", new, boots), check=True, timeout=60 + 2 * self.setup.boots * 5)
         finally:
             self.release_baseline(waiting)

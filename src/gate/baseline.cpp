@@ -92,9 +92,9 @@ std::vector<Field> items(const Field& array) {
 // plain cast, which is undefined behaviour: such a field must be refused.
 template <typename Integer>
 Integer integer(const Field& field) {
-  const auto& value = *field.value;
-  if (!fits<Integer>(value)) refuse(field, std::is_signed_v<Integer> ? "an integer" : "a non-negative integer");
-  return value.get<Integer>();
+  const auto value = json_integer<Integer>(*field.value);
+  if (!value) refuse(field, std::is_signed_v<Integer> ? "an integer" : "a non-negative integer");
+  return *value;
 }
 
 // Printed in the gate's report and its key in --gate: held to the rules of

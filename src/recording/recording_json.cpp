@@ -11,11 +11,10 @@ namespace {
 // a value out of Integer's range is a malformed recording, not a cast.
 template <typename Integer>
 Integer integer_at(const nlohmann::json& json, const char* key) {
-  const auto& value = json.at(key);
-  if (!fits<Integer>(value)) {
-    throw nlohmann::json::type_error::create(302, std::string(key) + " is no integer in its range", &value);
-  }
-  return value.get<Integer>();
+  const auto& field = json.at(key);
+  const auto value = json_integer<Integer>(field);
+  if (!value) throw nlohmann::json::type_error::create(302, std::string(key) + " is no integer in its range", &field);
+  return *value;
 }
 
 // The same for a field older recordings lack.

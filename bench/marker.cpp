@@ -66,7 +66,7 @@ long parse_count(const char* text, long fallback) {
   char* end = nullptr;
   errno = 0;
   const long value = std::strtol(text, &end, 10);
-  if (errno != 0 || *end != '\0' || value < 0) {
+  if (errno != 0 || end == text || *end != '\0' || value < 0) {
     std::fprintf(stderr, "hacoboot-bench-marker: bad number '%s'\n", text);
     std::exit(2);
   }

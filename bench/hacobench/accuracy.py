@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .context import Context, OURS, REF, order
-from .running import end_run, run, start_ours, start_reference, vm_hwm_mb
+from .running import Process, end_run, run, start_ours, start_reference, vm_hwm_mb
 from .table import Results, Row
 
 
@@ -140,20 +141,19 @@ def measure_accuracy(ctx: Context, results: Results) -> None:
                     decimals=0))
 
 
-def parity_run(ctx: Context, results: Results, name: str, state: str, ours_first: bool) -> dict[str, int] | None:
-    """One run of both tracers at once on the same boots, hacoboot-sampler
-    in a mount namespace with tracefs in STATE; returns the figures of both,
-    keyed 'ours:execve_avg', 'ref:listen_min'..., or None when one of them
-    did not exit on SIGINT (noted)."""
-    wrapper = (str(ctx.source / "scripts" / "tracefs-state.sh"), state)
-    started = []
+# A tracer of a parity run: its name, and how to start it live under a name.
+Starter = tuple[str, Callable[[str], Process]]
+
+
+def parity_run(ctx: Context, results: Results, name: str, tracers: list[Starter]) -> dict[str, int] | None:
+    """One run of two tracers at once on the same boots, started in the
+    order given; returns the figures of both, keyed 'NAME:execve_avg',
+    'NAME:listen_min'..., or None when one of them did not exit on SIGINT
+    (noted)."""
+    started: list[tuple[str, Process]] = []
     try:
-        for tool in ((OURS, REF) if ours_first else (REF, OURS)):
-            if tool == OURS:
-                started.append((OURS, start_ours(ctx, f"{name}-ours", ["--haconiwa", ctx.launcher, "-f", "bpftrace",
-                                                                         ctx.app], wrapper=wrapper)))
-            else:
-                started.append((REF, start_reference(ctx, f"{name}-ref")))
+        for tool, start in tracers:
+            started.append((tool, start(f"{name}-{'ours' if tool == OURS else 'ref'}-{len(started)}")))
         run(ctx, [ctx.launcher, "-n", str(ctx.sizes.boots), "--", ctx.app], timeout=900)
         time.sleep(0.1)
         figures: dict[str, int] = {}
@@ -165,6 +165,36 @@ def parity_run(ctx: Context, results: Results, name: str, state: str, ours_first
     finally:
         for _, p in started:
             p.kill()
+
+
+def both_orders(ctx: Context, results: Results, name: str, first: Starter, second: Starter,
+                runs: int) -> tuple[dict[str, dict[bool, list[float]]], dict[str, list[float]], int, int]:
+    """RUNS parity runs of FIRST and SECOND at once, alternating which starts
+    first. Returns, per metric, the differences of the averages (second -
+    first, us) by whether FIRST started first; the averages of each (ms);
+    the runs ended cleanly and those of them with the same counts."""
+    diffs: dict[str, dict[bool, list[float]]] = {w: {True: [], False: []} for w in ("execve", "listen")}
+    avgs: dict[str, list[float]] = {f"{tool}:{w}": [] for tool in (first[0], second[0]) for w in diffs}
+    ended = same_counts = 0
+    for rep in range(runs):
+        first_first = rep % 2 == 0
+        figures = parity_run(ctx, results, f"{name}-{rep}", [first, second] if first_first else [second, first])
+        if figures is None:
+            continue
+        ended += 1
+        same_counts += all(figures.get(f"{first[0]}:{w}__count") == figures.get(f"{second[0]}:{w}__count")
+                           for w in diffs)
+        for w in diffs:
+            a, b = figures.get(f"{first[0]}:{w}_avg", 0), figures.get(f"{second[0]}:{w}_avg", 0)
+            avgs[f"{first[0]}:{w}"].append(a / 1e6)
+            avgs[f"{second[0]}:{w}"].append(b / 1e6)
+            diffs[w][first_first].append((b - a) / 1e3)
+    return diffs, avgs, ended, same_counts
+
+
+def parity_runs(ctx: Context) -> int:
+    """Runs per parity measurement: an even number, for both orders alike."""
+    return 2 * max(1, ctx.sizes.session_reps // 2 + ctx.sizes.session_reps % 2)
 
 
 def measure_parity(ctx: Context, results: Results) -> None:
@@ -183,40 +213,60 @@ def measure_parity(ctx: Context, results: Results) -> None:
         return
     boots = ctx.sizes.boots
     states = ("unmounted", "mounted") if ctx.sizes.reps > 1 else ("unmounted",)
-    runs_per_state = 2 * max(1, ctx.sizes.session_reps // 2 + ctx.sizes.session_reps % 2)
-    avgs = {w: {OURS: [], REF: []} for w in ("execve", "listen")}
-    # (state, metric) -> {ours_first: [ours - ref of the avg, us]}
-    diffs: dict[tuple[str, str], dict[bool, list[float]]] = {}
-    same_counts = runs = 0
+    reference: Starter = (REF, lambda name: start_reference(ctx, name))
+    avgs: dict[str, list[float]] = {}
+    by_state = {}
+    runs = same_counts = 0
     for state in states:
-        for rep in range(runs_per_state):
-            ours_first = rep % 2 == 0
-            figures = parity_run(ctx, results, f"parity-{state}-{rep}", state, ours_first)
-            if figures is None:
-                continue
-            runs += 1
-            same_counts += all(figures.get(f"{OURS}:{w}__count") == figures.get(f"{REF}:{w}__count") for w in avgs)
-            for w in avgs:
-                ours_avg, ref_avg = figures.get(f"{OURS}:{w}_avg", 0), figures.get(f"{REF}:{w}_avg", 0)
-                avgs[w][OURS].append(ours_avg / 1e6)
-                avgs[w][REF].append(ref_avg / 1e6)
-                diffs.setdefault((state, w), {True: [], False: []})[ours_first].append((ours_avg - ref_avg) / 1e3)
+        wrapper = (str(ctx.source / "scripts" / "tracefs-state.sh"), state)
+        ours: Starter = (OURS, lambda name, wrapper=wrapper: start_ours(
+            ctx, name, ["--haconiwa", ctx.launcher, "-f", "bpftrace", ctx.app], wrapper=wrapper))
+        diffs, state_avgs, ended, same = both_orders(ctx, results, f"parity-{state}", reference, ours, parity_runs(ctx))
+        by_state[state] = diffs
+        runs += ended
+        same_counts += same
+        for key, values in state_avgs.items():
+            avgs.setdefault(key, []).extend(values)
     if runs == 0:
         raise RuntimeError("no repetition where both tracers exited on SIGINT (see the notes)")
     for letter, w in (("g", "execve"), ("h", "listen")):
-        results.add(Row(f"6{letter}. {w} avg, same {boots} boots, both tracers at once", "ms", ours=avgs[w][OURS],
-                        ref=avgs[w][REF], goal=f"same counts: {same_counts}/{runs}", met=same_counts == runs,
-                        decimals=3))
+        results.add(Row(f"6{letter}. {w} avg, same {boots} boots, both tracers at once", "ms",
+                        ours=avgs[f"{OURS}:{w}"], ref=avgs[f"{REF}:{w}"], goal=f"same counts: {same_counts}/{runs}",
+                        met=same_counts == runs, decimals=3))
     letters = iter("ijkl")
     for state in states:
-        for w in ("execve", "listen"):
-            by_order = diffs.get((state, w))
-            if not by_order or not by_order[True] or not by_order[False]:
+        for w, by_order in by_state[state].items():
+            if not by_order[True] or not by_order[False]:
                 continue
-            first, second = statistics.mean(by_order[True]), statistics.mean(by_order[False])
+            # by_order[True]: bpftrace started first.
+            first, second = statistics.mean(by_order[False]), statistics.mean(by_order[True])
             balanced = (first + second) / 2
             results.add(Row(f"6{next(letters)}. {w} avg: hacoboot - bpftrace, both orders, tracefs {state}", "us",
                             ours=[balanced], ref_text="n/a (the difference)", ratio=False, goal="|x| <= 2 us",
                             met=abs(balanced) <= 2))
             results.notes.append(f"6i-6l: {w}, tracefs {state}: hacoboot - bpftrace {first:+.1f} us when "
                                  f"hacoboot-sampler attached first, {second:+.1f} us when bpftrace did")
+    if ctx.sizes.reps > 1:
+        measure_reference_lag(ctx, results, reference)
+
+
+def measure_reference_lag(ctx: Context, results: Results, reference: Starter) -> None:
+    """How late the reference script reads its own clock: its clock-first
+    copy (running.clock_first) against it, on the same boots, both orders,
+    as rows 6i-6l. The copy reads `nsecs` on entry to each probe; the
+    script reads it after its predicate (at execve: a map lookup, the
+    filename's copy and its compare). Row 6i's difference is measured
+    against the script as it is."""
+    copy: Starter = ("clock-first copy", lambda name: start_reference(ctx, name, clock_first_copy=True))
+    diffs, _, ended, _ = both_orders(ctx, results, "reference-lag", reference, copy, parity_runs(ctx))
+    if ended == 0:
+        raise RuntimeError("no repetition where both copies of the reference exited on SIGINT (see the notes)")
+    for letter, (w, by_order) in zip("mn", diffs.items()):
+        if not by_order[True] or not by_order[False]:
+            continue
+        balanced = (statistics.mean(by_order[True]) + statistics.mean(by_order[False])) / 2
+        results.add(Row(f"6{letter}. {w} avg: the reference's clock-first copy - the reference, both orders", "us",
+                        ours=[balanced], ref_text="n/a (bpftrace against itself)", ratio=False))
+        results.notes.append(f"6m-6n: {w}: clock-first copy - reference {statistics.mean(by_order[True]):+.1f} us "
+                             f"when the reference attached first, {statistics.mean(by_order[False]):+.1f} us when "
+                             f"the copy did")

@@ -24,13 +24,40 @@ def bpftrace_argv(ctx: Context, args: list[str]) -> list[str]:
     return [str(ctx.source / "scripts" / "tracefs-state.sh"), "mounted", *base]
 
 
-def reference_with_readiness(ctx: Context) -> Path:
-    """The reference script plus one probe on the marker binary, appended so
-    that bpftrace attaches it last: it prints once when the marker fires, so
-    its first line tells that every probe is live, and when."""
-    path = ctx.file("reference-bench.bt")
+def clock_first(script: str) -> str:
+    """The reference script with every clock read moved to the top of its
+    probe: each probe whose action reads `nsecs` behind a predicate reads it
+    first, into $now, and tests the predicate in an `if` after. Its figures
+    against the script's own tell how late the script reads its clock (the
+    predicate's map lookups, the filename's copy and compare at execve)."""
+    probe = re.compile(r"^(?P<head>[^\n]+)\n/(?P<predicate>[^\n]+)/\n\{\n(?P<body>(?:\t[^\n]*\n)+)\}$",
+                       re.MULTILINE)
+    moved = 0
+
+    def rewrite(m: re.Match[str]) -> str:
+        nonlocal moved
+        body = m.group("body")
+        if "nsecs" not in body:
+            return m.group(0)
+        moved += 1
+        inner = "".join(f"\t{line}\n" for line in body.replace("nsecs", "$now").splitlines())
+        return f"{m.group('head')}\n{{\n\t$now = nsecs;\n\tif ({m.group('predicate')}) {{\n{inner}\t}}\n}}"
+
+    rewritten = probe.sub(rewrite, script)
+    if moved != 3:  # START_SV, execve, listen
+        raise RuntimeError(f"clock_first: {moved} probes of the reference script read the clock, 3 expected")
+    return rewritten
+
+
+def reference_with_readiness(ctx: Context, clock_first_copy: bool = False) -> Path:
+    """The reference script (or its clock-first copy) plus one probe on the
+    marker binary, appended so that bpftrace attaches it last: it prints once
+    when the marker fires, so its first line tells that every probe is live,
+    and when."""
+    path = ctx.file("reference-clock-first-bench.bt" if clock_first_copy else "reference-bench.bt")
     if not path.exists():
-        path.write_text(ctx.reference.read_text() + f"""
+        script = ctx.reference.read_text()
+        path.write_text((clock_first(script) if clock_first_copy else script) + f"""
 /* added by bench/hacobench: the first marker hit after every probe is live */
 usdt:{ctx.marker}:haconiwa:bootstrap_phase_pass
 /@bench_live == 0/
@@ -150,10 +177,11 @@ def start_ours(ctx: Context, name: str, extra: list[str], tool: str = OURS, wrap
     return p
 
 
-def start_reference(ctx: Context, name: str) -> Process:
-    """The reference script on the demo launcher, returned once live: a
-    marker spawner fires the marker probe until bpftrace prints it."""
-    script = reference_with_readiness(ctx)
+def start_reference(ctx: Context, name: str, clock_first_copy: bool = False) -> Process:
+    """The reference script (or its clock-first copy) on the demo launcher,
+    returned once live: a marker spawner fires the marker probe until
+    bpftrace prints it."""
+    script = reference_with_readiness(ctx, clock_first_copy)
     p = Process(ctx, bpftrace_argv(ctx, [str(script), ctx.launcher, ctx.app]), name)
     marker = Process(ctx, [ctx.marker, "spawn", "1000"], f"{name}-marker")
     try:

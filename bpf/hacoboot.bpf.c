@@ -213,28 +213,35 @@ SEC("usdt")
 int BPF_USDT(on_phase, long phase, long hpid)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	struct tracked_process *t = bpf_map_lookup_elem(&tracked, &pid);
+	/* CLI (phase 0) and supervisor (1, 2) pass phases with their own pid. */
+	bool launcher = phase <= HACOBOOT_PHASE_START_FORK && pid == hpid;
+	struct tracked_process *t;
 	struct hacoboot_event *e;
-	__u32 *busy;
+	__u32 *busy = NULL;
 	__u32 launch;
-	__u64 now;
-
-	/* Tracked processes descend from a watched launcher already. */
-	if (watched_tgid && !t && !under_watched_process())
-		return 0;
+	__u64 now = 0;
 
 	/*
-	 * The clock is read once the event is known to be the tool's, before
-	 * any update: the two lookups before it cost every record the same,
-	 * while a hit of a launch not followed (a flood of made-up hpids) is
-	 * spared a clock read (row 8a of BENCHMARKS.md measures those hits).
-	 * For the same reason the handler marks this CPU busy only from there
-	 * on: a hit of a launch not followed changes no accounting.
+	 * A launcher's own phase reads the clock first, before the lookup and
+	 * the walk up its ancestry (--pid, --run): its START_SV starts the
+	 * boot, whose figures then begin at the probe's instant, not after the
+	 * tool's work. Any other phase reads it once it is known to be of a
+	 * launch followed: the lookups before it cost every record the same,
+	 * and a hit of a launch not followed (row 9a of BENCHMARKS.md, a flood
+	 * of made-up hpids) is spared a clock read. The CPU is marked busy
+	 * from before the clock read on, as in every handler.
 	 */
-	/* CLI (phase 0) and supervisor (1, 2) pass phases with their own pid. */
-	if (phase <= HACOBOOT_PHASE_START_FORK && pid == hpid) {
+	if (launcher) {
 		busy = accounting_begins();
 		now = bpf_ktime_get_ns();
+	}
+	t = bpf_map_lookup_elem(&tracked, &pid);
+	/* Tracked processes descend from a watched launcher already. */
+	if (watched_tgid && !t && !under_watched_process()) {
+		accounting_ends(busy);
+		return 0;
+	}
+	if (launcher) {
 		launch = launcher_passed(pid, t, phase, now);
 	} else {
 		/*

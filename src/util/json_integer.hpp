@@ -18,8 +18,10 @@ namespace hacoboot {
 template <typename Integer>
 std::optional<Integer> json_integer(const nlohmann::json& value) {
   constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<Integer>::max());
-  const bool fits = value.is_number_unsigned() ? value.get<std::uint64_t>() <= kMax
-                                               : std::is_signed_v<Integer> && value.is_number_integer();
+  constexpr auto kMin = static_cast<std::int64_t>(std::numeric_limits<Integer>::min());
+  const bool fits = value.is_number_unsigned()
+                        ? value.get<std::uint64_t>() <= kMax
+                        : std::is_signed_v<Integer> && value.is_number_integer() && value.get<std::int64_t>() >= kMin;
   if (!fits) return std::nullopt;
   return value.get<Integer>();
 }

@@ -159,7 +159,7 @@ def parity_run(ctx: Context, results: Results, name: str, tracers: list[Starter]
         figures: dict[str, int] = {}
         ended = True
         for tool, p in started:
-            ended = end_run(p, results, f"6g: {tool}, {name}") and ended
+            ended = end_run(p, results, f"{name}: {tool}") and ended
             figures.update({f"{tool}:{k}": v for k, v in read_bpftrace_maps(p.text()).items()})
         return figures if ended else None
     finally:

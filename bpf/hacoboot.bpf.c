@@ -223,8 +223,8 @@ int BPF_USDT(on_phase, long phase, long hpid)
 
 	/*
 	 * A launcher's own phase reads the clock first, before the lookup and
-	 * the walk up its ancestry (--pid, --run): its START_SV starts the
-	 * boot, whose figures then begin at the probe's instant, not after the
+	 * (with --pid) the walk up its ancestry: its START_SV starts the boot,
+	 * whose figures then begin at the probe's instant, not after the
 	 * tool's work. Any other phase reads it once it is known to be of a
 	 * launch followed: the lookups before it cost every record the same,
 	 * and a hit of a launch not followed (row 9a of BENCHMARKS.md, a flood

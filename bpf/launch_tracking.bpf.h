@@ -194,7 +194,8 @@ static long ancestor_step(__u32 depth, struct ancestry_walk *walk)
 /*
  * Whether the current process is watched_tgid or one of its descendants.
  * Through bpf_loop, whose body the verifier walks once rather than once per
- * level (a millisecond of the start with --run or --pid).
+ * level (a millisecond of the start with --pid; without it, watched_tgid is
+ * 0 and the verifier drops the walk).
  */
 static __always_inline bool under_watched_process(void)
 {

@@ -3,7 +3,8 @@
 
 Run through scripts/bench.sh (which installs packages and builds first):
 
-    scripts/bench.sh --step-rates [--runs N] [--boots N]
+    scripts/bench.sh --step-rates [--interleave] [--runs N] [--boots N]
+                     [--conditions NAME,...] [--loads quiet,busy]
 
 RUNS runs of BOOTS demo boots each are traced per condition, each after its
 own baselines (the conditions in turn, so that drift hits them alike), and
@@ -43,6 +44,12 @@ steps' total when that explains listen's shift; the script also prints the
 step's shift over listen's own estimate), in the right state (among the states the
 gate names: each that moved by a third of the largest), in at least RUNS - 1 of
 RUNS runs; same code: a step called moved in at most 1 run of RUNS.
+
+How many boots: a share needs listen's own shift measured as sharply as the
+moved step's, and the demo service's start scatters listen by about 0.7 ms a
+boot. With 20 boots a side listen's interval is about +-0.9 ms wide, and 1 ms
+of work in a step is then not always told from the rest; the gate's own report
+says how many boots would tell (BENCHMARKS.md: 80 a side).
 
 A benchmark, not a test: it reports, and exits 0 whether goals are met or not.
 Needs root (it traces). Standard library only.
@@ -255,9 +262,19 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the summaries")
     parser.add_argument("--interleave", action="store_true",
                         help="trace each run and its baseline at once, their boots alternated")
+    parser.add_argument("--conditions", type=lambda text: text.split(","), default=[c.name for c in CONDITIONS],
+                        metavar="NAME,...", help="only these conditions (default all: "
+                        + ", ".join(c.name for c in CONDITIONS) + ")")
+    parser.add_argument("--loads", type=lambda text: text.split(","), default=["quiet", "busy"], metavar="LOAD,...",
+                        help="quiet, busy or both (default both)")
     args = parser.parse_args()
     if args.runs < 1 or args.boots < 1:
         parser.error("--runs and --boots take a whole number of at least 1")
+    if unknown := set(args.conditions) - {c.name for c in CONDITIONS}:
+        parser.error(f"no such condition: {', '.join(sorted(unknown))}")
+    if not args.conditions or set(args.loads) - {"quiet", "busy"} or not args.loads:
+        parser.error("--conditions and --loads each take at least one name of those listed")
+    conditions = [c for c in CONDITIONS if c.name in args.conditions]
     if os.geteuid() != 0:
         print("step rates: tracing needs root (sudo scripts/bench.sh --step-rates)", file=sys.stderr)
         return 0
@@ -265,7 +282,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="hacoboot-step-rates.", dir="/var/tmp"))
     setup = Setup(sampler=str(build / "hacoboot-sampler"), launcher=str(build / "demo" / "hacoboot-launcher"),
                   app=str(build / "demo" / "hacoboot-demo-app"), work=work, boots=args.boots, work_ms=0)
-    for condition in CONDITIONS:
+    for condition in conditions:
         if "--fsync" in condition.launcher_args:
             condition.launcher_args += ["--io-dir", str(work)]
     cpus = os.cpu_count() or 1
@@ -276,26 +293,27 @@ def main() -> int:
           f"kernel {os.uname().release}", flush=True)
     tallies: dict[tuple[str, str], Tally] = {}
     quiet_baseline: Path | None = None
-    for load in ("quiet", "busy"):
+    for load in (load for load in ("quiet", "busy") if load in args.loads):
         with BusyLoops(cpus if load == "busy" else 0):
             for i in range(args.runs):
                 if interleaved:
-                    for condition in CONDITIONS:
+                    for condition in conditions:
                         baseline, summary = interleaved.trace(f"{load}-{condition.name.replace(' ', '_')}-{i}",
                                                               BASELINES[condition.baseline], condition.launcher_args)
                         judge_condition(condition, judge(setup, baseline, summary),
                                         tallies.setdefault((condition.name, load), Tally()))
                     continue
                 baselines = {name: setup.trace(f"{load}-baseline-{name}-{i}", launcher_args)
-                             for name, launcher_args in BASELINES.items()}
-                for condition in CONDITIONS:
+                             for name, launcher_args in BASELINES.items()
+                             if any(c.baseline == name for c in conditions)}
+                for condition in conditions:
                     summary = setup.trace(f"{load}-{condition.name.replace(' ', '_')}-{i}", condition.launcher_args)
                     report = judge(setup, baselines[condition.baseline], summary)
                     judge_condition(condition, report, tallies.setdefault((condition.name, load), Tally()))
                     if load == "busy" and condition.name == "same code" and quiet_baseline is not None:
                         judge_condition(condition, judge(setup, quiet_baseline, summary),
                                         tallies.setdefault((condition.name, "busy vs a quiet baseline"), Tally()))
-                quiet_baseline = baselines["plain"] if load == "quiet" else quiet_baseline
+                quiet_baseline = baselines.get("plain") if load == "quiet" else quiet_baseline
         print(f"  {load}: done at {time.monotonic() - began:.0f} s", flush=True)
 
     print(f"\n{'condition':<11} {'load':<24} {'right':>7}  {'share of first, min-median-max':<31} first step named; "

@@ -12,6 +12,9 @@
 #                                          # and never one that did not (~15 min; bench/step_rates.py)
 #   sudo scripts/bench.sh --step-rates --interleave   # the same, each run's boots alternated
 #                                          # with its baseline's, two tracers at once (~15 min)
+#   sudo scripts/bench.sh --step-rates --interleave --boots 80   # as BENCHMARKS.md's
+#                                          # current step rates (~1 h; --conditions and
+#                                          # --loads choose some, --help lists them)
 #
 # Installs packages only through scripts/setup.sh, and only as root
 # (HACOBOOT_SKIP_SETUP=1 skips it); builds into ${BUILD_DIR:-build-bench}

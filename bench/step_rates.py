@@ -275,6 +275,7 @@ def main() -> int:
     if not args.conditions or set(args.loads) - {"quiet", "busy"} or not args.loads:
         parser.error("--conditions and --loads each take at least one name of those listed")
     conditions = [c for c in CONDITIONS if c.name in args.conditions]
+    loads = [load for load in ("quiet", "busy") if load in args.loads]  # quiet first, whatever the order given
     if os.geteuid() != 0:
         print("step rates: tracing needs root (sudo scripts/bench.sh --step-rates)", file=sys.stderr)
         return 0
@@ -293,7 +294,7 @@ def main() -> int:
           f"kernel {os.uname().release}", flush=True)
     tallies: dict[tuple[str, str], Tally] = {}
     quiet_baseline: Path | None = None
-    for load in (load for load in ("quiet", "busy") if load in args.loads):
+    for load in loads:
         with BusyLoops(cpus if load == "busy" else 0):
             for i in range(args.runs):
                 if interleaved:

@@ -192,6 +192,16 @@ def both_orders(ctx: Context, results: Results, name: str, first: Starter, secon
     return diffs, avgs, ended, same_counts
 
 
+def order_means(by_order: dict[bool, list[float]]) -> tuple[float, float, float] | None:
+    """A both_orders difference's mean when FIRST started first, when SECOND
+    did, and the mean of the two, in which each tracer's own handler length
+    cancels; None without runs in both orders."""
+    if not by_order[True] or not by_order[False]:
+        return None
+    first_first, second_first = statistics.mean(by_order[True]), statistics.mean(by_order[False])
+    return first_first, second_first, (first_first + second_first) / 2
+
+
 def parity_runs(ctx: Context) -> int:
     """Runs per parity measurement: an even number, for both orders alike."""
     return 2 * max(1, ctx.sizes.session_reps // 2 + ctx.sizes.session_reps % 2)
@@ -236,16 +246,14 @@ def measure_parity(ctx: Context, results: Results) -> None:
     letters = iter("ijkl")
     for state in states:
         for w, by_order in by_state[state].items():
-            if not by_order[True] or not by_order[False]:
+            if (means := order_means(by_order)) is None:
                 continue
-            # by_order[True]: bpftrace started first.
-            first, second = statistics.mean(by_order[False]), statistics.mean(by_order[True])
-            balanced = (first + second) / 2
+            bpftrace_first, ours_first, balanced = means  # the reference is both_orders' FIRST
             results.add(Row(f"6{next(letters)}. {w} avg: hacoboot - bpftrace, both orders, tracefs {state}", "us",
                             ours=[balanced], ref_text="n/a (the difference)", ratio=False, goal="|x| <= 2 us",
                             met=abs(balanced) <= 2))
-            results.notes.append(f"6i-6l: {w}, tracefs {state}: hacoboot - bpftrace {first:+.1f} us when "
-                                 f"hacoboot-sampler attached first, {second:+.1f} us when bpftrace did")
+            results.notes.append(f"6i-6l: {w}, tracefs {state}: hacoboot - bpftrace {ours_first:+.1f} us when "
+                                 f"hacoboot-sampler attached first, {bpftrace_first:+.1f} us when bpftrace did")
     if ctx.sizes.reps > 1:
         measure_reference_lag(ctx, results, reference)
 
@@ -262,11 +270,10 @@ def measure_reference_lag(ctx: Context, results: Results, reference: Starter) ->
     if ended == 0:
         raise RuntimeError("no repetition where both copies of the reference exited on SIGINT (see the notes)")
     for letter, (w, by_order) in zip("mn", diffs.items()):
-        if not by_order[True] or not by_order[False]:
+        if (means := order_means(by_order)) is None:
             continue
-        balanced = (statistics.mean(by_order[True]) + statistics.mean(by_order[False])) / 2
+        reference_first, copy_first, balanced = means
         results.add(Row(f"6{letter}. {w} avg: the reference's clock-first copy - the reference, both orders", "us",
                         ours=[balanced], ref_text="n/a (bpftrace against itself)", ratio=False))
-        results.notes.append(f"6m-6n: {w}: clock-first copy - reference {statistics.mean(by_order[True]):+.1f} us "
-                             f"when the reference attached first, {statistics.mean(by_order[False]):+.1f} us when "
-                             f"the copy did")
+        results.notes.append(f"6m-6n: {w}: clock-first copy - reference {reference_first:+.1f} us "
+                             f"when the reference attached first, {copy_first:+.1f} us when the copy did")

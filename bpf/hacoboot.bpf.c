@@ -282,16 +282,22 @@ static __always_inline void process_forked(struct task_struct *parent, struct ta
 
 	/*
 	 * A new thread belongs to its process already: only its states are
-	 * new. A tracked process has an accounted thread (its first, at least),
-	 * so with none accounted a clone returns on one load, as it did before.
+	 * new, and where it came from, which a critical path through it (a
+	 * service listening from a thread) follows back to its creator. A
+	 * tracked process has an accounted thread (its first, at least), so
+	 * with none accounted a clone returns on one load, as it did before.
 	 */
 	if (child_pid != BPF_CORE_READ(child, tgid)) {
-		if (threads_alive) {
-			t = bpf_map_lookup_elem(&tracked, &parent_pid);
-			if (t)
-				start_thread(child_pid, parent_pid, t->launch,
-					     HACOBOOT_SCHED_RUN_QUEUE, now);
-		}
+		if (!threads_alive)
+			return;
+		t = bpf_map_lookup_elem(&tracked, &parent_pid);
+		if (!t ||
+		    !start_thread(child_pid, parent_pid, t->launch, HACOBOOT_SCHED_RUN_QUEUE, now))
+			return;
+		e = reserve_event(HACOBOOT_EV_THREAD, HACOBOOT_EVENT_BASE_SIZE, child_pid,
+				  parent_pid, t, now);
+		if (e)
+			submit(e, false);
 		return;
 	}
 	t = bpf_map_lookup_elem(&tracked, &parent_pid);

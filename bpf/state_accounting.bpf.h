@@ -321,8 +321,11 @@ static __always_inline __u32 current_totals(__u64 now, __u32 *flags,
 	return tid;
 }
 
-/* Accounts a thread's states from now on; a thread accounted already keeps its sums. */
-static __always_inline void add_thread(__u32 tid, const struct thread_states *thread)
+/*
+ * Accounts a thread's states from now on; a thread accounted already keeps its
+ * sums. Whether it is newly accounted (not already, and the map not full).
+ */
+static __always_inline bool add_thread(__u32 tid, const struct thread_states *thread)
 {
 	long err = bpf_map_update_elem(&threads, &tid, thread, BPF_NOEXIST);
 	struct accounted_launch *launch;
@@ -336,8 +339,11 @@ static __always_inline void add_thread(__u32 tid, const struct thread_states *th
 			if (slot < HACOBOOT_LAUNCH_THREADS)
 				launch->tids[slot] = tid;
 		}
-	} else if (err != -EEXIST)
+		return true;
+	}
+	if (err != -EEXIST)
 		__sync_fetch_and_add(&counters.unaccounted_threads, 1);
+	return false;
 }
 
 /*
@@ -346,20 +352,20 @@ static __always_inline void add_thread(__u32 tid, const struct thread_states *th
  * created it), where its totals are zero (BootRecord's created_ns). One
  * accounted while it runs (the supervisor at START_SV) has no known count
  * for its stretch yet (update_stretch); one that waits gets it when it is
- * switched in.
+ * switched in. Whether it is accounted now (its launch is, and was not full).
  */
-static __always_inline void start_thread(__u32 tid, __u32 pid, __u32 launch, __u32 state, __u64 now)
+static __always_inline bool start_thread(__u32 tid, __u32 pid, __u32 launch, __u32 state, __u64 now)
 {
 	struct thread_states thread = {.pid = pid, .state = state, .since = now, .launch = launch};
 
 	if (!account_states)
-		return;
+		return false;
 	if (state == HACOBOOT_SCHED_CPU)
 		mark_stretch_start(&thread, (struct task_struct *)bpf_get_current_task());
 	syscalls_start(&thread.syscalls, thread.since);
 
-	if (launch && bpf_map_lookup_elem(&accounted_launches, &launch))
-		add_thread(tid, &thread);
+	return launch && bpf_map_lookup_elem(&accounted_launches, &launch) &&
+	       add_thread(tid, &thread);
 }
 
 /* A thread's accounting ends: at its exit, its rename, or its launch's end. */

@@ -10,9 +10,10 @@
  * The version of the record layout below (struct hacoboot_event, its kinds
  * and flags): a recording states it, and a build refuses a recording of a
  * newer layout. Bump it with every change of what a record's bytes mean
- * (3: HACOBOOT_SCHED_IO is the waits in io_schedule alone).
+ * (3: HACOBOOT_SCHED_IO is the waits in io_schedule alone; 4: the kind
+ * HACOBOOT_EV_THREAD).
  */
-#define HACOBOOT_RECORD_LAYOUT_VERSION 3
+#define HACOBOOT_RECORD_LAYOUT_VERSION 4
 
 /* Phase that starts a launch: the supervisor passes it under its own pid. */
 #define HACOBOOT_PHASE_START_SV 1
@@ -66,6 +67,8 @@ enum hacoboot_event_kind {
 	HACOBOOT_EV_WAKEUP = 6, /* a tracked thread woke a blocked one of another process: wakee */
 	HACOBOOT_EV_UNPROBED_EXEC = 7, /* an exec of the haconiwa path's file without the probe:
 					* unprobed; for the loader, not a boot's */
+	HACOBOOT_EV_THREAD = 8,	       /* a thread of a tracked process cloned another, which is
+					* accounted from now: arg = its tid; role as the process's */
 };
 
 /*

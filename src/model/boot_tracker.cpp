@@ -56,6 +56,7 @@ void BootTracker::on_event(const Event& event) {
     case EventKind::Listen: on_listen(event); break;
     case EventKind::Exit: on_exit(event); break;
     case EventKind::Wakeup: on_wakeup(event); break;
+    case EventKind::Thread: on_thread(event); break;
   }
 }
 
@@ -226,6 +227,12 @@ void BootTracker::record_fork_reading(LiveBoot& boot, const Event& event) {
   auto& child = timeline_of(boot.record, event.child_pid);
   child.parent_tid = event.tid;
   child.created_ns = event.ts_ns;
+}
+
+// A thread made while its launch boots: where a path through it (a service
+// listening from a thread) comes from.
+void BootTracker::on_thread(const Event& event) {
+  if (const auto it = live_.find(event.hpid); it != live_.end()) record_fork_reading(it->second, event);
 }
 
 // A wakeup across two processes of one launch: the edge a critical path

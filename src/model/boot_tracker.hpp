@@ -59,6 +59,7 @@ class BootTracker {
   void on_listen(const Event& event);
   void on_exit(const Event& event);
   void on_wakeup(const Event& event);
+  void on_thread(const Event& event);
   // Keeps the event's scheduler totals as a reading of its thread, ending
   // `step` when it is one.
   static void record_reading(LiveBoot& boot, const Event& event, std::optional<Step> step = std::nullopt);

@@ -27,6 +27,7 @@ std::optional<EventKind> decode_kind(unsigned int kind) {
     case HACOBOOT_EV_LISTEN: return EventKind::Listen;
     case HACOBOOT_EV_EXIT: return EventKind::Exit;
     case HACOBOOT_EV_WAKEUP: return EventKind::Wakeup;
+    case HACOBOOT_EV_THREAD: return EventKind::Thread;
     default: return std::nullopt;
   }
 }
@@ -82,7 +83,8 @@ std::optional<Event> decode_event(std::span<const std::byte> record) {
   if ((raw.flags & HACOBOOT_EVENT_SCHED) != 0) e.sched = decode_totals(raw.sched);
   switch (*kind) {
     case EventKind::Phase: e.phase = raw.arg; break;
-    case EventKind::Fork: e.child_pid = static_cast<std::uint32_t>(raw.arg); break;
+    case EventKind::Fork:
+    case EventKind::Thread: e.child_pid = static_cast<std::uint32_t>(raw.arg); break;
     // NOLINTBEGIN(cppcoreguidelines-pro-type-union-access): the kind says which member the record holds
     case EventKind::Exec: e.filename.assign(raw.filename, strnlen(raw.filename, sizeof raw.filename)); break;
     case EventKind::Wakeup:

@@ -10,7 +10,8 @@
 
 namespace hacoboot {
 
-enum class EventKind : std::uint8_t { Phase, Fork, Exec, Listen, Exit, Wakeup };
+// Thread: a thread of a tracked process made another (child_pid its tid).
+enum class EventKind : std::uint8_t { Phase, Fork, Exec, Listen, Exit, Wakeup, Thread };
 
 // What the kernel side knew of the emitting process (see hacoboot/contract.h).
 enum class Role : std::uint8_t { Untracked, Launcher, Container, Member };
@@ -37,7 +38,7 @@ struct Event {
   Role role = Role::Untracked;
   std::uint64_t cgroup_id = 0;
   std::int64_t phase = 0;       // Phase
-  std::uint32_t child_pid = 0;  // Fork
+  std::uint32_t child_pid = 0;  // Fork; Thread: the new thread's tid
   std::string filename;         // Exec
   int exit_status = 0;          // Exit: the process's wait(2) status
   // Exec: the path of the cgroup cgroup_id names, filled in user space by

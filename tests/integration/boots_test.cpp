@@ -121,11 +121,34 @@ TEST_F(BootsTest, CgroupNameWithTabAndCarriageReturnKeepsTheEventsColumns) {
 
 class ListenFromTest : public IntegrationTest, public ::testing::WithParamInterface<std::string> {};
 
-TEST_P(ListenFromTest, ListenIsCountedForEveryBoot) {
+// Counted, and explained: the path to listen runs through the listener's
+// creation (a fork, or a thread's clone) to the container, with the
+// scheduler's states known all along, and the listen step is the listener's
+// once per boot.
+TEST_P(ListenFromTest, ListenIsCountedAndExplainedForEveryBoot) {
   const auto traced = trace_boots({"-n", "5"}, {"--listen-from", GetParam()});
   ASSERT_FALSE(HasFailure());
   expect_boot_counts(traced.summary, 5, 5, 5, 0);
   expect_boots_match_truth(traced, 5);
+
+  const auto path = traced.summary["critical_path"]["listen"];
+  EXPECT_EQ(path["length"].value("count", 0ULL), 5U) << path;
+  // The states' means add up to the path's mean length (to the truncation
+  // of each mean) only when every piece of every path has them.
+  const auto states = path.value("cpu_ns", 0.0) + path.value("run_queue_ns", 0.0) + path.value("sleep_ns", 0.0) +
+                      path.value("io_ns", 0.0);
+  EXPECT_NEAR(states, path["length"].value("avg_ns", 0.0), 5.0) << path;
+  double shares = 0;
+  std::uint64_t listens = 0;
+  for (const auto& step : traced.summary["steps"]) {
+    shares += step.value("listen_path_share", 0.0);
+    if (step.value("lane", "") == "listener" && step.value("kind", nlohmann::json()) == "listen") {
+      listens += step["own"].value("count", 0ULL);
+      EXPECT_FALSE(step["cpu_ns"].is_null()) << "the listener's own time has no states: " << step;
+    }
+  }
+  EXPECT_EQ(listens, 5U) << "the listener's listen step, once per boot";
+  EXPECT_NEAR(shares, 1.0, 1e-6) << "the path's shares";
 }
 
 // The reference script misses all of these: only the container's init is watched.

@@ -202,6 +202,34 @@ TEST(BootTracker, ListenFromAGrandchildCounts) {
   EXPECT_EQ(rt.done()[0].container_pid, l.container) << "a member's fork is no container";
 }
 
+// A thread made while the boot runs (here the listener) is known from its
+// clone: where the critical path through it comes from. It is no process of
+// the launch: the container stays the container.
+TEST(BootTracker, AThreadsCloneGivesItsCreatorAndTime) {
+  const Launch l;
+  auto events = l.events();
+  const std::uint32_t listener = 202;
+  Event clone = ev::fork(l.listen() - 300, l.container, l.supervisor, listener, Role::Container);
+  clone.kind = EventKind::Thread;
+  clone.tid = l.container;
+  clone.sched = SchedTotals{.cpu = 700};
+  Event listen = ev::listen(l.listen(), l.container, l.supervisor);
+  listen.tid = listener;
+  listen.sched = SchedTotals{.cpu = 300};
+  replace_first(events, is_listen, {clone, listen});
+  RecordingTracker rt(kAppCommand);
+  rt.feed(events);
+  ASSERT_EQ(rt.done().size(), 1u);
+  const BootRecord& boot = rt.done()[0];
+  EXPECT_EQ(boot.container_pid, l.container) << "a thread is no container";
+  EXPECT_EQ(boot.listen_tid, listener);
+  const auto thread = std::find_if(boot.threads.begin(), boot.threads.end(),
+                                   [&](const ThreadTimeline& t) { return t.tid == listener; });
+  ASSERT_NE(thread, boot.threads.end());
+  EXPECT_EQ(thread->parent_tid, l.container);
+  EXPECT_EQ(thread->created_ns, l.listen() - 300);
+}
+
 TEST(BootTracker, OnlyTheFirstListenCounts) {
   const Launch l;
   auto events = l.events();

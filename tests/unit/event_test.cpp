@@ -66,6 +66,18 @@ TEST(DecodeEvent, ForkCarriesChildPidAndChildRole) {
   EXPECT_EQ(e->phase, 0);
 }
 
+TEST(DecodeEvent, ThreadCarriesTheNewThreadsTidAndItsProcesssRole) {
+  auto raw = raw_event(HACOBOOT_EV_THREAD, HACOBOOT_ROLE_MEMBER);
+  raw.arg = 9050;
+  raw.tid = 9046;
+  const auto e = decode(raw, HACOBOOT_EVENT_BASE_SIZE);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, EventKind::Thread);
+  EXPECT_EQ(e->child_pid, 9050u);
+  EXPECT_EQ(e->tid, 9046u);
+  EXPECT_EQ(e->role, Role::Member);
+}
+
 TEST(DecodeEvent, ListenFromAMember) {
   auto raw = raw_event(HACOBOOT_EV_LISTEN, HACOBOOT_ROLE_MEMBER);
   const auto e = decode(raw, HACOBOOT_EVENT_BASE_SIZE);

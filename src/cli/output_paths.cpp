@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -27,7 +28,17 @@ struct CheckedOutput {
   std::string normalised;      // absolute, without symbolic links, "." or ".." in the directory
   std::optional<Inode> inode;  // where something is at the path
   bool character_device = false;
+  UniqueFd fifo;  // a streamed FIFO's write end, open
 };
+
+// The temporary file beside a replaced output is named ".NAME.XXXXXX" (util/atomic_file.cpp).
+constexpr std::size_t kLongestReplacedName = NAME_MAX - std::char_traits<char>::length("..XXXXXX");
+
+// A character device or FIFO at the path (written in place, nothing beside it).
+bool is_written_in_place(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
+}
 
 [[noreturn]] void refuse(const NamedOutput& output, const std::string& why) {
   throw UsageError(output.option + ": cannot write " + output.path + ": " + why);
@@ -60,6 +71,17 @@ CheckedOutput check_node_written_in_place(const NamedOutput& output, const struc
   }
   if (::faccessat(AT_FDCWD, output.path.c_str(), W_OK, AT_EACCESS) != 0) refuse(output, std::strerror(errno));
   checked.character_device = S_ISCHR(st.st_mode);
+  // Opened now, not when the run starts: another output could be truncated
+  // by then. O_NONBLOCK: ENXIO, not a wait, when nothing reads it.
+  if (output.streamed && S_ISFIFO(st.st_mode)) {
+    UniqueFd fifo(::open(output.path.c_str(), O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
+    if (!fifo.valid()) {
+      const int error = errno;
+      refuse(output, error == ENXIO ? "it is a FIFO no process reads (the tool does not wait for a reader)"
+                                    : std::strerror(error));
+    }
+    checked.fifo = std::move(fifo);
+  }
   return checked;
 }
 
@@ -68,7 +90,14 @@ CheckedOutput check_output(const NamedOutput& output) {
   const auto name = path.filename();
   if (name.empty() || name == "." || name == "..") refuse(output, "not a file name");
   const auto directory = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  CheckedOutput checked{.named = &output, .normalised = normalised_path(directory, name), .inode = std::nullopt};
+  if (!output.streamed && name.string().size() > kLongestReplacedName && !is_written_in_place(output.path)) {
+    refuse(output, "its name is longer than " + std::to_string(kLongestReplacedName) +
+                       " bytes: the temporary file written beside it, then renamed over it, needs 8 more, and a "
+                       "name holds " +
+                       std::to_string(NAME_MAX) + " at most");
+  }
+  CheckedOutput checked{
+      .named = &output, .normalised = normalised_path(directory, name), .inode = std::nullopt, .fifo = {}};
   const auto check_directory = [&] {
     if (const auto accepted = accepts_new_file(directory); !accepted) {
       refuse(output, "directory " + directory.string() + ": " + accepted.error());
@@ -83,8 +112,10 @@ CheckedOutput check_output(const NamedOutput& output) {
   }
   checked.inode = Inode(st.st_dev, st.st_ino);
   if (S_ISLNK(st.st_mode)) refuse(output, "it is a symbolic link (refused: it could point anywhere)");
-  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return check_node_written_in_place(output, st, checked);
+  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return check_node_written_in_place(output, st, std::move(checked));
   if (!S_ISREG(st.st_mode)) refuse(output, "it is " + file_type_name(st.st_mode));
+  // EPERM for an immutable file, which no rename replaces either.
+  if (::faccessat(AT_FDCWD, output.path.c_str(), W_OK, AT_EACCESS) != 0) refuse(output, std::strerror(errno));
   check_directory();
   return checked;
 }
@@ -111,22 +142,28 @@ void refuse_inputs_among(const std::vector<CheckedOutput>& outputs, const std::v
 
 }  // namespace
 
-void check_output_paths(const std::vector<NamedOutput>& outputs, const std::vector<NamedInput>& inputs) {
+std::vector<UniqueFd> check_output_paths(const std::vector<NamedOutput>& outputs,
+                                         const std::vector<NamedInput>& inputs) {
   std::vector<CheckedOutput> checked;
   for (const auto& output : outputs) {
     if (output.path == "-" && output.regular_file_only) {
       refuse(output, "it is written by renaming a new file over its path: standard output cannot take it");
     }
     if (output.path.empty() || output.path == "-") continue;  // standard output
-    const auto current = check_output(output);
+    auto current = check_output(output);
     for (const auto& earlier : checked) {
       if (!same_file(earlier, current)) continue;
       throw UsageError(earlier.named->option + " " + earlier.named->path + " and " + output.option + " " + output.path +
                        " are the same file");
     }
-    checked.push_back(current);
+    checked.push_back(std::move(current));
   }
   refuse_inputs_among(checked, inputs);
+  std::vector<UniqueFd> fifos;
+  for (auto& output : checked) {
+    if (output.fifo.valid()) fifos.push_back(std::move(output.fifo));
+  }
+  return fifos;
 }
 
 }  // namespace hacoboot

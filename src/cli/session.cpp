@@ -253,20 +253,21 @@ Tracer::Config tracer_config(const Options& options, const HaconiwaFile& haconiw
 
 // Every file the run writes, checked before any is created, against every
 // file it reads (see check_output_paths).
-void check_outputs(const Options& options, const std::string& haconiwa) {
-  std::vector<NamedOutput> outputs{
-      {.option = "-o", .path = options.output},
-      {.option = "--events", .path = options.events},
-      {.option = "--timeline", .path = options.timeline},
-      {.option = "--trace-out", .path = options.trace_out},
-      {.option = "--stacks", .path = options.stacks},
-      {.option = "--textfile", .path = options.textfile, .regular_file_only = true},
-      {.option = options.subcommand == Command::Record ? "record -o" : "--record", .path = options.record}};
+std::vector<UniqueFd> check_outputs(const Options& options, const std::string& haconiwa) {
+  std::vector<NamedOutput> outputs{{.option = "-o", .path = options.output},
+                                   {.option = "--events", .path = options.events, .streamed = true},
+                                   {.option = "--timeline", .path = options.timeline},
+                                   {.option = "--trace-out", .path = options.trace_out},
+                                   {.option = "--stacks", .path = options.stacks},
+                                   {.option = "--textfile", .path = options.textfile, .regular_file_only = true},
+                                   {.option = options.subcommand == Command::Record ? "record -o" : "--record",
+                                    .path = options.record,
+                                    .streamed = true}};
   for (auto& gate_file : gate_outputs(options)) outputs.push_back(std::move(gate_file));
-  check_output_paths(outputs, {{.option = "--baseline", .path = options.baseline},
-                               {.option = "--haconiwa", .path = haconiwa},
-                               {.option = "--btf", .path = options.btf},
-                               {.option = "--phase-names", .path = options.phase_names_file}});
+  return check_output_paths(outputs, {{.option = "--baseline", .path = options.baseline},
+                                      {.option = "--haconiwa", .path = haconiwa},
+                                      {.option = "--btf", .path = options.btf},
+                                      {.option = "--phase-names", .path = options.phase_names_file}});
 }
 
 // What the run needs, checked before anything is loaded and before any file
@@ -278,6 +279,8 @@ struct Preflight {
   // but for --pid, whose /proc/PID/exe is one process's file for good.
   std::optional<HaconiwaFile> pid_file;
   std::optional<HaconiwaUpgrades> upgrades;
+  // The streamed outputs' FIFOs, held from their check on (see check_output_paths).
+  std::vector<UniqueFd> fifos;
   [[nodiscard]] const HaconiwaFile& haconiwa() const {
     if (upgrades) return upgrades->first();
     if (pid_file) return *pid_file;
@@ -289,7 +292,8 @@ Preflight check_before_loading(const Options& options, std::ostream& diagnostics
   Preflight checked{.baseline = load_baseline(options),
                     .run_as = options.run_as ? std::optional(resolve_run_as(*options.run_as)) : std::nullopt,
                     .pid_file = std::nullopt,
-                    .upgrades = std::nullopt};
+                    .upgrades = std::nullopt,
+                    .fifos = {}};
   require_kernel_btf(options.btf);
   require_bpf_privileges();
   if (options.pid) {
@@ -299,7 +303,7 @@ Preflight check_before_loading(const Options& options, std::ostream& diagnostics
     auto file = value_or_throw<UsageError>(HaconiwaFile::open_path(path));
     checked.upgrades.emplace(std::move(path), std::move(file), options.quiet, diagnostics);
   }
-  check_outputs(options, checked.haconiwa().name());
+  checked.fifos = check_outputs(options, checked.haconiwa().name());
   return checked;
 }
 
@@ -530,13 +534,13 @@ int trace(const Options& options, Preflight& checked, std::ostream& diagnostics)
 // `report FILE`: the outputs of the recorded run, made from its recording.
 int report_recording(const Options& given, std::ostream& diagnostics) {
   std::vector<NamedOutput> outputs{{.option = "-o", .path = given.output},
-                                   {.option = "--events", .path = given.events},
+                                   {.option = "--events", .path = given.events, .streamed = true},
                                    {.option = "--timeline", .path = given.timeline},
                                    {.option = "--trace-out", .path = given.trace_out},
                                    {.option = "--stacks", .path = given.stacks}};
   for (auto& gate_file : gate_outputs(given)) outputs.push_back(std::move(gate_file));
-  check_output_paths(outputs,
-                     {{.option = "--baseline", .path = given.baseline}, {.option = "report", .path = given.replayed}});
+  const auto fifos = check_output_paths(
+      outputs, {{.option = "--baseline", .path = given.baseline}, {.option = "report", .path = given.replayed}});
   const auto recording = read_recording(given.replayed);
   if (recording.cut) {
     diagnostics << "hacoboot-sampler: warning: " << printable(given.replayed, kUncut) << ": " << *recording.cut

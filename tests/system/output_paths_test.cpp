@@ -1,6 +1,9 @@
 #include "cli/output_paths.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -33,6 +36,18 @@ std::string refusal(const std::vector<NamedOutput>& outputs, const std::vector<N
 
 void make_file(const fs::path& path) {
   std::ofstream(path) << "precious\n";
+}
+
+// chattr +i / -i; false when the file system or the user cannot.
+bool set_immutable(const fs::path& path, bool immutable) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  int flags = 0;
+  bool done = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
+  flags = immutable ? flags | FS_IMMUTABLE_FL : flags & ~FS_IMMUTABLE_FL;
+  done = done && ::ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
+  ::close(fd);
+  return done;
 }
 
 TEST(CheckOutputPaths, NothingOrARegularFileIsAccepted) {
@@ -101,6 +116,66 @@ TEST(CheckOutputPaths, CharacterDeviceOrFifoIsWrittenInPlaceExceptByTheTextfile)
             std::string::npos);
   EXPECT_NE(refusal({{.option = "--textfile", .path = fifo.string(), .regular_file_only = true}}).find("it is a FIFO"),
             std::string::npos);
+}
+
+// --events and --record open as the run starts: a FIFO of theirs must have a
+// reader at the check, or a run refused then would already have truncated
+// the outputs opened before it. With a reader, its write end is held.
+TEST(CheckOutputPaths, AStreamedFifoNeedsAReaderAtTheCheck) {
+  const test::TempDir dir;
+  const auto fifo = dir.path() / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto message = refusal({{.option = "--record", .path = fifo.string(), .streamed = true}});
+  EXPECT_NE(message.find("--record: cannot write " + fifo.string() + ": it is a FIFO no process reads"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(refusal({{.option = "-o", .path = fifo.string()}}), "") << "written at the end: a reader may come";
+
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(reader, 0);
+  const auto held = check_output_paths({{.option = "--events", .path = fifo.string(), .streamed = true}}, {});
+  ASSERT_EQ(held.size(), 1U);
+  EXPECT_EQ(::write(held.front().get(), "x", 1), 1) << "the held end writes to the reader";
+  ::close(reader);
+}
+
+// An existing file that cannot be written (immutable, or read-only for a user
+// without CAP_DAC_OVERRIDE) is refused before the run: written in place, or
+// renamed over, it would fail only at the end, the run's results lost.
+TEST(CheckOutputPaths, AFileThatCannotBeWrittenIsRefused) {
+  const test::TempDir dir;
+  const auto file = dir.path() / "old.json";
+  make_file(file);
+  ASSERT_EQ(::chmod(file.c_str(), 0444), 0);
+  const bool overrides = ::access(file.c_str(), W_OK) == 0;  // root
+  for (const bool streamed : {false, true}) {
+    const auto message = refusal({{.option = "-o", .path = file.string(), .streamed = streamed}});
+    if (overrides) {
+      EXPECT_EQ(message, "");
+    } else {
+      EXPECT_NE(message.find("Permission denied"), std::string::npos) << message;
+    }
+  }
+  if (!set_immutable(file, true)) GTEST_SKIP() << "no immutable files here (root, and a file system that has them)";
+  const auto message = refusal({{.option = "--events", .path = file.string(), .streamed = true}});
+  const auto replaced = refusal({{.option = "-o", .path = file.string()}});
+  ASSERT_TRUE(set_immutable(file, false));
+  EXPECT_NE(message.find("--events: cannot write " + file.string() + ": Operation not permitted"), std::string::npos)
+      << message;
+  EXPECT_NE(replaced.find("Operation not permitted"), std::string::npos) << replaced;
+}
+
+// A replaced output's temporary file is its name and 8 bytes more.
+TEST(CheckOutputPaths, ANameWithoutRoomForTheTemporaryFileIsRefused) {
+  const test::TempDir dir;
+  const auto longest = (dir.path() / std::string(247, 'n')).string();
+  const auto longer = (dir.path() / std::string(248, 'n')).string();
+  EXPECT_EQ(refusal({{.option = "-o", .path = longest}}), "");
+  const auto message = refusal({{.option = "--timeline", .path = longer}});
+  EXPECT_NE(message.find("--timeline: cannot write " + longer + ": its name is longer than 247 bytes"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(refusal({{.option = "--events", .path = longer, .streamed = true}}), "") << "written in place";
 }
 
 // "-" is standard output for the outputs written in place; --textfile, renamed

@@ -6,6 +6,8 @@
 
 #include <optional>
 
+#include "hacoboot/contract.h"
+#include "model/phases.hpp"
 #include "recording/recording_json.hpp"
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
@@ -83,6 +85,34 @@ nlohmann::json json_payload(const Frame& frame, const FrameCursor& cursor) {
   return json;
 }
 
+// The most boots a header's warm-up may leave out, as --warmup.
+constexpr std::uint64_t kMaxWarmup = 1'000'000'000;
+
+// What a header says that its run's command line could not have said, if
+// anything: a recording is a file from elsewhere, and what it holds reaches
+// terminals and reports as the options would.
+std::optional<std::string> implausible(const RecordingHeader& header) {
+  if (header.start_phase < 0 || header.start_phase > kMaxPhase) {
+    return fmt::format("start phase {} is no phase (0-{})", header.start_phase, kMaxPhase);
+  }
+  if (header.command.size() >= HACOBOOT_FILENAME_LEN || !is_printable_utf8(header.command)) {
+    return "COMMAND '" + printable(header.command) + "' is no COMMAND the tool takes";
+  }
+  if (header.warmup > kMaxWarmup) return fmt::format("warm-up of {} boots is more than --warmup takes", header.warmup);
+  if (!is_printable_utf8(header.tool_version) || !is_printable_utf8(header.boot_id)) {
+    return "tool version or boot id is not printable UTF-8";
+  }
+  if (header.layout == 0) return "record layout is 0";
+  return std::nullopt;
+}
+
+// Kernel symbols, as a recording holds them: the names /proc/kallsyms gives.
+void require_printable(const std::vector<std::string>& frames, const FrameCursor& cursor) {
+  for (const auto& frame : frames) {
+    if (!is_printable_utf8(frame)) throw cursor.error("a kernel frame '" + printable(frame) + "' that no symbol is");
+  }
+}
+
 // The header, or why this build cannot read the recording: a newer format or
 // record layout is refused naming the tool that wrote it.
 RecordingHeader read_header(std::string_view bytes, FrameCursor& cursor, const std::string& source) {
@@ -107,7 +137,9 @@ RecordingHeader read_header(std::string_view bytes, FrameCursor& cursor, const s
   }
   try {
     auto header = header_from_json(json, source);
+    if (format == 0) throw cursor.error("recording format 0, which no build wrote");
     if (header.layout != layout) throw cursor.error("the header's layout differs from the preamble's");
+    if (const auto why = implausible(header)) throw cursor.error("a header whose " + *why);
     return header;
   } catch (const nlohmann::json::exception& e) {
     throw cursor.error(std::string("a malformed header: ") + e.what());
@@ -136,6 +168,8 @@ void read_blocking(const Frame& frame, const FrameCursor& cursor, Recording& rec
   try {
     if (!json.is_object()) throw cursor.error("a blocking frame that is no JSON object");
     recording.blocking[launch].push_back(blocking_aggregate_from_json(json));
+    require_printable(recording.blocking[launch].back().frames, cursor);
+    require_printable(recording.blocking[launch].back().waker_frames, cursor);
   } catch (const nlohmann::json::exception& e) {
     throw cursor.error(std::string("a malformed blocking frame: ") + e.what());
   }
@@ -148,7 +182,13 @@ void read_kernel_profile(const Frame& frame, const FrameCursor& cursor, Recordin
   try {
     if (!json.is_object()) throw cursor.error("a kernel profile frame that is no JSON object");
     const bool first = !recording.kernel_profiles.contains(launch);
-    add_kernel_profile_from_json(json, recording.kernel_profiles[launch], first);
+    auto& profile = recording.kernel_profiles[launch];
+    const auto before = profile.samples.size();
+    add_kernel_profile_from_json(json, profile, first);
+    for (auto sample = profile.samples.begin() + static_cast<std::ptrdiff_t>(before); sample != profile.samples.end();
+         ++sample) {
+      require_printable(sample->frames, cursor);
+    }
   } catch (const nlohmann::json::exception& e) {
     throw cursor.error(std::string("a malformed kernel profile frame: ") + e.what());
   }
@@ -158,6 +198,12 @@ void read_kernel_profile(const Frame& frame, const FrameCursor& cursor, Recordin
 bool read_frame(const Frame& frame, const FrameCursor& cursor, Recording& recording) {
   switch (frame.kind) {
     case FrameKind::Record: {
+      // Shorter than any record the kernel side writes, and no bound on how
+      // many a file of a given size holds: refused.
+      if (frame.payload.size() < HACOBOOT_EVENT_BASE_SIZE) {
+        throw cursor.error(fmt::format("a record of {} bytes, fewer than the {} of the smallest", frame.payload.size(),
+                                       HACOBOOT_EVENT_BASE_SIZE));
+      }
       const auto* data = reinterpret_cast<const std::byte*>(frame.payload.data());
       recording.records.emplace_back(data, data + frame.payload.size());
       return false;

@@ -49,12 +49,14 @@ constexpr std::array<std::string_view, 22> kColumns{
     "noise_free_ns",
 };
 
-// A text cell (a cgroup's name may hold a TAB, a CR, a backslash): TAB,
-// newline and CR would break the row, so they are written as \t \n \r, and
-// a backslash as \\ (the text format of PostgreSQL's COPY).
+// A text cell (a cgroup's name may hold a TAB, a CR, a backslash, any
+// byte but / and NUL): TAB, newline and CR would break the row, so they are
+// written as \t \n \r, a backslash as \\, and any other control character or
+// byte of invalid UTF-8 as \xNN, so that none reaches a terminal raw (the
+// text format of PostgreSQL's COPY).
 std::string tsv_cell(std::string_view text) {
   static constexpr std::array<CharEscape, 4> kTsv{{{'\t', "\\t"}, {'\n', "\\n"}, {'\r', "\\r"}, {'\\', "\\\\"}}};
-  return escape_chars(text, kTsv);
+  return printable(escape_chars(text, kTsv), kUncut);
 }
 
 // A cell of a row: empty (null in JSON), a number, or text.

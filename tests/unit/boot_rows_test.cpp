@@ -222,19 +222,21 @@ TEST(BootRowWriter, CgroupPathAndUserPhaseNames) {
 // A cgroup's name may hold a TAB, a CR or a backslash (and a text field may
 // hold a newline): the separators are escaped so that every row keeps the
 // header's columns.
-TEST(BootRowWriter, TabsNewlinesAndBackslashesInACgroupPathAreEscaped) {
+// Any other control character or byte of invalid UTF-8 as \xNN: none
+// reaches a terminal raw (a cgroup named with an escape sequence).
+TEST(BootRowWriter, TabsNewlinesBackslashesAndControlsInACgroupPathAreEscaped) {
   BootRecord b;
   b.sequence = 1;
   b.hpid = 10;
   b.cgroup_id = 5;
-  b.cgroup_path = "/a\tb/c\nd\re\\f\\t";
+  b.cgroup_path = "/a\tb/c\nd\re\\f\\t\x1b[2J\xff";
   b.start_ns = 1'000;
   b.phases = {{1, 1'000}};
   std::ostringstream out;
   BootRowWriter writer(out, BootRowWriter::Format::Tsv, PhaseNames{});
   writer.write(b);
   const std::string expected =
-      kHeader + "1\t10\t0\t5\t/a\\tb/c\\nd\\re\\\\f\\\\t\tphase\t1\tSTART_SV\t1000\t0\t\texited\n";
+      kHeader + "1\t10\t0\t5\t/a\\tb/c\\nd\\re\\\\f\\\\t\\x1B[2J\\xFF\tphase\t1\tSTART_SV\t1000\t0\t\texited\n";
   EXPECT_EQ(original_columns(out.str()), expected) << test::line_diff(expected, original_columns(out.str()));
 }
 

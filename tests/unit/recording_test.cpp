@@ -62,11 +62,11 @@ const RecordedEnd kEnd{.counters = {.lost_events = 3,
                        .tracked_at_exit = 5};
 
 // The bytes of a complete recording of `records`.
-std::string recorded(const std::vector<Record>& records) {
+std::string recorded(const std::vector<Record>& records, const RecordingHeader& with = header()) {
   const test::TempDir dir;
   const auto path = (dir.path() / "run.hbrec").string();
   {
-    RecordingWriter writer(path, header());
+    RecordingWriter writer(path, with);
     for (const auto& record : records) {
       writer.record(record);
       writer.cgroup_path(kCgroupId, "/haconiwa/app");  // written once
@@ -240,6 +240,41 @@ TEST(Recording, MalformedOnesAreRefusedNamingTheOffset) {
   unknown[first_record] = 99;
   EXPECT_NE(refusal(unknown).find(fmt::format("byte {}: a frame of unknown kind 99", first_record)), std::string::npos)
       << refusal(unknown);
+}
+
+// A recording comes from elsewhere: what its header says reaches terminals
+// and reports, so it holds what the recording run's options could have
+// (a crafted COMMAND with an escape sequence would retitle a terminal).
+TEST(Recording, AHeaderNoRunCouldHaveWrittenIsRefused) {
+  auto escape = header();
+  escape.command = "/x\x1b]0;PWNED\x07";
+  EXPECT_NE(refusal(recorded(three_launches(), escape)).find("a header whose COMMAND '/x\\x1B]0;PWNED\\x07' is no"),
+            std::string::npos)
+      << refusal(recorded(three_launches(), escape));
+  for (const std::int64_t phase : {-1L, 128L}) {
+    auto start = header();
+    start.start_phase = phase;
+    EXPECT_NE(refusal(recorded(three_launches(), start)).find(fmt::format("start phase {} is no phase", phase)),
+              std::string::npos)
+        << phase;
+  }
+  auto warmup = header();
+  warmup.warmup = ~0ULL;
+  EXPECT_NE(refusal(recorded(three_launches(), warmup)).find("warm-up of"), std::string::npos);
+  auto format = recorded(three_launches());
+  format[8] = 0;  // the preamble's format
+  EXPECT_NE(refusal(format).find("recording format 0, which no build wrote"), std::string::npos) << refusal(format);
+}
+
+// Empty records would cost memory without bound as a 1 GiB file of them is
+// read; no record the kernel side writes is shorter than its base size.
+TEST(Recording, ARecordShorterThanAnyEventIsRefused) {
+  auto records = three_launches();
+  records.insert(records.begin() + 1, Record{});
+  EXPECT_NE(refusal(recorded(records))
+                .find(fmt::format("a record of 0 bytes, fewer than the {} of the smallest", HACOBOOT_EVENT_BASE_SIZE)),
+            std::string::npos)
+      << refusal(recorded(records));
 }
 
 }  // namespace

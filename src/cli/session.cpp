@@ -408,7 +408,20 @@ void warn_of_missed_events(const KernelCounters& counters, std::uint64_t undecod
   }
 }
 
+// Boots that listened without an execve of COMMAND read as failures ("exited
+// 0 after listen"): the likelier cause, a COMMAND that is not the
+// container's command, is said once.
+void warn_of_unmatched_command(const Options& options, const BootCounts& boots, std::ostream& diagnostics) {
+  if (options.command.empty() || boots.execve > 0 || boots.listen == 0) return;
+  diagnostics << fmt::format(
+      "hacoboot-sampler: warning: {} boots reached listen, none an execve of COMMAND '{}': is it the container's "
+      "command, as the container gives it to execve (compared as given, as the reference script did)? Without "
+      "COMMAND, the container's first execve counts\n",
+      boots.listen, printable(options.command));
+}
+
 void write_reports(const Options& options, BootSinks& sinks, const RunFacts& facts, std::ostream& diagnostics) {
+  warn_of_unmatched_command(options, sinks.summary().boots(), diagnostics);
   if (options.subcommand != Command::Record) {
     write_output(options.output, [&](std::ostream& out) {
       make_report_writer(options.format, {.histograms = options.histograms, .all_syscalls = options.all_syscalls})

@@ -164,7 +164,10 @@ namespace {
 
 std::optional<CriticalPath> path_to(const BootRecord& boot, const std::optional<std::uint64_t>& milestone_ns,
                                     std::uint32_t milestone_tid) {
-  if (!boot.start_ns || !milestone_ns || boot.start_tid == 0 || milestone_tid == 0) return std::nullopt;
+  // A milestone before the start (--from a later phase) is not reached: no path, not one of length 0.
+  if (!boot.start_ns || !milestone_ns || *milestone_ns < *boot.start_ns || boot.start_tid == 0 || milestone_tid == 0) {
+    return std::nullopt;
+  }
   return critical_path(boot.threads, boot.wakeups, {boot.start_tid, *boot.start_ns}, {milestone_tid, *milestone_ns});
 }
 

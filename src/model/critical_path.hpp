@@ -54,7 +54,8 @@ CriticalPath critical_path(const std::vector<ThreadTimeline>& threads, const std
                            ThreadInstant start, ThreadInstant target);
 
 // The boot's path from its start to its execve or its listen; nullopt when
-// it lacks the milestone or the start, or when the kernel side did not
+// it lacks the milestone or the start, when the milestone came before the
+// start (--from a later phase), or when the kernel side did not
 // account the threads that passed them.
 std::optional<CriticalPath> path_to_execve(const BootRecord& boot);
 std::optional<CriticalPath> path_to_listen(const BootRecord& boot);

@@ -183,6 +183,15 @@ TEST_F(RunTest, CountStopsEarlyAndEndsTheRunCommand) {
                             << "exited, e.g. pid " << (left.empty() ? 0 : left.front());
 }
 
+// A COMMAND the containers never exec leaves every boot "exited 0 after
+// listen": the warning says what is likelier wrong.
+TEST_F(RunTest, ACommandNoContainerExecsIsSaid) {
+  const auto r = run_sampler({"-f", "json", "--run", launcher_command({"-n", "2"}), "/nonexistent/app"});
+  ASSERT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << '\n' << r.err;
+  EXPECT_NE(r.err.find("2 boots reached listen, none an execve of COMMAND '/nonexistent/app'"), std::string::npos)
+      << r.err;
+}
+
 TEST_F(RunTest, FailingRunCommandExitsWith4) {
   const auto r = run_sampler({"--run", "exit 3"});
   EXPECT_TRUE(r.status.exited && r.status.code == 4) << r.status.describe() << '\n' << r.err;

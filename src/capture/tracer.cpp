@@ -682,18 +682,23 @@ void add_stacks_in_use(int fd, std::unordered_set<std::uint32_t>& in_use) {
   }
 }
 
-// Deletes the stacks of `read` that no entry left refers to; returns how
-// many stacks the entries referred to before (the stack map's fill).
-std::uint64_t delete_unused_stacks(int stacks_fd, const std::unordered_set<std::uint32_t>& read,
+// The stacks read at the previous take (`deferred`) that no entry refers to
+// now are deleted, and those read at this one (`read`) wait for the next: a
+// thread of another boot blocked at one of them since before this take has
+// no entry yet, and gets one once woken, before the next take. Returns how
+// many stacks the map held (its fill).
+std::uint64_t delete_unused_stacks(int stacks_fd, std::unordered_set<std::uint32_t>& deferred,
+                                   std::unordered_set<std::uint32_t> read,
                                    const std::unordered_set<std::uint32_t>& in_use) {
-  auto referred = static_cast<std::uint64_t>(std::count_if(in_use.begin(), in_use.end(), is_stack));
-  for (const auto id : read) {
-    if (is_stack(id) && !in_use.contains(id)) {
-      bpf_map_delete_elem(stacks_fd, &id);
-      ++referred;
-    }
+  std::unordered_set<std::uint32_t> held(in_use);
+  held.insert(read.begin(), read.end());
+  held.insert(deferred.begin(), deferred.end());
+  const auto fill = static_cast<std::uint64_t>(std::count_if(held.begin(), held.end(), is_stack));
+  for (const auto id : deferred) {
+    if (is_stack(id) && !in_use.contains(id) && !read.contains(id)) bpf_map_delete_elem(stacks_fd, &id);
   }
-  return referred;
+  deferred = std::move(read);
+  return fill;
 }
 
 }  // namespace
@@ -702,10 +707,9 @@ std::uint64_t delete_unused_stacks(int stacks_fd, const std::unordered_set<std::
 // a few hundred): the launch's entries taken, those of launches taken before
 // (written in the instant after their take) deleted, the stack ids of the
 // rest kept in the stack map. A stack that a thread of a boot in flight is
-// blocked at right now has no entry yet: when it is one of the stacks
-// deleted here (the same kernel path as the ended boot's), that block shows
-// without frames, or, should another stack take its id meanwhile, with that
-// stack's; a stack map keyed by id has no reference count to do better.
+// blocked at right now has no entry yet, and a stack map keyed by id has no
+// reference count: the stacks read here are deleted at the next take, when
+// such a block has ended and its entry refers to them (delete_unused_stacks).
 std::vector<std::byte> Tracer::take_blocking(std::uint32_t launch) {
   const int fd = bpf_map__fd(skeleton_->maps.blocking_aggregates);
   const int stacks_fd = bpf_map__fd(skeleton_->maps.blocking_stacks);
@@ -747,7 +751,8 @@ std::vector<std::byte> Tracer::take_blocking(std::uint32_t launch) {
     read.insert({gone.stack_id, gone.waker_stack_id});
   }
   map_peaks_.blocking = std::max(map_peaks_.blocking, entries);
-  map_peaks_.stacks = std::max(map_peaks_.stacks, delete_unused_stacks(stacks_fd, read, still_used));
+  map_peaks_.stacks =
+      std::max(map_peaks_.stacks, delete_unused_stacks(stacks_fd, blocking_stacks_read_, std::move(read), still_used));
   return out;
 }
 
@@ -789,7 +794,8 @@ std::vector<std::byte> Tracer::take_kernel_samples(std::uint32_t launch) {
     read.insert(gone.stack_id);
   }
   map_peaks_.samples = std::max(map_peaks_.samples, entries);
-  map_peaks_.stacks = std::max(map_peaks_.stacks, delete_unused_stacks(stacks_fd, read, still_used));
+  map_peaks_.stacks =
+      std::max(map_peaks_.stacks, delete_unused_stacks(stacks_fd, sample_stacks_read_, std::move(read), still_used));
   return out;
 }
 

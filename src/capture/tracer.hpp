@@ -291,6 +291,10 @@ class Tracer {
   std::uint64_t current_record_ns_ = kNoRecord;
   std::unordered_set<std::uint32_t> taken_launches_;
   std::deque<std::uint32_t> taken_order_;
+  // The stack ids the last take of each kind read, deleted at the next one
+  // if no entry refers to them then (delete_unused_stacks).
+  std::unordered_set<std::uint32_t> blocking_stacks_read_;
+  std::unordered_set<std::uint32_t> sample_stacks_read_;
   // The most entries the walks of the aggregation maps met (map_use).
   struct MapPeaks {
     std::uint64_t syscalls = 0;

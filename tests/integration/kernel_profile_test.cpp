@@ -192,6 +192,27 @@ TEST_F(KernelProfileTest, TheSummaryAndTheRecordingCarryTheSamples) {
   EXPECT_EQ(kernel_cpu_of_step_17(replayed.out), live);
 }
 
+// Each boot's supervisor blocks at the same kernel stack before the previous
+// boot's blocking points are taken: the stack is the previous boot's too, and
+// taking those deleted it under the block in flight, which then had no
+// frames. Every blocking point has its frames when no stack was dropped.
+TEST_F(KernelProfileTest, ABlockInFlightKeepsTheStackAnEndedBootShared) {
+  const auto r = run_sampler({"--kernel-profile", "--format", "json", "--run",
+                              launcher_command({"-n", "10", "--sleep", "2:3"}), app().string()});
+  ASSERT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << '\n' << r.err;
+  const auto summary = nlohmann::json::parse(r.out);
+  ASSERT_EQ(summary.value("stacks_dropped", ~0ULL), 0U);
+  std::size_t points = 0;
+  for (const auto& step : summary.at("steps")) {
+    if (!step.at("syscalls").is_object()) continue;
+    for (const auto& point : step.at("syscalls").at("blocking")) {
+      EXPECT_FALSE(point.at("frames").empty()) << "a blocking point without frames: " << point;
+      ++points;
+    }
+  }
+  EXPECT_GT(points, 0U);
+}
+
 // Through the command line, the other outputs: the folded stacks have step
 // 17's sampled CPU under its calls, and the trace its syscall slices' sample
 // places and the step's frequency. 400 mounts, as the tests above: with 50,

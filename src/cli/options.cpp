@@ -710,6 +710,20 @@ bool outputs_read_states(const Options& opt) {
          !opt.baseline.empty();
 }
 
+// `list` and `check` trace nothing: an option of a traced run (when to stop,
+// its outputs, the exporter, the gate) would be taken and do nothing, and a
+// check in CI would pass where the run it prepares is refused.
+void refuse_trace_options(const CLI::App& app, Command command) {
+  const char* word = command == Command::List ? "list" : "check";
+  for (const auto* option : app.get_options()) {
+    const auto& group = option->get_group();
+    if (option->count() > 0 &&
+        (group == "When to stop" || group == "Outputs" || group == "Exporter" || group == "Regression gate")) {
+      throw UsageError(fmt::format("{}: {} is an option of a traced run, not of {}", word, option->get_name(), word));
+    }
+  }
+}
+
 // The Options of the parsed arguments, with the warnings worth telling.
 CommandLine validated(const CLI::App& app, const Arguments& args) {
   CommandLine result{.options = args.options, .exit_message = std::nullopt, .warnings = {}};
@@ -720,6 +734,7 @@ CommandLine validated(const CLI::App& app, const Arguments& args) {
   check_regression_gate(app, args, result);
   check_kernel_side(app, args, result.options);
   result.options.subcommand = chosen_command(args.commands);
+  if (result.options.subcommand != Command::Trace) refuse_trace_options(app, result.options.subcommand);
   check_command(result);
   if (args.record.command->parsed()) {
     check_record(app, args.record, result);

@@ -517,6 +517,19 @@ TEST(Options, PidAndList) {
   EXPECT_THROW(parse("--pid", "42", "--haconiwa", "/usr/bin/haconiwa"), UsageError) << "which binary?";
 }
 
+// list and check trace nothing: a traced run's option would do nothing, and
+// a pre-flight check would pass where the run is refused.
+TEST(Options, ListAndCheckRefuseTheOptionsOfATracedRun) {
+  EXPECT_EQ(refusal("check", "--baseline", "base.json"),
+            "check: --baseline is an option of a traced run, not of check");
+  EXPECT_EQ(refusal("list", "-o", "probes.txt"), "list: --output is an option of a traced run, not of list");
+  EXPECT_EQ(refusal("--check", "--run", "true"), "check: --run is an option of a traced run, not of check");
+  EXPECT_EQ(refusal("check", "--serve", "127.0.0.1:9477"), "check: --serve is an option of a traced run, not of check");
+  EXPECT_EQ(parse("check", "--syscalls", "--usdt-attach", "perf").options.subcommand, Command::Check)
+      << "what the check is about stays";
+  EXPECT_EQ(parse("list", "-v").options.subcommand, Command::List);
+}
+
 TEST(Options, WarmupMayBeZeroButNotNegative) {
   EXPECT_EQ(parse("--warmup", "0").options.warmup, 0u);
   EXPECT_THROW(parse("--warmup", "-1"), UsageError);

@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_set>
 #include <utility>
 #include <vector>
+
+#include "util/text.hpp"
 
 namespace hacoboot {
 namespace {
@@ -47,13 +50,22 @@ class BoundedSummaryReader {
   }
   bool string(SummaryJson::string_t& value) { return counted(ReadCost::kString + value.size()) && dom_.string(value); }
   bool binary(SummaryJson::binary_t& value) { return counted(ReadCost::kString + value.size()) && dom_.binary(value); }
-  bool start_object(std::size_t size) { return opened(ReadCost::kObject) && dom_.start_object(size); }
-  // A member counts where it is named: its value then counts as one of the document's.
+  bool start_object(std::size_t size) {
+    members_.emplace_back();
+    return opened(ReadCost::kObject) && dom_.start_object(size);
+  }
+  // A member counts where it is named: its value then counts as one of the
+  // document's. A name twice in one object is refused: the DOM would keep the
+  // last, and a reviewer reading the file the first ("schema": 8, ...,
+  // "schema": 1).
   bool key(SummaryJson::string_t& name) {
     in_object_ = true;
+    if (!members_.back().insert(name).second)
+      return refuse("the member \"" + printable(name) + "\" twice in one object");
     return within_container() && kept(ReadCost::kMember + name.size()) && dom_.key(name);
   }
   bool end_object() {
+    members_.pop_back();
     closed();
     return dom_.end_object();
   }
@@ -107,9 +119,10 @@ class BoundedSummaryReader {
 
   std::string_view text_;
   nlohmann::detail::json_sax_dom_parser<SummaryJson> dom_;
-  std::vector<std::size_t> items_;  // of each array or object open, outermost first
-  std::size_t bytes_ = 0;           // of the document so far, by ReadCost
-  bool in_object_ = false;          // the next value is a member's, counted at its key
+  std::vector<std::size_t> items_;                        // of each array or object open, outermost first
+  std::vector<std::unordered_set<std::string>> members_;  // the names of each object open
+  std::size_t bytes_ = 0;                                 // of the document so far, by ReadCost
+  bool in_object_ = false;                                // the next value is a member's, counted at its key
   std::string fault_;
 };
 

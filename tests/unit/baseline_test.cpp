@@ -494,6 +494,15 @@ TEST(Baseline, TheCommandIsKeptAsItsBytes) {
 
 // Bounds checked while the JSON is read, before it takes memory: each is
 // told in the tool's words, naming the file.
+// The DOM keeps a name's last value: a file that reads as schema 8 to a
+// reviewer would be judged as the schema 1 written after it.
+TEST(Baseline, AMemberTwiceInOneObjectIsRefused) {
+  EXPECT_EQ(refusal_of(R"({"schema": 8, "schema": 1})"),
+            "base.json: the member \"schema\" twice in one object (expected a --format json summary)");
+  EXPECT_EQ(refusal_of(R"({"a": {"x": 1}, "b": {"x": 1}})").find("twice"), std::string::npos)
+      << "one name in two objects is no repetition";
+}
+
 TEST(Baseline, JsonBeyondItsBoundsIsRefusedAsItIsRead) {
   const auto flat = [](std::size_t items, const std::string& item) {
     std::string text = "[";

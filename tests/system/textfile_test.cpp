@@ -189,6 +189,21 @@ TEST(MetricsTextfile, RewritesOnceAnIntervalAndAtTheEnd) {
   EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"hacoboot.prom"});
 }
 
+// The largest interval --textfile-interval takes (2562047h): the next due
+// time saturates instead of overflowing into the past.
+TEST(MetricsTextfile, TheLongestIntervalIsNotDueAtEveryPoll) {
+  const test::TempDir dir;
+  const auto path = dir.path() / "hacoboot.prom";
+  MetricsTextfile textfile(path.string(), std::chrono::nanoseconds::max());
+  int rendered = 0;
+  const auto render = [&rendered] { return "hacoboot_render " + std::to_string(++rendered) + "\n"; };
+  const MetricsTextfile::Clock::time_point start{std::chrono::hours(1)};
+  EXPECT_TRUE(textfile.update(start, render));
+  EXPECT_FALSE(textfile.update(start + std::chrono::seconds(1), render));
+  EXPECT_FALSE(textfile.update(start + std::chrono::hours(24 * 365), render));
+  EXPECT_EQ(rendered, 1);
+}
+
 TEST(MetricsTextfile, AFileThatCannotBeReplacedIsAnErrorNamingIt) {
   const test::TempDir dir;
   const auto path = dir.path() / "missing" / "hacoboot.prom";

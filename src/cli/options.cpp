@@ -572,10 +572,20 @@ std::vector<const char*> on_standard_output(const Options& opt) {
   return taken;
 }
 
+// An option given before the word of `compare` or `report` (`command`),
+// where the tool's options go: one of theirs belongs after the word.
+[[noreturn]] void refuse_before_word(const CLI::Option& option, const CLI::App& command) {
+  const auto& word = command.get_name();
+  if (command.get_option_no_throw(option.get_name()) != nullptr) {
+    throw UsageError(fmt::format("{0}: {1} is an option of {0}: give it after the word {0}", word, option.get_name()));
+  }
+  throw UsageError(fmt::format("{0}: {1} is not an option of {0}", word, option.get_name()));
+}
+
 // `compare` takes its two files and the gate's options, nothing else.
 CommandLine validated_compare(const CLI::App& app, const CompareArguments& args) {
   for (const auto* option : app.get_options()) {
-    if (option->count() > 0) throw UsageError("compare: " + option->get_name() + " is not an option of compare");
+    if (option->count() > 0) refuse_before_word(*option, *args.command);
   }
   CommandLine result;
   result.options.subcommand = Command::Compare;
@@ -629,7 +639,7 @@ void refuse_two_on_standard_output(const Options& opt) {
 // `report` takes its recording, the outputs' and the gate's options, nothing else.
 CommandLine validated_report(const CLI::App& app, const Arguments& args) {
   for (const auto* option : app.get_options()) {
-    if (option->count() > 0) throw UsageError("report: " + option->get_name() + " is not an option of report");
+    if (option->count() > 0) refuse_before_word(*option, *args.report.command);
   }
   const auto& report = *args.report.command;
   CommandLine result{.options = args.options, .exit_message = std::nullopt, .warnings = {}};

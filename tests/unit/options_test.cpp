@@ -274,6 +274,8 @@ TEST(Options, CompareTakesTwoSummariesAndTheGateOptions) {
   EXPECT_EQ(refusal("compare", "a.json", ""), "NEW: empty value");
   EXPECT_NE(refusal("compare", "a.json").find("NEW is required"), std::string::npos);
   EXPECT_EQ(refusal("-q", "compare", "a.json", "b.json"), "compare: --quiet is not an option of compare");
+  EXPECT_EQ(refusal("--max-regression", "5", "compare", "a.json", "b.json"),
+            "compare: --max-regression is an option of compare: give it after the word compare");
   // The comparison is printed: a gate file on standard output would be mixed into it.
   for (const char* option : {"--gate-junit", "--gate-markdown", "--gate-json"}) {
     EXPECT_EQ(refusal("compare", "a.json", "b.json", option, "-"),
@@ -422,6 +424,9 @@ TEST(Options, ReportTakesTheOutputAndGateOptionsOnly) {
   EXPECT_EQ(o.baseline, "base.json");
   EXPECT_DOUBLE_EQ(o.gate.alpha, 0.01);
   EXPECT_EQ(refusal("-q", "report", "run.hbrec"), "report: --quiet is not an option of report");
+  EXPECT_EQ(refusal("-f", "json", "report", "run.hbrec"),
+            "report: --format is an option of report: give it after the word report");
+  EXPECT_EQ(refusal("--record", "r.hbrec", "report", "run.hbrec"), "report: --record is not an option of report");
   EXPECT_NE(refusal("report", "run.hbrec", "-n", "3").find("not expected"), std::string::npos);
   EXPECT_NE(refusal("report", "run.hbrec", "--gate-junit", "g.xml").find("written only with --baseline"),
             std::string::npos);

@@ -75,6 +75,11 @@ const volatile __u64 watched_dir_inode = 0;
 const volatile char watched_name[HACOBOOT_WATCHED_NAME_LEN] = {};
 /* Such an exec is held until the loader has attached the probe: it can continue the process. */
 const volatile bool hold_unprobed_execs = false;
+/*
+ * Set by the loader once it stops reading records (the end of tracing): a
+ * process held then would stay stopped, its record read by no one.
+ */
+__u32 holds_released = 0;
 /* The generic (x86, arm64) SIGSTOP. */
 #define HACOBOOT_SIGSTOP 19
 
@@ -513,7 +518,8 @@ static __always_inline void catch_unprobed_exec(struct task_struct *task, struct
 	e->tid = (__u32)bpf_get_current_pid_tgid();
 	e->unprobed.device = id.device;
 	e->unprobed.inode = id.inode;
-	e->unprobed.held = hold_unprobed_execs && !BPF_CORE_READ(task, signal, tty) &&
+	e->unprobed.held = hold_unprobed_execs && !holds_released &&
+			   !BPF_CORE_READ(task, signal, tty) &&
 			   bpf_send_signal(HACOBOOT_SIGSTOP) == 0;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }

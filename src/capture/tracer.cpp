@@ -515,6 +515,14 @@ void Tracer::poll(std::chrono::milliseconds timeout) {
   if (sampling_) sampling_->follow(accounted_threads() > 0);
 }
 
+void Tracer::release_holds() {
+  __atomic_store_n(&skeleton_->bss->holds_released, 1U, __ATOMIC_SEQ_CST);
+  // A program that read the flag before it was set submits its record a
+  // few microseconds later, with a wakeup: a short wait sees it.
+  constexpr std::chrono::milliseconds kInFlight(20);
+  poll(kInFlight);
+}
+
 std::uint64_t Tracer::tracked_processes() const {
   const int fd = bpf_map__fd(skeleton_->maps.tracked);
   std::uint64_t count = 0;

@@ -191,6 +191,10 @@ class Tracer {
   void mark_probed(const KernelFileId& file);
   // The execs of unprobed files at the watched path since the last call.
   [[nodiscard]] std::vector<UnprobedExec> take_unprobed_execs() { return std::exchange(unprobed_execs_, {}); }
+  // Tracing ends: the kernel side holds no more execs, and the records of
+  // those it held until now are read, for take_unprobed_execs to hand over
+  // (each must be continued).
+  void release_holds();
   // Readable when records wait: to wait on it with other descriptors, then poll(0).
   [[nodiscard]] int ready_fd() const;
 

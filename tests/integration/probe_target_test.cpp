@@ -6,6 +6,7 @@
 #include <spawn.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <csignal>
 
 #include <filesystem>
 #include <ostream>
@@ -227,6 +228,30 @@ TEST_F(FollowTest, ABootStartedRightAfterTheRenameIsCounted) {
   const auto summary = stop_tracer(*tool_);
   expect_boot_counts(summary, kUpgrades, kUpgrades, kUpgrades, 0);
   EXPECT_EQ(summary.value("untracked_phase_events", kAbsent), 0U) << summary.dump(2);
+}
+
+// An upgrade's first exec after the last read of records (here during the
+// --run command's grace, which ignores SIGTERM) is not held: no one would
+// continue it, and the launch would stay stopped after the tool's exit.
+TEST_F(ProbeTargetTest, AnExecAfterTracingEndedIsNotLeftStopped) {
+  const auto bin = dir() / "bin";
+  const auto haconiwa = bin / "haconiwa";
+  const auto ended = dir() / "tracing-ended";
+  fs::create_directory(bin);
+  fs::copy_file(launcher(), haconiwa);
+  const auto run = "trap 'touch " + ended.string() + "' TERM; while :; do sleep 0.1; done";
+  Process tool(tool_argv(haconiwa, {"--duration", "1s", "--run", run, app().string()}), dir());
+  ASSERT_TRUE(wait_until([&] { return fs::exists(ended); }, 60s)) << tool.err();
+  const auto staged = bin / ".haconiwa.dpkg-new";
+  fs::copy_file(test::launcher_variant(), staged);
+  fs::rename(staged, haconiwa);
+  Process launch({"/usr/bin/setsid", "--wait", haconiwa.string(), "-n", "1", "--", app().string(), "--hold-ms", "0"},
+                 dir());
+  const auto tool_status = tool.wait_or_kill(60s);
+  EXPECT_TRUE(tool_status.exited && tool_status.code == 0) << tool_status.describe() << "\n" << tool.err();
+  const auto status = launch.wait_or_kill(60s);
+  EXPECT_TRUE(status.exited && status.code == 0) << "the launch after tracing ended: " << status.describe();
+  for (const pid_t stopped : processes_mentioning(haconiwa.string())) ::kill(stopped, SIGKILL);  // after a failure
 }
 
 // ---------------------------------------------------------------------------

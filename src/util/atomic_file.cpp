@@ -1,6 +1,7 @@
 #include "util/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>  // PATH_MAX
+#include <csignal>
 #include <cstdint>
 #include <cstdlib>  // mkostemp
 #include <cstring>
@@ -54,9 +56,18 @@ void unlist_name(int& listed) {
 }  // namespace
 
 TemporaryFile::TemporaryFile(std::string name_template) : name_(std::move(name_template)) {
+  // Signals wait until the file is listed: a second stop signal handled
+  // between its creation and its listing would leave it behind.
+  sigset_t all{};
+  sigset_t before{};
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_BLOCK, &all, &before);
   fd_.reset(::mkostemp(name_.data(), O_CLOEXEC));
+  const int error = errno;  // why mkostemp failed, for the caller
   if (!fd_.valid()) name_.clear();
   listed_ = list_name(name_);
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  errno = error;
 }
 
 TemporaryFile::~TemporaryFile() {

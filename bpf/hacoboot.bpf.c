@@ -284,6 +284,7 @@ static __always_inline void process_forked(struct task_struct *parent, struct ta
 	struct tracked_process *t;
 	struct tracked_process member;
 	struct hacoboot_event *e;
+	__u32 kind = HACOBOOT_EV_FORK;
 
 	/*
 	 * A new thread belongs to its process already: only its states are
@@ -299,23 +300,20 @@ static __always_inline void process_forked(struct task_struct *parent, struct ta
 		if (!t ||
 		    !start_thread(child_pid, parent_pid, t->launch, HACOBOOT_SCHED_RUN_QUEUE, now))
 			return;
-		e = reserve_event(HACOBOOT_EV_THREAD, HACOBOOT_EVENT_BASE_SIZE, child_pid,
-				  parent_pid, t, now);
-		if (e)
-			submit(e, false);
-		return;
+		kind = HACOBOOT_EV_THREAD;
+		member = *t;
+	} else {
+		t = bpf_map_lookup_elem(&tracked, &parent_pid);
+		if (!t)
+			return;
+		member = child_of(t);
+		/* Other launcher forks are reported untracked: they link a CLI to its supervisor.
+		 */
+		if (member.role)
+			track(child_pid, &member, now);
 	}
-	t = bpf_map_lookup_elem(&tracked, &parent_pid);
-	if (!t)
-		return;
-
-	member = child_of(t);
-	/* Other launcher forks are reported untracked: they link a CLI to its supervisor. */
-	if (member.role)
-		track(child_pid, &member, now);
-
-	e = reserve_event(HACOBOOT_EV_FORK, HACOBOOT_EVENT_BASE_SIZE, child_pid, parent_pid,
-			  &member, now);
+	/* One record site for both: each inlined copy lengthens every start's verification. */
+	e = reserve_event(kind, HACOBOOT_EVENT_BASE_SIZE, child_pid, parent_pid, &member, now);
 	if (e)
 		submit(e, false);
 }

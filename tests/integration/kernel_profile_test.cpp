@@ -195,22 +195,27 @@ TEST_F(KernelProfileTest, TheSummaryAndTheRecordingCarryTheSamples) {
 // Each boot's supervisor blocks at the same kernel stack before the previous
 // boot's blocking points are taken: the stack is the previous boot's too, and
 // taking those deleted it under the block in flight, which then had no
-// frames. Every blocking point has its frames when no stack was dropped.
+// frames. A point is without frames only for a stack the kernel side could
+// not take (stacks_dropped: the stack map full, or another stack in the same
+// bucket of its hash, which a busy machine meets now and then).
 TEST_F(KernelProfileTest, ABlockInFlightKeepsTheStackAnEndedBootShared) {
   const auto r = run_sampler({"--kernel-profile", "--format", "json", "--run",
                               launcher_command({"-n", "10", "--sleep", "2:3"}), app().string()});
   ASSERT_TRUE(r.status.exited && r.status.code == 0) << r.status.describe() << '\n' << r.err;
   const auto summary = nlohmann::json::parse(r.out);
-  ASSERT_EQ(summary.value("stacks_dropped", ~0ULL), 0U);
   std::size_t points = 0;
+  std::uint64_t without_frames = 0;
   for (const auto& step : summary.at("steps")) {
     if (!step.at("syscalls").is_object()) continue;
     for (const auto& point : step.at("syscalls").at("blocking")) {
-      EXPECT_FALSE(point.at("frames").empty()) << "a blocking point without frames: " << point;
+      if (point.at("frames").empty()) ++without_frames;
       ++points;
     }
   }
   EXPECT_GT(points, 0U);
+  EXPECT_LE(without_frames, summary.value("stacks_dropped", 0ULL))
+      << "blocking points without frames beyond the stacks not taken:\n"
+      << summary.at("steps").dump(1);
 }
 
 // Through the command line, the other outputs: the folded stacks have step

@@ -518,8 +518,9 @@ void Tracer::poll(std::chrono::milliseconds timeout) {
 void Tracer::release_holds() {
   __atomic_store_n(&skeleton_->bss->holds_released, 1U, __ATOMIC_SEQ_CST);
   // A program that read the flag before it was set submits its record a
-  // few microseconds later, with a wakeup: a short wait sees it.
-  constexpr std::chrono::milliseconds kInFlight(20);
+  // few microseconds later, with a wakeup: a short wait sees it, and adds
+  // little to the exit.
+  constexpr std::chrono::milliseconds kInFlight(1);
   poll(kInFlight);
 }
 

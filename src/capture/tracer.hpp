@@ -193,7 +193,7 @@ class Tracer {
   [[nodiscard]] std::vector<UnprobedExec> take_unprobed_execs() { return std::exchange(unprobed_execs_, {}); }
   // Tracing ends: the kernel side holds no more execs, and the records of
   // those it held until now are read, for take_unprobed_execs to hand over
-  // (each must be continued).
+  // (each held one must be continued). Waits a millisecond at most.
   void release_holds();
   // Readable when records wait: to wait on it with other descriptors, then poll(0).
   [[nodiscard]] int ready_fd() const;

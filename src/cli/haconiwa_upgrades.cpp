@@ -170,6 +170,13 @@ void HaconiwaUpgrades::on_unprobed_exec(Tracer& tracer, const UnprobedExec& exec
   tracer.mark_probed(exec.file);
 }
 
+void HaconiwaUpgrades::release_holds(Tracer& tracer) {
+  tracer.release_holds();
+  for (const auto& exec : tracer.take_unprobed_execs()) {
+    if (exec.held) ::kill(static_cast<pid_t>(exec.pid), SIGCONT);
+  }
+}
+
 Expected<void> HaconiwaUpgrades::attach_new(Tracer& tracer, HaconiwaFile file) {
   if (files_.size() >= kMaxFiles) {
     if (!std::exchange(told_full_, true)) {

@@ -45,6 +45,9 @@ class HaconiwaUpgrades {
   [[nodiscard]] int fd() const { return events_.fd(); }
   // Follows what changed since the last call, and the kernel side's catches.
   void check(Tracer& tracer, std::chrono::steady_clock::time_point now);
+  // Tracing ends: the kernel side holds no more new files' execs, and those
+  // it held are continued (no probe is attached: nothing is read any more).
+  static void release_holds(Tracer& tracer);
 
   // Files the probe is attached to, the first included.
   [[nodiscard]] std::uint64_t files_attached() const;

@@ -533,10 +533,9 @@ int trace(const Options& options, Preflight& checked, std::ostream& diagnostics)
 
   const auto stop = run_event_loop(*tracer, pipeline, view, recording, options, child.get(),
                                    upgrades ? &*upgrades : nullptr, diagnostics);
-  // No launch stays stopped after the last read: the holds end, and those
-  // held until now are continued (their probe attached, for nothing more).
-  tracer->release_holds();
-  if (upgrades) upgrades->check(*tracer, std::chrono::steady_clock::now());
+  tracer->poll(std::chrono::milliseconds(0));
+  // No launch stays stopped after the last read.
+  if (upgrades) HaconiwaUpgrades::release_holds(*tracer);
   view.finish(tracer->counters(), tracer->map_use());
   recording.finish(pipeline.kernel_counters(), tracer->tracked_processes());
   warn_of_missed_events(pipeline.kernel_counters(), pipeline.undecodable(), diagnostics);

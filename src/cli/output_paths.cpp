@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -30,15 +32,6 @@ struct CheckedOutput {
   bool character_device = false;
   UniqueFd fifo;  // a streamed FIFO's write end, open
 };
-
-// The temporary file beside a replaced output is named ".NAME.XXXXXX" (util/atomic_file.cpp).
-constexpr std::size_t kLongestReplacedName = NAME_MAX - std::char_traits<char>::length("..XXXXXX");
-
-// A character device or FIFO at the path (written in place, nothing beside it).
-bool is_written_in_place(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
-}
 
 [[noreturn]] void refuse(const NamedOutput& output, const std::string& why) {
   throw UsageError(output.option + ": cannot write " + output.path + ": " + why);
@@ -90,17 +83,18 @@ CheckedOutput check_output(const NamedOutput& output) {
   const auto name = path.filename();
   if (name.empty() || name == "." || name == "..") refuse(output, "not a file name");
   const auto directory = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  if (!output.streamed && name.string().size() > kLongestReplacedName && !is_written_in_place(output.path)) {
-    refuse(output, "its name is longer than " + std::to_string(kLongestReplacedName) +
-                       " bytes: the temporary file written beside it, then renamed over it, needs 8 more, and a "
-                       "name holds " +
-                       std::to_string(NAME_MAX) + " at most");
-  }
   CheckedOutput checked{
       .named = &output, .normalised = normalised_path(directory, name), .inode = std::nullopt, .fifo = {}};
+  // Where a new file is made: the output itself, or the temporary file of
+  // one replaced, whose name is the output's and kTemporaryNameExtra bytes.
   const auto check_directory = [&] {
     if (const auto accepted = accepts_new_file(directory); !accepted) {
       refuse(output, "directory " + directory.string() + ": " + accepted.error());
+    }
+    if (!output.streamed && name.string().size() + kTemporaryNameExtra > NAME_MAX) {
+      refuse(output, fmt::format("its name is longer than {} bytes: the temporary file written beside it, then "
+                                 "renamed over it, needs {} more, and a name holds {} at most",
+                                 NAME_MAX - kTemporaryNameExtra, kTemporaryNameExtra, NAME_MAX));
     }
   };
   struct stat st {};

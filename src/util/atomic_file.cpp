@@ -131,7 +131,9 @@ Expected<std::string> temporary_template_beside(const std::string& path) {
   const std::filesystem::path target(path);
   if (!target.has_filename()) return Failure{"cannot write '" + path + "': not a file name"};
   const auto directory = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
-  return (directory / ("." + target.filename().string() + ".XXXXXX")).string();
+  constexpr std::string_view kSuffix = ".XXXXXX";
+  static_assert(1 + kSuffix.size() == kTemporaryNameExtra, "a dot before the name, the suffix after");
+  return (directory / ("." + target.filename().string() + std::string(kSuffix))).string();
 }
 
 Failure creation_failure(const std::string& path) {

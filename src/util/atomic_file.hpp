@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -48,6 +49,9 @@ void remove_temporary_files() noexcept;
 // What a file of this type is, for messages: "a directory", "a FIFO"...; ""
 // for a regular file.
 std::string file_type_name(mode_t mode);
+
+// The bytes the temporary file's name (`.NAME.XXXXXX`) adds to NAME's.
+inline constexpr std::size_t kTemporaryNameExtra = 8;
 
 // A new file that replaces the one at `path` only once complete, so that a
 // reader sees the old file or the new one, never a torn one, and a full disk

@@ -16,6 +16,7 @@
 #include "cli/byte_size.hpp"
 #include "cli/duration.hpp"
 #include "hacoboot/contract.h"
+#include "model/boot.hpp"
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
 #include "util/text.hpp"
@@ -102,9 +103,6 @@ constexpr auto kSyscallHooks = std::to_array<Choice<SyscallHooks>>({{"auto", Sys
 constexpr auto kUsdtAttach = std::to_array<Choice<UsdtAttach>>(
     {{"auto", UsdtAttach::Auto}, {"uprobe_multi", UsdtAttach::UprobeMulti}, {"perf", UsdtAttach::Perf}});
 
-// The most boots --count and --warmup take: far beyond any run, and a
-// range the message can state.
-constexpr std::uint64_t kMaxBoots = 1'000'000'000;
 // The largest process id Linux gives (PID_MAX_LIMIT on 64-bit machines).
 constexpr std::uint64_t kMaxPid = 4'194'304;
 // --max-regression: a 1000 % slowdown (11 times slower) is already no gate.

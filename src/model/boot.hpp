@@ -13,6 +13,10 @@
 
 namespace hacoboot {
 
+// The most boots a run counts or leaves out (--count, --warmup, a
+// recording's warm-up): far beyond any run, and a range a message can state.
+inline constexpr std::uint64_t kMaxBoots = 1'000'000'000;
+
 struct PhaseMark {
   std::int64_t phase = 0;
   std::uint64_t ts_ns = 0;

@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "hacoboot/contract.h"
-#include "model/phases.hpp"
+#include "model/boot.hpp"
 #include "recording/recording_json.hpp"
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
@@ -85,9 +85,6 @@ nlohmann::json json_payload(const Frame& frame, const FrameCursor& cursor) {
   return json;
 }
 
-// The most boots a header's warm-up may leave out, as --warmup.
-constexpr std::uint64_t kMaxWarmup = 1'000'000'000;
-
 // What a header says that its run's command line could not have said, if
 // anything: a recording is a file from elsewhere, and what it holds reaches
 // terminals and reports as the options would.
@@ -98,7 +95,7 @@ std::optional<std::string> implausible(const RecordingHeader& header) {
   if (header.command.size() >= HACOBOOT_FILENAME_LEN || !is_printable_utf8(header.command)) {
     return "COMMAND '" + printable(header.command) + "' is no COMMAND the tool takes";
   }
-  if (header.warmup > kMaxWarmup) return fmt::format("warm-up of {} boots is more than --warmup takes", header.warmup);
+  if (header.warmup > kMaxBoots) return fmt::format("warm-up of {} boots is more than --warmup takes", header.warmup);
   if (!is_printable_utf8(header.tool_version) || !is_printable_utf8(header.boot_id)) {
     return "tool version or boot id is not printable UTF-8";
   }
